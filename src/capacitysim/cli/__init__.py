@@ -1,0 +1,58 @@
+"""The ``capacitysim`` command line: thin; parse, call a workflow, print.
+
+Every user error (:class:`capacitysim.errors.InputError`) becomes one line on stderr and exit
+code 2; a refusal by the rules (:class:`~capacitysim.errors.RefusedError`) exits 3. Method
+warnings (clamped inputs) are printed as ``warning:`` lines on stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import click
+
+from capacitysim import __version__
+from capacitysim.errors import CapacitysimError, CapacitysimWarning
+
+
+class CapacitysimGroup(click.Group):
+    """A click group that turns capacitysim's errors into one line and an exit code."""
+
+    def invoke(self, ctx):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", CapacitysimWarning)
+            try:
+                return super().invoke(ctx)
+            except CapacitysimError as exc:
+                click.echo(f"error: {exc}", err=True)
+                ctx.exit(exc.exit_code)
+            finally:
+                seen = set()
+                for w in caught:
+                    if issubclass(w.category, CapacitysimWarning) and str(w.message) not in seen:
+                        seen.add(str(w.message))
+                        click.echo(f"warning: {w.message}", err=True)
+
+
+@click.group(cls=CapacitysimGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="capacitysim")
+def cli():
+    """capacitysim: prove a sewer system has room for new flow, with a simulation you can defend."""
+
+
+def _register():
+    from capacitysim.cli import hydrology  # noqa: F401  (commands register on import)
+    from capacitysim.cli import demo  # noqa: F401
+
+
+_register()
+
+
+def main(argv=None):
+    """Console-script entry point."""
+    try:
+        cli.main(args=argv, prog_name="capacitysim", standalone_mode=True)
+    except KeyboardInterrupt:  # pragma: no cover
+        click.echo("interrupted", err=True)
+        sys.exit(130)

@@ -1,0 +1,58 @@
+"""Storage volume for detention basins by TR-55 Chapter 6.
+
+References
+----------
+.. [1] USDA SCS (1986), TR-55, Chapter 6, Figure 6-1 and Appendix F, Table F-2.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from capacitysim.checks import check_range, scalar_or_array
+from capacitysim.errors import CapacitysimWarning, InputError
+from capacitysim.hydrology import tables
+from capacitysim.hydrology.rainfall import _normalise_distribution
+
+#: The range of qo/qi over which TR-55 Figure 6-1 is drawn [-].
+QO_QI_MIN = 0.1
+QO_QI_MAX = 0.8
+
+
+def detention_storage_ratio(qo_over_qi, distribution: str = "II"):
+    r"""Storage volume ratio Vs/Vr for a peak outflow/inflow ratio (TR-55 Figure 6-1).
+
+    .. math:: \frac{V_s}{V_r} = C_0 + C_1 \frac{q_o}{q_i} + C_2 \left(\frac{q_o}{q_i}\right)^2
+              + C_3 \left(\frac{q_o}{q_i}\right)^3
+
+    Parameters
+    ----------
+    qo_over_qi : array_like
+        Peak outflow / peak inflow [-], in (0, 1). Values outside 0.1-0.8, the range of
+        Figure 6-1, are clamped with a :class:`CapacitysimWarning`.
+    distribution : {"I", "IA", "II", "III"}
+        Rainfall distribution (I and IA share a curve, II and III share the other).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Vs/Vr: storage volume over runoff volume [-].
+
+    References
+    ----------
+    TR-55 (1986), Chapter 6, Figure 6-1; Appendix F, Table F-2.
+    """
+    key = _normalise_distribution(distribution)
+    x = check_range("qo_over_qi", qo_over_qi, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
+    coefs = tables.storage_coefficients().get(key)
+    if coefs is None:  # pragma: no cover - every type has a curve
+        raise InputError(f"no TR-55 Table F-2 curve for distribution {key}")
+    if np.any((x < QO_QI_MIN) | (x > QO_QI_MAX)):
+        warnings.warn(
+            f"qo/qi outside 0.1-0.8, the range of TR-55 Figure 6-1: clamped", CapacitysimWarning, stacklevel=2
+        )
+        x = np.clip(x, QO_QI_MIN, QO_QI_MAX)
+    c0, c1, c2, c3 = coefs
+    return scalar_or_array(c0 + x * (c1 + x * (c2 + x * c3)))

@@ -1,0 +1,1 @@
+"""File readers and writers: TOML inputs validated on load, atomic writes of outputs."""

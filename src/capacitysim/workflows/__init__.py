@@ -1,0 +1,1 @@
+"""Workflows compose the pure layers, the engines and the stores (detention, demonstration, sweep)."""
