@@ -41,9 +41,15 @@ def cli():
     """capacitysim: prove a sewer system has room for new flow, with a simulation you can defend."""
 
 
+#: Modules whose import registers their commands on :data:`cli` (one module per command family).
+COMMAND_MODULES = ("hydrology", "demo", "spdes", "detention", "bank", "network")
+
+
 def _register():
-    from capacitysim.cli import hydrology  # noqa: F401  (commands register on import)
-    from capacitysim.cli import demo  # noqa: F401
+    import importlib
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"capacitysim.cli.{name}")
 
 
 _register()
