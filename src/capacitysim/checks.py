@@ -16,7 +16,7 @@ def _first_bad(values: np.ndarray, bad: np.ndarray) -> str:
     flat_bad = np.flatnonzero(bad)
     idx = int(flat_bad[0])
     value = values.reshape(-1)[idx].item()
-    where = "" if values.ndim == 0 else f" at index {np.unravel_index(idx, values.shape)}"
+    where = "" if values.ndim == 0 else f" at index {tuple(int(i) for i in np.unravel_index(idx, values.shape))}"
     more = "" if flat_bad.size == 1 else f" ({flat_bad.size} values in all)"
     return f"{value!r}{where}{more}"
 

@@ -191,7 +191,7 @@ def hydrograph(area_ac, area_mi2, cn, cover, soil, cn_table, tc_hr, storm_ref, p
     q = hydrology.unit_hydrograph_runoff(am, cn_value, tc_hr, rain, peak_rate_factor)
     dt_s = q.attrs["dt_hr"] * 3600.0
     volume_cf = float(q.sum()) * dt_s
-    i_peak = int(q.argmax())
+    i_peak = int(np.argmax(q.values))
     out = {
         "storm": spec.name,
         "area_mi2": am,

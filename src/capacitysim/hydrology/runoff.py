@@ -139,7 +139,8 @@ def runoff_depth(precip_in, cn, ia_ratio=DEFAULT_IA_RATIO, *, kernel: str = "aut
     if _kernel is None:
         raise InputError("kernel 'numba' requested but numba is not available")
     try:
-        q = _kernel(precip_in, cn, ia_ratio)
+        with np.errstate(invalid="ignore"):  # invalid input becomes NaN and is explained below
+            q = _kernel(precip_in, cn, ia_ratio)
     except (TypeError, ValueError):
         _explain_bad_runoff_input(precip_in, cn, ia_ratio)
     q = np.asarray(q)

@@ -42,11 +42,11 @@ def run_demo(storm_ref: str = "binghamton-1yr-24h") -> list[str]:
     dt_s = hyd.attrs["dt_hr"] * SECONDS_PER_HOUR
     vol_cf = float(hyd.sum()) * dt_s
     vol_expected_cf = q_in * am * CUBIC_FEET_PER_SQMI_INCH
-    i = int(hyd.argmax())
+    i = int(np.argmax(hyd.values))
     lines = [
         f"capacitysim demo: {spec.name} storm ({spec.depth_in:g} in, NRCS Type {spec.distribution}, {spec.duration_hr:g} h)",
         f"  depth source: {spec.source}",
-        f"  peak 6-min intensity: {float(rain.max()) / (spec.dt_min / 60):.2f} in/h at {float(rain['time_hr'][int(rain.argmax())]):.1f} h",
+        f"  peak 6-min intensity: {float(rain.max()) / (spec.dt_min / 60):.2f} in/h at {float(rain['time_hr'][int(np.argmax(rain.values))]):.1f} h",
         "",
         SAMPLE["name"],
         f"  curve numbers (Table 174-19.3): {', '.join(f'{c}={v:g}' for c, v in zip(SAMPLE['cover'], np.atleast_1d(cns)))}",

@@ -1,0 +1,45 @@
+"""Design storm files: bundled storms load, bad files are refused with the file and key named."""
+
+from __future__ import annotations
+
+import pytest
+
+from capacitysim.errors import DataFileError
+from capacitysim.io.storms import load_storm
+
+
+def test_bundled_binghamton_storm():
+    spec = load_storm("binghamton-1yr-24h")
+    assert spec.depth_in == 2.1 and spec.distribution == "II" and spec.duration_hr == 24.0
+    assert "174-19.2" in spec.source
+    assert float(spec.hyetograph().sum()) == pytest.approx(2.1)
+
+
+def _write(tmp_path, text):
+    p = tmp_path / "s.toml"
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ('depth_in = 2.0\ndistribution = "II"\n', "missing key\\(s\\) source"),
+        ('depth_in = 2.0\ndistribution = "II"\nsource = "x"\ncolour = "red"\n', "unknown key\\(s\\) colour"),
+        ('depth_in = "two"\ndistribution = "II"\nsource = "x"\n', "depth_in must be a number"),
+        ('depth_in = -2.0\ndistribution = "II"\nsource = "x"\n', "depth_in must be > 0"),
+        ('depth_in = 2.0\ndistribution = "IV"\nsource = "x"\n', "distribution must be one of"),
+        ('depth_in = 2.0\ndistribution = "II"\nsource = "x"\ndt_min = 7\n', "dt_min must divide"),
+        ("depth_in = = 2\n", "not valid TOML"),
+    ],
+)
+def test_bad_storm_files(tmp_path, text, match):
+    p = _write(tmp_path, text)
+    with pytest.raises(DataFileError, match=match) as err:
+        load_storm(p)
+    assert str(p) in str(err.value)
+
+
+def test_missing_storm_names_the_bundled_ones():
+    with pytest.raises(DataFileError, match="bundled: binghamton-1yr-24h"):
+        load_storm("no-such-storm")
