@@ -19,7 +19,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
-	$(BIN)/python -m pytest benchmarks -q --benchmark-only --benchmark-columns=min,median,stddev,rounds
+	$(BIN)/python -m pytest benchmarks -q -o python_files='bench_*.py' --benchmark-only --benchmark-columns=min,median,stddev,rounds
+	$(BIN)/python benchmarks/bench_hydrology.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info

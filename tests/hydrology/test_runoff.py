@@ -273,3 +273,20 @@ def test_impervious_cn_bad_input():
         impervious_cn(61, 120)
     with pytest.raises(InputError, match="unconnected_fraction"):
         impervious_cn(61, 20, 1.5)
+
+
+def test_pure_numpy_fallback_when_numba_is_disabled():
+    """CAPACITYSIM_NO_NUMBA=1 selects the numpy kernel at import; results are identical."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np; from capacitysim.hydrology import runoff as r;"
+        "assert r._kernel is None;"
+        "print(repr(r.runoff_depth(np.array([3.0, 1.0, 6.0]), np.array([80.0, 98.0, 75.0])).tolist()))"
+    )
+    env = dict(os.environ, CAPACITYSIM_NO_NUMBA="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    expected = runoff_depth(np.array([3.0, 1.0, 6.0]), np.array([80.0, 98.0, 75.0])).tolist()
+    assert eval(out) == expected

@@ -1,7 +1,7 @@
 """SCS runoff curve number method: runoff depth, composite and impervious curve numbers.
 
-The runoff core is a fused kernel (a numba ``@vectorize`` ufunc): one pass over the inputs, no
-temporaries, broadcasting like any numpy ufunc. A pure-numpy implementation of the same arithmetic,
+The runoff core is a fused kernel (numba): one pass over the inputs that computes the runoff and
+counts invalid cells, no temporaries; inputs broadcast like numpy's. A pure-numpy implementation of the same arithmetic,
 in the same order, gives bit-identical results and serves when numba is absent or disabled with
 ``CAPACITYSIM_NO_NUMBA=1``.
 
@@ -57,31 +57,39 @@ def _runoff_numpy(precip_in, cn, ia_ratio):
 
 
 _kernel = None
-_any_nan = None
 if _USE_NUMBA:
     try:
         import numba
 
-        @numba.vectorize(["float64(float64, float64, float64)"], nopython=True, cache=True)
-        def _kernel(p, c, r):  # pragma: no cover - compiled
-            if not (c > 0.0 and c <= 100.0 and p >= 0.0 and r >= 0.0):
-                return np.nan
-            s = 1000.0 / c - 10.0
-            ia = r * s
-            pe = p - ia
-            if pe > 0.0:
-                return pe * pe / (pe + s)
-            return 0.0
-
-        @numba.njit(cache=True, nogil=True)
-        def _any_nan(flat):  # pragma: no cover - compiled
-            for v in flat:
-                if v != v:
-                    return True
-            return False
+        # One pass over the inputs, branch-free so LLVM vectorizes it; error_model="numpy" drops
+        # Python's division-by-zero checks (invalid cells are flagged, not raised). Counts the
+        # invalid cells (CN outside (0, 100], P negative or not finite, NaN) as it goes, so
+        # validation costs no second pass.
+        @numba.njit(cache=True, nogil=True, error_model="numpy")
+        def _kernel(p, c, r, out):  # pragma: no cover - compiled
+            bad = 0
+            scalar_r = r.size == 1
+            for i in range(p.size):
+                pi = p[i]
+                ci = c[i]
+                ri = r[0] if scalar_r else r[i]
+                s = 1000.0 / ci - 10.0
+                ia = ri * s
+                pe = pi - ia
+                q = pe * pe / (pe + s)
+                q = q if pe > 0.0 else 0.0
+                ok = (ci > 0.0) & (ci <= 100.0) & (pi >= 0.0) & (pi < np.inf)
+                out[i] = q if ok else np.nan
+                bad += 0 if ok else 1
+            return bad
 
     except ImportError:  # numba missing: the numpy kernel serves
         _kernel = None
+
+
+def _flat(a: np.ndarray, shape) -> np.ndarray:
+    """A contiguous 1-D view of ``a`` broadcast to ``shape`` (no copy when it already fits)."""
+    return np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1)
 
 
 def _explain_bad_runoff_input(precip_in, cn, ia_ratio) -> None:
@@ -126,28 +134,29 @@ def runoff_depth(precip_in, cn, ia_ratio=DEFAULT_IA_RATIO, *, kernel: str = "aut
     TR-55 (1986), Chapter 2, equations 2-1 to 2-4 and Table 2-1; NEH 630 Chapter 10, eq. 10-9
     to 10-12.
     """
-    if kernel == "numpy" or (kernel == "auto" and _kernel is None):
-        try:
-            q = _runoff_numpy(precip_in, cn, ia_ratio)
-        except (TypeError, ValueError):
-            _explain_bad_runoff_input(precip_in, cn, ia_ratio)
-        if np.isnan(q).any():
-            _explain_bad_runoff_input(precip_in, cn, ia_ratio)
-        return scalar_or_array(q)
-    if kernel not in ("auto", "numba"):
+    if kernel not in ("auto", "numba", "numpy"):
         raise InputError(f"kernel must be one of auto, numba, numpy; got {kernel!r}")
-    if _kernel is None:
+    if kernel == "numba" and _kernel is None:
         raise InputError("kernel 'numba' requested but numba is not available")
     try:
-        with np.errstate(invalid="ignore"):  # invalid input becomes NaN and is explained below
-            q = _kernel(precip_in, cn, ia_ratio)
+        p = np.asarray(precip_in, dtype=np.float64)
+        c = np.asarray(cn, dtype=np.float64)
+        r = np.asarray(ia_ratio, dtype=np.float64)
     except (TypeError, ValueError):
         _explain_bad_runoff_input(precip_in, cn, ia_ratio)
-    q = np.asarray(q)
-    flat = q.reshape(-1)
-    if _any_nan(flat):
-        _explain_bad_runoff_input(precip_in, cn, ia_ratio)
-    return scalar_or_array(q)
+    if not np.all(r >= 0.0) or not np.all(np.isfinite(r)):
+        check_range("ia_ratio", r, 0.0)
+    if kernel == "numpy" or _kernel is None:
+        q = _runoff_numpy(p, c, r)
+        if np.isnan(q).any():
+            _explain_bad_runoff_input(p, c, r)
+        return scalar_or_array(q)
+    shape = np.broadcast_shapes(p.shape, c.shape, r.shape)
+    out = np.empty(shape, dtype=np.float64)
+    r_flat = r.reshape(-1) if r.size == 1 else _flat(r, shape)
+    if _kernel(_flat(p, shape), _flat(c, shape), r_flat, out.reshape(-1)):
+        _explain_bad_runoff_input(p, c, r)
+    return scalar_or_array(out)
 
 
 def potential_retention_in(cn):
