@@ -1,0 +1,416 @@
+"""Binghamton-Johnson City I/I offset program: quantifying I/I removed, and the offset a connection needs.
+
+Pure functions (numpy broadcasting, no files): each credit value cites the table cell it comes from.
+Every flow is a rate in gallons per day [gpd], the unit the program denominates credits in
+(credit bank, section E).
+
+Notes on the program text
+-------------------------
+* Quantification section A says infiltration "shall be according to the guidelines shown on
+  Table 174-19.3"; the infiltration guidelines are Table 174-19.1 (Table 174-19.3 is the curve
+  number table). This module applies Table 174-19.1 to infiltration and cites it so.
+* Table 174-19.1 gives manhole joint leaks in gpm; the program denominates credits in gpd. A leak
+  rate is taken to run 24 hours a day (as Table 174-19.2 note 1 says for sump pumps), i.e.
+  gpd = gpm x 1,440.
+* Inflow items by TR-55 (Table 174-19.2, second row) are expressed as the 24-hour runoff volume of
+  the program storm over the drained area, taken as gallons per day.
+
+References
+----------
+.. [BJC] Binghamton-Johnson City Joint Sewage Board, I/I Offset Program (effective 2013-01-01):
+   definitions (NEW OR MODIFIED SEWER CONNECTION, SEWER EXTENSION: more than 2,500 gpd; OFFSET
+   RATIO), sewer flow credit bank sections A-I, quantification guidelines A-B(1), Tables 174-19.1,
+   174-19.2 and 174-19.3, records.
+.. [TR55] USDA SCS (1986), Urban Hydrology for Small Watersheds, TR-55, 2nd ed., Chapter 2.
+.. [TSS] Great Lakes-Upper Mississippi River Board (Ten States Standards), Recommended Standards
+   for Wastewater Facilities (2014), section 11.243 and Figure 1 (ratio of peak hourly to average
+   daily flow, Harmon's formula).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+import numpy as np
+
+from capacitysim.checks import check_choice, check_range, scalar_or_array
+from capacitysim.errors import InputError
+from capacitysim.hydrology import curve_number, runoff_depth
+from capacitysim.units import CUBIC_FEET_PER_ACRE_INCH, GALLONS_PER_CUBIC_FOOT, GPD_PER_GPM, SQFT_PER_ACRE
+
+# --- program constants -------------------------------------------------------------------------
+#: Program effective date [BJC, preamble]; report part D lists connections completed since then.
+PROGRAM_EFFECTIVE_DATE = _dt.date(2013, 1, 1)
+#: A connection or extension adding more than this needs an offset [gpd] (definitions, NEW OR
+#: MODIFIED SEWER CONNECTION and SEWER EXTENSION: "greater than 2,500 gallons per day").
+OFFSET_THRESHOLD_GPD = 2500.0
+#: Credit bank section F: credits required equal the peak sewage flow increase (one to one) [-].
+DEFAULT_OFFSET_RATIO = 1.0
+#: Records section: records kept for a minimum of three years (longer during a dispute) [yr].
+RECORD_RETENTION_YEARS = 3
+#: DEFAULT definition: certificate of occupancy due within one year of the flow credit note [yr].
+CERTIFICATE_OF_OCCUPANCY_YEARS = 1
+
+#: Table 174-19.1 (ASCE MOP 92), manhole joint leaks [gpm] by (surface, severity).
+TABLE_174_19_1_GPM = {
+    ("paved", "heavy"): 1.1,
+    ("paved", "moderate"): 0.65,
+    ("paved", "minor"): 0.27,
+    ("unpaved", "heavy"): 4.6,
+    ("unpaved", "moderate"): 2.3,
+    ("unpaved", "minor"): 1.1,
+}
+SURFACES = ("paved", "unpaved")
+SEVERITIES = ("heavy", "moderate", "minor")
+
+#: Table 174-19.2, sump pumps: 5 gpm (Goulds ST51 at 20 ft of head), note 1: over 24 h a day [gpm].
+SUMP_PUMP_GPM = 5.0
+#: Table 174-19.2, TR-55 items: 1-year 24-hour storm, 2.1 in for the City of Binghamton (NRCC) [in].
+PROGRAM_STORM_DEPTH_IN = 2.1
+#: Table 174-19.2: the Type II standard rainfall distribution.
+PROGRAM_STORM_DISTRIBUTION = "II"
+#: The curve number table the program prescribes for TR-55 inflow items.
+PROGRAM_CN_TABLE = "BJC 174-19.3"
+
+#: Inflow items quantified by TR-55 (Table 174-19.2, second row).
+TR55_ITEM_TYPES = ("roof_drain", "catch_basin", "manhole_cover_drainage", "cross_connection", "separation")
+#: Items Table 174-19.1 leaves to a PE "on a case-by-case basis" / "for each specific project".
+CASE_BY_CASE_TYPES = ("pipe_segment", "lateral", "defective_cover", "manhole_joint_leak")
+
+#: Ten States Standards Figure 1 (Harmon): PF = (18 + sqrt(P)) / (4 + sqrt(P)), P thousands [TSS].
+HARMON_NUMERATOR = 18.0
+HARMON_DENOMINATOR = 4.0
+PERSONS_PER_THOUSAND = 1000.0
+#: Ten States Standards 11.243: new systems designed on 100 gallons per capita per day [gpcd].
+TSS_PER_CAPITA_GPCD = 100.0
+
+
+def _lookup(name: str, values, allowed) -> np.ndarray:
+    arr = np.asarray(values, dtype=str)
+    for v in np.unique(arr):
+        check_choice(name, str(v), allowed)
+    return arr
+
+
+def manhole_joint_leak_gpd(surface, severity, count=1.0):
+    """Infiltration removed by sealing manhole joint leaks [gpd], Table 174-19.1.
+
+    Parameters
+    ----------
+    surface : str or array_like of str
+        ``"paved"`` or ``"unpaved"`` (Table 174-19.1 rows "Joint leaks - Paved/Unpaved areas").
+    severity : str or array_like of str
+        ``"heavy"`` (severe cracks throughout), ``"moderate"`` or ``"minor"`` (note 1).
+    count : array_like, default 1
+        Number of manholes [-], >= 0.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``count x gpm x 1,440`` [gpd] (the table's gpm running 24 hours a day).
+
+    References
+    ----------
+    BJC Table 174-19.1 (after ASCE Manual of Practice No. 92), note 1.
+    """
+    s = _lookup("surface", surface, SURFACES)
+    v = _lookup("severity", severity, SEVERITIES)
+    n = check_range("count", count, 0.0)
+    s, v, n = np.broadcast_arrays(s, v, n)
+    gpm = np.vectorize(lambda a, b: TABLE_174_19_1_GPM[(a, b)], otypes=[np.float64])(s, v) if s.size else np.zeros(s.shape)
+    return scalar_or_array(n * gpm * GPD_PER_GPM)
+
+
+def sump_pump_gpd(count=1.0):
+    """Inflow removed by disconnecting sump pumps [gpd]: 5 gpm over 24 hours = 7,200 gpd each.
+
+    References
+    ----------
+    BJC Table 174-19.2, row "Sump pumps" and note 1 (5 gpm over a twenty-four-hour-per-day period).
+    """
+    n = check_range("count", count, 0.0)
+    return scalar_or_array(n * SUMP_PUMP_GPM * GPD_PER_GPM)
+
+
+def program_cn(cover, soil_group):
+    """Curve number from Table 174-19.3 (``curve_number(..., table="BJC 174-19.3")``)."""
+    return curve_number(cover, soil_group, table=PROGRAM_CN_TABLE)
+
+
+def tr55_inflow_gpd(area_ac, cn, precip_in=PROGRAM_STORM_DEPTH_IN):
+    r"""Inflow removed by a TR-55 item [gpd]: the 24-hour runoff volume of the program storm.
+
+    .. math:: Q_{gpd} = Q_{in} \cdot A_{ac} \cdot 3{,}630 \ \mathrm{ft^3/(ac \cdot in)} \cdot 7.48052 \ \mathrm{gal/ft^3}
+
+    with :math:`Q_{in}` the TR-55 runoff depth of the 1-year 24-hour storm (2.1 in).
+
+    Parameters
+    ----------
+    area_ac : array_like
+        Area drained by the disconnected roof drain, catch basin, cover or separated system [ac], >= 0.
+    cn : array_like
+        Curve number of that area from Table 174-19.3 [-] (see :func:`program_cn`).
+    precip_in : array_like, default 2.1
+        24-hour rainfall [in]; the program fixes 2.1 in (Table 174-19.2).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Gallons of runoff in the 24-hour storm, as gallons per day [gpd].
+
+    References
+    ----------
+    BJC Table 174-19.2 (TR-55, 1-year 24-hour Type II storm, 2.1 in) and Table 174-19.3; TR-55
+    (1986) Chapter 2, equations 2-1 to 2-4.
+    """
+    a = check_range("area_ac", area_ac, 0.0, unit="ac")
+    q_in = np.asarray(runoff_depth(precip_in, cn))
+    return scalar_or_array(q_in * a * CUBIC_FEET_PER_ACRE_INCH * GALLONS_PER_CUBIC_FOOT)
+
+
+def separation_qualifies(to_receiving_water, redirected_to_combined=False):
+    """Whether a sewer separation project qualifies for credits (quantification section B(1)).
+
+    The new separated stormwater system must be conveyed to a receiving water and not redirected
+    back to the combined sewer system in any way.
+    """
+    return np.logical_and(np.asarray(to_receiving_water, bool), ~np.asarray(redirected_to_combined, bool))
+
+
+def separation_gpd(area_ac, cn, to_receiving_water, redirected_to_combined=False):
+    """Credit of a sewer separation project [gpd]: TR-55 inflow if it qualifies (B(1)), else 0.
+
+    References
+    ----------
+    BJC quantification section B(1); Table 174-19.2; Table 174-19.3.
+    """
+    ok = separation_qualifies(to_receiving_water, redirected_to_combined)
+    return scalar_or_array(np.where(ok, np.asarray(tr55_inflow_gpd(area_ac, cn)), 0.0))
+
+
+def case_by_case_gpd(gpd=None, gpm=None, *, justification: str = "", engineer: str = "", field: str = "item"):
+    """A PE's figure for a case-by-case item (Table 174-19.1 note 2) [gpd].
+
+    Exactly one of ``gpd`` or ``gpm`` (converted over 24 hours); a justification (calculations,
+    flow metering, televised inspection, previous studies) and the engineer are required.
+
+    Raises
+    ------
+    InputError
+        Figure missing or negative, both given, no justification or no engineer.
+    """
+    if (gpd is None) == (gpm is None):
+        raise InputError(f"{field}: give the PE's figure once, as gpd or gpm")
+    if not str(justification).strip():
+        raise InputError(f"{field}: a case-by-case figure needs a justification (Table 174-19.1 note 2)")
+    if not str(engineer).strip():
+        raise InputError(f"{field}: a case-by-case figure must be prepared by a NYS licensed PE (Table 174-19.1 note 2); name the engineer")
+    if gpd is not None:
+        return scalar_or_array(check_range(f"{field}.gpd", gpd, 0.0, unit="gpd"))
+    return scalar_or_array(check_range(f"{field}.gpm", gpm, 0.0, unit="gpm") * GPD_PER_GPM)
+
+
+# --- the connection side ------------------------------------------------------------------------
+
+
+def harmon_peaking_factor(population_thousands):
+    r"""Ratio of peak hourly to average daily sewage flow by Harmon's formula.
+
+    .. math:: PF = \frac{18 + \sqrt{P}}{4 + \sqrt{P}}
+
+    Parameters
+    ----------
+    population_thousands : array_like
+        Population served P [thousands of persons], >= 0.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        PF [-], 4.5 at P = 0, falling towards 1.
+
+    References
+    ----------
+    Ten States Standards (2014), Recommended Standards for Wastewater Facilities, 11.243 and Figure 1.
+    """
+    p = check_range("population_thousands", population_thousands, 0.0)
+    r = np.sqrt(p)
+    return scalar_or_array((HARMON_NUMERATOR + r) / (HARMON_DENOMINATOR + r))
+
+
+def equivalent_population_thousands(average_flow_gpd, per_capita_gpcd=TSS_PER_CAPITA_GPCD):
+    """Population equivalent of an average flow [thousands]: flow / 100 gpcd (Ten States 11.243)."""
+    q = check_range("average_flow_gpd", average_flow_gpd, 0.0, unit="gpd")
+    c = check_range("per_capita_gpcd", per_capita_gpcd, 0.0, low_inclusive=False, unit="gpcd")
+    return scalar_or_array(q / c / PERSONS_PER_THOUSAND)
+
+
+def average_design_flow_gpd(units, gpd_per_unit):
+    """Average design sewage flow of a connection [gpd]: sum of units x design flow per unit.
+
+    Parameters
+    ----------
+    units : array_like
+        Number of units of each use (bedrooms, seats, employees ...) [-], >= 0; last axis = uses.
+    gpd_per_unit : array_like
+        Design flow per unit [gpd/unit], >= 0 (a design flow table such as NYSDEC 2014 Table B-3).
+    """
+    u = check_range("units", units, 0.0)
+    g = check_range("gpd_per_unit", gpd_per_unit, 0.0, unit="gpd per unit")
+    return scalar_or_array((u * g).sum(axis=-1) if np.ndim(u * g) else u * g)
+
+
+def peak_sewage_flow_gpd(average_flow_gpd, peaking_factor=None, population_thousands=None):
+    """Estimated peak sewage flow of a new or modified connection [gpd].
+
+    ``average x PF``; PF defaults to Harmon's (Ten States Standards) for the population given, or
+    for the population equivalent of the average flow at 100 gpcd when none is given.
+
+    References
+    ----------
+    BJC credit bank section F (credits equal the estimated peak sewage flow rate increase); Ten
+    States Standards (2014) 11.243 and Figure 1.
+    """
+    q = check_range("average_flow_gpd", average_flow_gpd, 0.0, unit="gpd")
+    if peaking_factor is None:
+        p = equivalent_population_thousands(q) if population_thousands is None else population_thousands
+        pf = np.asarray(harmon_peaking_factor(p))
+    else:
+        pf = check_range("peaking_factor", peaking_factor, 1.0)
+    return scalar_or_array(q * pf)
+
+
+def offset_required(peak_flow_gpd, threshold_gpd=OFFSET_THRESHOLD_GPD):
+    """Whether a connection needs an offset: it adds *more than* 2,500 gpd (definitions).
+
+    Exactly 2,500 gpd needs none.
+    """
+    q = check_range("peak_flow_gpd", peak_flow_gpd, 0.0, unit="gpd")
+    t = check_range("threshold_gpd", threshold_gpd, 0.0, unit="gpd")
+    out = q > t
+    return bool(out) if out.ndim == 0 else out
+
+
+def credits_required_gpd(peak_flow_gpd, offset_ratio=DEFAULT_OFFSET_RATIO, threshold_gpd=OFFSET_THRESHOLD_GPD):
+    """Flow credits a connection must withdraw [gpd]: ratio x peak flow above the threshold, else 0.
+
+    Parameters
+    ----------
+    peak_flow_gpd : array_like
+        Estimated peak sewage flow rate increase [gpd].
+    offset_ratio : array_like, default 1
+        Gallons of I/I removed per gallon allowed (OFFSET RATIO); the program uses 1:1
+        (section F); other programs use up to 4:1.
+    threshold_gpd : array_like, default 2,500
+
+    References
+    ----------
+    BJC definitions (OFFSET RATIO; NEW OR MODIFIED SEWER CONNECTION) and credit bank section F.
+    """
+    q = check_range("peak_flow_gpd", peak_flow_gpd, 0.0, unit="gpd")
+    r = check_range("offset_ratio", offset_ratio, 0.0, low_inclusive=False)
+    need = np.asarray(offset_required(q, threshold_gpd))
+    return scalar_or_array(np.where(need, q * r, 0.0))
+
+
+# --- an I/I remediation engineering report, item by item ------------------------------------------
+
+#: Every item type a project may list, with the table that quantifies it.
+ITEM_TYPES = {
+    "manhole_joint_leak": "Table 174-19.1",
+    "sump_pump": "Table 174-19.2",
+    "roof_drain": "Table 174-19.2 (TR-55) with Table 174-19.3",
+    "catch_basin": "Table 174-19.2 (TR-55) with Table 174-19.3",
+    "manhole_cover_drainage": "Table 174-19.2 (TR-55) with Table 174-19.3",
+    "cross_connection": "Table 174-19.2 (TR-55) with Table 174-19.3",
+    "separation": "Table 174-19.2 (TR-55) with Table 174-19.3; section B(1)",
+    "pipe_segment": "Table 174-19.1 (case by case, note 2)",
+    "lateral": "Table 174-19.1 (case by case, note 2)",
+    "defective_cover": "Table 174-19.1 (case by case, note 2)",
+}
+
+
+def quantify_item(item: dict, *, engineer: str = "", field: str = "item") -> dict:
+    """Quantify one I/I remediation item (already parsed to plain values) [gpd].
+
+    Parameters
+    ----------
+    item : dict
+        ``type`` (a key of :data:`ITEM_TYPES`) and its fields: ``surface``, ``severity``,
+        ``count`` (manhole joint leaks); ``count`` (sump pumps); ``area_ac``, ``cover``, ``soil``
+        (TR-55 items) and ``receiving_water``, ``redirected_to_combined`` (separation); ``gpd``
+        or ``gpm`` with ``justification`` (case-by-case items, and manhole joint leaks a PE
+        determines case by case). ``location`` and ``description`` are carried through.
+    engineer : str
+        The NYS licensed PE preparing the quantification (required for case-by-case figures).
+
+    Returns
+    -------
+    dict
+        ``type``, ``location``, ``description``, ``quantity``, ``basis`` (the table cell and the
+        arithmetic), ``reference``, ``gpd``, ``qualifies`` and ``note``.
+    """
+    kind = item.get("type")
+    check_choice(f"{field}.type", kind, ITEM_TYPES)
+    out = {
+        "type": kind,
+        "location": str(item.get("location", "")),
+        "description": str(item.get("description", "")),
+        "reference": ITEM_TYPES[kind],
+        "qualifies": True,
+        "note": "",
+    }
+    figure_given = item.get("gpd") is not None or item.get("gpm") is not None
+    if kind in CASE_BY_CASE_TYPES and (figure_given or kind != "manhole_joint_leak"):
+        gpd = case_by_case_gpd(item.get("gpd"), item.get("gpm"), justification=item.get("justification", ""),
+                               engineer=engineer, field=field)
+        how = f"{item['gpm']:g} gpm x {GPD_PER_GPM:g} min/day" if item.get("gpm") is not None else "PE's figure"
+        out.update(quantity="case by case", basis=f"{how}; {item['justification']}",
+                   reference="Table 174-19.1 (case by case, note 2)", gpd=float(gpd))
+        return out
+    if kind == "manhole_joint_leak":
+        surface, severity = item.get("surface"), item.get("severity")
+        check_choice(f"{field}.surface", surface, SURFACES)
+        check_choice(f"{field}.severity", severity, SEVERITIES)
+        count = float(check_range(f"{field}.count", item.get("count", 1), 0.0))
+        gpm = TABLE_174_19_1_GPM[(surface, severity)]
+        out.update(quantity=f"{count:g} manhole(s)",
+                   basis=f"Table 174-19.1, joint leaks, {surface} areas, {severity}: {gpm:g} gpm x {GPD_PER_GPM:g} min/day x {count:g}",
+                   gpd=float(manhole_joint_leak_gpd(surface, severity, count)))
+        return out
+    if kind == "sump_pump":
+        count = float(check_range(f"{field}.count", item.get("count", 1), 0.0))
+        out.update(quantity=f"{count:g} sump pump(s)",
+                   basis=f"Table 174-19.2, sump pumps: {SUMP_PUMP_GPM:g} gpm x {GPD_PER_GPM:g} min/day x {count:g} (note 1)",
+                   gpd=float(sump_pump_gpd(count)))
+        return out
+    # TR-55 inflow items
+    area_ac = float(check_range(f"{field}.area_ac", item.get("area_ac"), 0.0, unit="ac"))
+    if item.get("cover") is None or item.get("soil") is None:
+        raise InputError(f"{field}: a TR-55 item needs cover and soil (Table 174-19.3)")
+    cn = float(program_cn(item["cover"], item["soil"]))
+    q_in = float(runoff_depth(PROGRAM_STORM_DEPTH_IN, cn))
+    gpd = float(tr55_inflow_gpd(area_ac, cn))
+    area_sqft = area_ac * SQFT_PER_ACRE
+    out.update(
+        quantity=f"{area_sqft:,.0f} ft2 ({area_ac:.4f} ac)",
+        basis=(f"TR-55, {PROGRAM_STORM_DEPTH_IN:g} in 1-yr 24-h Type II storm; CN {cn:g} "
+               f"(Table 174-19.3, {item['cover']}, soil {str(item['soil']).upper()}); Q = {q_in:.3f} in "
+               f"over {area_ac:.4f} ac"),
+        cn=cn, runoff_in=q_in, gpd=gpd,
+    )
+    if kind == "separation":
+        water = str(item.get("receiving_water", "") or "").strip()
+        redirected = bool(item.get("redirected_to_combined", False))
+        if not water or redirected:
+            out.update(qualifies=False, gpd=0.0,
+                       note=("does not qualify: the separated stormwater must be conveyed to a receiving water and "
+                             "not redirected to the combined sewer (section B(1))"))
+        else:
+            out["note"] = f"stormwater conveyed to {water}"
+    return out
+
+
+def quantify_items(items: list[dict], *, engineer: str = "") -> dict:
+    """Quantify every item of an I/I remediation project; ``total_gpd`` sums the qualifying items."""
+    rows = [quantify_item(it, engineer=engineer, field=f"item[{i}]") for i, it in enumerate(items)]
+    return {"items": rows, "total_gpd": float(sum(r["gpd"] for r in rows if r["qualifies"]))}
