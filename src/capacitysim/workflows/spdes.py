@@ -1,0 +1,508 @@
+"""Treatment capacity under 15 RCNY § 18-37(b): a plant's flow record checked against its SPDES flow limit.
+
+Composes the reader (:mod:`capacitysim.io.plant_flows`), the pure rule (:mod:`capacitysim.rules.spdes`)
+and the HTML report. Also holds the generator of the bundled sample record (``models/plants/``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from capacitysim.errors import InputError
+from capacitysim.io.plant_flows import MAX_PLAUSIBLE_MGD, DmrRecord, FlowRecord, read_echo_dmr, read_flow_csv
+from capacitysim.io.files import bundled_dir
+from capacitysim.rules import spdes as rule
+from capacitysim.units import GPD_PER_MGD
+
+#: What each basis means, for the outputs.
+BASIS_TEXT = {
+    "month": "calendar-month average of the daily flows (the DMR monthly average)",
+    "30day": "30-day rolling average of the daily flows, one period ending on each day",
+    "12month": "12-month rolling average: the mean of a month's average and the eleven before it",
+}
+
+WINDOW_TEXT = (
+    "A period counts toward 'the prior twelve months' (15 RCNY § 18-37(b)) when its end date falls after "
+    "the date exactly 12 months before the as-of date and on or before the as-of date; a period ending "
+    "exactly 12 months before does not count, one ending a day later does, and a period still running on "
+    "the as-of date does not count. A month-end as-of date maps to the month end 12 months earlier (leap years)."
+)
+INCOMPLETE_TEXT = (
+    "A period with missing days is averaged over the days present and flagged incomplete; missing days are "
+    "never filled."
+)
+ADDED_TEXT = (
+    "The added flow is the average daily flow of the new connection(s) [gpd]; added to every day, it raises "
+    "each period's average by the same amount on every basis."
+)
+HEADROOM_TEXT = (
+    "Headroom = limit - (highest period average in the look-back window + added flow), in gpd; negative "
+    "means the limit is exceeded by that much."
+)
+VIOLATION_TEXT = (
+    "A violation is a period average above the limit; a period exactly at the limit is not a violation. "
+    "(The copy of chapter 18 used does not define 'SPDES flow parameter violation'; this is capacitysim's reading.)"
+)
+
+#: Median record flow over limit (or limit over median) beyond which the two are in different units.
+LIMIT_RATIO_LIMIT = 100.0
+
+SAMPLE_NAME = "sample-wwtp"
+SAMPLE_SEED = 20240917
+SAMPLE_LIMIT_MGD = 0.50
+
+
+@dataclass
+class SpdesCheck:
+    """A complete § 18-37(b) check: inputs, the record's periods, the verdict."""
+
+    source: str
+    source_kind: str  # "daily" or "dmr"
+    basis: str
+    limit_mgd: float
+    added_items_gpd: list[float]
+    verdict: rule.SpdesVerdict
+    periods: rule.PeriodAverages
+    monthly: rule.PeriodAverages
+    gaps: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    window_days_present: int = 0
+    window_days: int = 0
+
+    # -- output ---------------------------------------------------------------------------
+    @staticmethod
+    def _label(basis: str, start, end) -> str:
+        if basis == "month":
+            return str(np.datetime64(end, "M"))
+        return f"{start} to {end}"
+
+    def _period(self, p: rule.PeriodAverages, i: int, added_gpd: float = 0.0) -> dict:
+        avg = float(p.average_mgd[i])
+        return {
+            "label": self._label(p.basis, p.start[i], p.end[i]),
+            "start": str(p.start[i]),
+            "end": str(p.end[i]),
+            "average_mgd": avg,
+            "projected_average_mgd": avg + added_gpd / GPD_PER_MGD,
+            "days_present": int(p.days_present[i]),
+            "days_expected": int(p.days_expected[i]),
+            "complete": bool(p.complete[i]),
+        }
+
+    def to_dict(self) -> dict:
+        v = self.verdict
+        w = v.window
+        viol = rule.exceeds(w.average_mgd, v.limit_mgd, 0.0)
+        proj = rule.exceeds(w.average_mgd, v.limit_mgd, v.added_gpd)
+        all_viol = rule.exceeds(self.periods.average_mgd, v.limit_mgd, 0.0)
+        return {
+            "rule": "15 RCNY § 18-37(b)",
+            "source": self.source,
+            "source_kind": self.source_kind,
+            "basis": self.basis,
+            "basis_definition": BASIS_TEXT[self.basis],
+            "limit_mgd": v.limit_mgd,
+            "limit_gpd": v.limit_mgd * GPD_PER_MGD,
+            "as_of": str(v.as_of),
+            "lookback_window": {
+                "start_exclusive": str(v.window_start_exclusive),
+                "end_inclusive": str(v.as_of),
+                "definition": WINDOW_TEXT,
+                "periods": len(w),
+                "incomplete_periods": v.n_incomplete,
+                "days_with_data": self.window_days_present,
+                "days": self.window_days,
+            },
+            "added_gpd": v.added_gpd,
+            "added_gpd_items": list(self.added_items_gpd),
+            "violation_in_prior_12_months": v.violation_in_prior_12_months,
+            "projected_violation": v.projected_violation,
+            "connection_prohibited": v.connection_prohibited,
+            "grounds": list(v.grounds),
+            "reasons": v.reasons,
+            "headroom_gpd": v.headroom_gpd,
+            "headroom_before_gpd": v.headroom_before_gpd,
+            "headroom_definition": HEADROOM_TEXT,
+            "worst_period": self._period(w, v.worst_index, v.added_gpd),
+            "worst_average_mgd": v.worst_average_mgd,
+            "worst_projected_average_mgd": v.worst_projected_mgd,
+            "violations": [self._period(w, int(i)) for i in np.flatnonzero(viol)],
+            "projected_violations": [self._period(w, int(i), v.added_gpd) for i in np.flatnonzero(proj)],
+            "violations_in_record": int(all_viol.sum()),
+            "gaps": list(self.gaps),
+            "notes": list(self.notes),
+            "definitions": {"violation": VIOLATION_TEXT, "incomplete": INCOMPLETE_TEXT, "added_flow": ADDED_TEXT},
+        }
+
+    def verdict_line(self) -> str:
+        v = self.verdict
+        if not v.connection_prohibited:
+            return (
+                f"NOT PROHIBITED by 15 RCNY § 18-37(b) as of {v.as_of}: no {self.basis} period in the prior twelve "
+                f"months exceeded {v.limit_mgd:g} MGD" + (f", nor would with {v.added_gpd:,.0f} gpd added" if v.added_gpd else "")
+            )
+        return f"PROHIBITED as of {v.as_of}: " + "; ".join(v.reasons)
+
+    def summary_rows(self) -> list[tuple[str, str]]:
+        d = self.to_dict()
+        v = self.verdict
+        w = d["worst_period"]
+        lw = d["lookback_window"]
+        rows = [
+            ("record", f"{self.source} ({self.source_kind})"),
+            ("basis", f"{self.basis}: {BASIS_TEXT[self.basis]}"),
+            ("limit", f"{v.limit_mgd:g} MGD ({v.limit_mgd * GPD_PER_MGD:,.0f} gpd)"),
+            ("as of", str(v.as_of)),
+            ("look-back window", f"periods ending after {lw['start_exclusive']} through {lw['end_inclusive']}: "
+             f"{lw['periods']} period(s), {lw['incomplete_periods']} incomplete"),
+            ("data in window", f"{lw['days_with_data']} of {lw['days']} days"),
+            ("added flow", f"{v.added_gpd:,.0f} gpd" + (f" ({' + '.join(f'{a:,.0f}' for a in self.added_items_gpd)})" if len(self.added_items_gpd) > 1 else "")),
+            ("worst period", f"{w['label']}: {v.worst_average_mgd:.4f} MGD" + ("" if w["complete"] else f" (incomplete: {w['days_present']} of {w['days_expected']} days)")),
+            ("violation in prior 12 months", f"{'yes' if v.violation_in_prior_12_months else 'no'} ({v.n_violations} period(s))"),
+            ("projected violation", f"{'yes' if v.projected_violation else 'no'} ({v.n_projected_violations} period(s) with the added flow)"),
+            ("headroom", f"{v.headroom_gpd:,.0f} gpd after the added flow ({v.headroom_before_gpd:,.0f} gpd before)"),
+            ("connection prohibited", ("yes: " + ", ".join(v.grounds)) if v.connection_prohibited else "no"),
+        ]
+        return rows
+
+
+# --------------------------------------------------------------------------------------------
+# composition
+# --------------------------------------------------------------------------------------------
+
+
+def _check_limit(limit_mgd: float, median_mgd: float) -> None:
+    if not np.isfinite(limit_mgd) or limit_mgd <= 0:
+        raise InputError(f"--limit-mgd must be > 0 MGD; got {limit_mgd:g}")
+    if limit_mgd > MAX_PLAUSIBLE_MGD:
+        raise InputError(
+            f"--limit-mgd {limit_mgd:,.6g} MGD is more than {MAX_PLAUSIBLE_MGD:,.0f} MGD: a limit in gpd? "
+            f"({limit_mgd:,.6g} gpd = {limit_mgd / GPD_PER_MGD:g} MGD)"
+        )
+    if median_mgd > 0 and (median_mgd / limit_mgd > LIMIT_RATIO_LIMIT or limit_mgd / median_mgd > LIMIT_RATIO_LIMIT):
+        raise InputError(
+            f"--limit-mgd {limit_mgd:g} MGD and the record's median flow of {median_mgd:.6g} MGD differ by more than "
+            f"{LIMIT_RATIO_LIMIT:g} times: is one of them in gpd, or the record of another plant?"
+        )
+
+
+def _added(added_gpd) -> list[float]:
+    items = [float(a) for a in (added_gpd if np.iterable(added_gpd) else [added_gpd])]
+    for a in items:
+        if not np.isfinite(a) or a < 0:
+            raise InputError(f"--added-gpd must be >= 0 gpd; got {a:g}")
+    return items
+
+
+def check_daily(record: FlowRecord, limit_mgd: float, basis: str = "month", as_of=None, added_gpd=()) -> SpdesCheck:
+    """Check a daily record (as read by :func:`read_flow_csv`); ``as_of`` defaults to its last date."""
+    if basis not in rule.BASES:
+        raise InputError(f"basis must be one of {', '.join(rule.BASES)}; got {basis!r}")
+    _check_limit(limit_mgd, float(record.flow_mgd.median()))
+    items = _added(added_gpd)
+    a = _as_of(as_of, record.last)
+    periods = rule.period_averages(record.dates, record.values_mgd, basis)
+    monthly = periods if basis == "month" else rule.monthly_averages(record.dates, record.values_mgd)
+    verdict = rule.check_connection(periods, limit_mgd, a, items or 0.0)
+    lo = pd.Timestamp(verdict.window_start_exclusive) + pd.Timedelta(days=1)
+    hi = pd.Timestamp(verdict.as_of)
+    idx = record.flow_mgd.index
+    present = int(((idx >= lo) & (idx <= hi)).sum())
+    gaps = [str(g) for g in record.gaps]
+    notes = list(record.notes)
+    if hi > record.last:
+        notes.append(f"the as-of date {hi.date()} is after the record's last day {record.last.date()}")
+    return SpdesCheck(record.source, "daily", basis, float(limit_mgd), items, verdict, periods, monthly, gaps, notes,
+                      present, int((hi - lo).days) + 1)
+
+
+def check_dmr(dmr: DmrRecord, limit_mgd: float | None = None, basis: str = "month", as_of=None, added_gpd=()) -> SpdesCheck:
+    """Check monthly DMR values (``MO AVG``); ``limit_mgd`` defaults to the DMR's own limit."""
+    if basis not in ("month", "12month"):
+        raise InputError(
+            f"basis {basis!r} needs daily flows; a DMR's monthly averages support the month and 12month bases"
+        )
+    if limit_mgd is None:
+        if dmr.limit_mgd is None:
+            raise InputError(f"{dmr.source}: the DMR gives no limit for {dmr.statistical_base}; give --limit-mgd")
+        limit_mgd = dmr.limit_mgd
+    ok = dmr.monthly["average_mgd"].notna()
+    if not ok.any():
+        raise InputError(f"{dmr.source}: no monthly flow value reported")
+    _check_limit(limit_mgd, float(dmr.monthly.loc[ok, "average_mgd"].median()))
+    items = _added(added_gpd)
+    ends = dmr.monthly.loc[ok, "period_end"].to_numpy().astype("datetime64[D]")
+    monthly = rule.monthly_periods_from_values(ends, dmr.monthly.loc[ok, "average_mgd"].to_numpy())
+    periods = monthly if basis == "month" else rule.rolling_12month_averages(monthly)
+    a = _as_of(as_of, dmr.monthly["period_end"].max())
+    verdict = rule.check_connection(periods, limit_mgd, a, items or 0.0)
+    in_w = rule.in_lookback(monthly.end, verdict.as_of)
+    notes = list(dmr.notes)
+    if dmr.limit_mgd is not None and not np.isclose(dmr.limit_mgd, limit_mgd):
+        notes.append(f"the DMR's own limit is {dmr.limit_mgd:g} MGD; checked against {limit_mgd:g} MGD as given")
+    missing = [str(np.datetime64(e, "M")) for e, have in zip(monthly.end, monthly.days_present > 0) if not have]
+    gaps = [f"{m} (no DMR value)" for m in missing]
+    lo = pd.Timestamp(verdict.window_start_exclusive) + pd.Timedelta(days=1)
+    hi = pd.Timestamp(verdict.as_of)
+    return SpdesCheck(dmr.source, "dmr", basis, float(limit_mgd), items, verdict, periods, monthly, gaps, notes,
+                      int(monthly.days_present[in_w].sum()), int((hi - lo).days) + 1)
+
+
+def _as_of(as_of, default) -> np.datetime64:
+    if as_of is None:
+        return np.datetime64(pd.Timestamp(default).date(), "D")
+    try:
+        return np.datetime64(pd.Timestamp(str(as_of)).date(), "D")
+    except (ValueError, TypeError):
+        raise InputError(f"--as-of must be a date YYYY-MM-DD; got {as_of!r}") from None
+
+
+def resolve_flows_path(ref: str) -> Path:
+    """A flow CSV path, or the name of a bundled record in ``models/plants/`` (``sample-wwtp``)."""
+    p = Path(ref)
+    if p.exists():
+        return p
+    candidate = bundled_dir("models") / "plants" / (p.name if p.suffix == ".csv" else f"{p.name}.csv")
+    if candidate.exists():
+        return candidate
+    return p  # the reader reports "file not found" with the path as given
+
+
+def run_check(
+    *,
+    flows: str | None = None,
+    dmr: str | None = None,
+    limit_mgd: float | None = None,
+    basis: str = "month",
+    as_of=None,
+    added_gpd=(),
+    date_column: str = "date",
+    flow_column: str = "flow_mgd",
+    units: str | None = None,
+    outfall: str | None = None,
+    location: str | None = None,
+    report: str | None = None,
+) -> SpdesCheck:
+    """Read a record (daily CSV or ECHO DMR), check it, and optionally write the HTML report."""
+    if (flows is None) == (dmr is None):
+        raise InputError("give the plant's flow record once: --flows (daily CSV) or --dmr (ECHO DMR download)")
+    if flows is not None:
+        if limit_mgd is None:
+            raise InputError("--limit-mgd is required with --flows (the permit's flow limit in MGD)")
+        rec = read_flow_csv(resolve_flows_path(flows), date_column=date_column, flow_column=flow_column, units=units)
+        result = check_daily(rec, limit_mgd, basis, as_of, added_gpd)
+    else:
+        result = check_dmr(read_echo_dmr(dmr, outfall=outfall, location=location), limit_mgd, basis, as_of, added_gpd)
+    if report:
+        write_report(result, report)
+    return result
+
+
+def phosphorus(permitted_gpd: float) -> dict:
+    """The § 18-36(a)(8) phosphorus limit of a permitted flow, with the table row it falls in."""
+    return {
+        "rule": "15 RCNY § 18-36(a)(8)",
+        "permitted_flow_gpd": float(permitted_gpd),
+        "band": rule.phosphorus_band(permitted_gpd),
+        "total_phosphorus_limit_mg_l": rule.phosphorus_limit_mg_l(permitted_gpd),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# report
+# --------------------------------------------------------------------------------------------
+
+
+def figure(result: SpdesCheck, months_shown: int = 36):
+    """Monthly averages against the limit, the added flow stacked on top, the look-back window shaded."""
+    from capacitysim.report.html import new_figure
+
+    v = result.verdict
+    m = result.monthly
+    last_month = max(np.datetime64(v.as_of, "M"), m.end[-1].astype("datetime64[M]"))
+    keep = (m.end.astype("datetime64[M]") > last_month - months_shown) & (m.days_present > 0)
+    start = m.start[keep].astype("datetime64[ns]")
+    end = m.end[keep]
+    avg = m.average_mgd[keep]
+    complete = m.complete[keep]
+    in_w = rule.in_lookback(end, v.as_of)
+    fig, ax = new_figure(9.0, 4.0)
+    x = pd.to_datetime(start) + pd.Timedelta(days=14)
+    width = 24
+    over = rule.exceeds(avg, v.limit_mgd, 0.0)
+    colors = np.where(over, "#c0392b", np.where(in_w, "#2c6fbb", "#9bb7d6"))
+    bars = ax.bar(x, avg, width=width, color=colors, edgecolor="#1b1b1b", linewidth=0.4, label="monthly average (record)")
+    for b, c in zip(bars, complete):
+        if not c:
+            b.set_hatch("///")
+    if v.added_gpd > 0:
+        added_mgd = v.added_gpd / GPD_PER_MGD
+        ax.bar(x[in_w], np.full(int(in_w.sum()), added_mgd), bottom=avg[in_w], width=width, color="#f0a500",
+               edgecolor="#1b1b1b", linewidth=0.4, label=f"added flow {v.added_gpd:,.0f} gpd")
+    ax.axhline(v.limit_mgd, color="#a21515", linewidth=1.5, linestyle="--", label=f"SPDES limit {v.limit_mgd:g} MGD")
+    if result.basis != "month":
+        p = result.periods
+        sel = (p.end.astype("datetime64[M]") > last_month - months_shown)
+        ax.plot(pd.to_datetime(p.end[sel].astype("datetime64[ns]")), p.average_mgd[sel], color="#1b1b1b", linewidth=1.0,
+                label=f"{result.basis} average (the permit's basis)")
+    lo = pd.Timestamp(v.window_start_exclusive) + pd.Timedelta(days=1)
+    ax.axvspan(lo, pd.Timestamp(v.as_of) + pd.Timedelta(days=1), color="#dddddd", alpha=0.5, zorder=0,
+               label="prior twelve months (period ends)")
+    ax.set_ylabel("flow [MGD]")
+    top = max(float(np.nanmax(avg)) + v.added_gpd / GPD_PER_MGD, v.limit_mgd) * 1.12
+    ax.set_ylim(0, top)
+    ax.legend(loc="upper left", fontsize=7, ncol=2)
+    ax.set_title(f"Monthly average flow against the SPDES limit (as of {v.as_of})", fontsize=10)
+    fig.autofmt_xdate()
+    return fig
+
+
+def write_report(result: SpdesCheck, path: str | Path) -> Path:
+    """The HTML report: verdict, arithmetic, definitions, figure, the periods that count, gaps."""
+    from capacitysim.report.html import HtmlReport
+
+    d = result.to_dict()
+    v = result.verdict
+    rep = HtmlReport("Treatment capacity: SPDES flow limit check", "15 RCNY § 18-37(b) (and § 18-36(a)(8) phosphorus limits)")
+    rep.heading("Verdict")
+    rep.paragraph(result.verdict_line(), "fail" if v.connection_prohibited else "pass")
+    rep.citation(
+        "15 RCNY § 18-37(b): \"A new sewer connection or sewer extension to a sewer system is prohibited where the "
+        "wastewater treatment plant to which the sewer system has been connected and which discharges within the "
+        "watershed has had a SPDES flow parameter violation in the prior twelve months, or where the additional flow "
+        "from the new sewer connection or sewer extension will cause or can be expected to cause such wastewater "
+        "treatment plant to have a SPDES flow parameter violation as defined herein.\""
+    )
+    rep.key_values([(k, val) for k, val in result.summary_rows()])
+    rep.heading("Definitions used")
+    for text in (VIOLATION_TEXT, WINDOW_TEXT, INCOMPLETE_TEXT, ADDED_TEXT, HEADROOM_TEXT):
+        rep.paragraph(text)
+    rep.heading("Monthly averages")
+    rep.figure(
+        figure(result),
+        "Bars: monthly average flow of the record (dark: period ends in the look-back window; red: above the limit; "
+        "hatched: days missing). Orange: the added flow stacked on the months that count. Dashed: the permit's limit.",
+    )
+    rep.heading(f"Periods in the look-back window ({result.basis})")
+    w = v.window
+    added = v.added_gpd
+    if result.basis == "30day":
+        rep.paragraph(f"{len(w)} daily 30-day periods end in the window; the violating ones are grouped in runs below.")
+        rows, classes = _runs(w, v.limit_mgd, added)
+        if rows:
+            rep.table(["period ends", "periods", "highest average [MGD]", "with added flow [MGD]", "over the limit"], rows, classes)
+        else:
+            rep.paragraph("No 30-day period in the window exceeds the limit, with or without the added flow.", "pass")
+    else:
+        rows, classes = [], []
+        for i in range(len(w)):
+            p = result._period(w, i, added)
+            over_rec = bool(rule.exceeds(w.average_mgd[i], v.limit_mgd, 0.0))
+            over_proj = bool(rule.exceeds(w.average_mgd[i], v.limit_mgd, added))
+            rows.append([p["label"], p["average_mgd"], p["projected_average_mgd"],
+                         (v.limit_mgd - p["projected_average_mgd"]) * GPD_PER_MGD,
+                         f"{p['days_present']} / {p['days_expected']}" + ("" if p["complete"] else " (incomplete)"),
+                         "record" if over_rec else ("with added flow" if over_proj else "no")])
+            classes.append("fail" if over_proj else "")
+        rep.table(["period", "average [MGD]", "with added flow [MGD]", "margin after added flow [gpd]", "days", "over the limit"], rows, classes)
+    rep.heading("Record")
+    rep.key_values([
+        ("file", result.source),
+        ("kind", "daily flows" if result.source_kind == "daily" else "ECHO DMR monthly values (parameter 50050)"),
+        ("periods ending over the whole record above the limit", d["violations_in_record"]),
+        ("gaps (not filled)", "; ".join(result.gaps) if result.gaps else "none"),
+    ])
+    for note in result.notes:
+        rep.paragraph(note)
+    rep.heading("Phosphorus (15 RCNY § 18-36(a)(8))")
+    ph = phosphorus(v.limit_mgd * GPD_PER_MGD)
+    rep.paragraph(
+        f"Taking the flow limit as the SPDES permitted total flow ({ph['permitted_flow_gpd']:,.0f} gpd, row "
+        f"{ph['band']}), the plant's total phosphorus limit is {ph['total_phosphorus_limit_mg_l']:g} mg/l."
+    )
+    rep.raw(
+        "<table><thead><tr><th>SPDES Permitted Total Flow (Gallons/day)</th><th>Total Phosphorus Limit (mg/l)</th></tr></thead>"
+        "<tbody><tr><td>≤ 50,000</td><td>1.0</td></tr><tr><td>&gt; 50,000 and &lt; 500,000</td><td>0.5</td></tr>"
+        "<tr><td>≥ 500,000</td><td>0.2</td></tr></tbody></table>"
+    )
+    rep.citation("Table of 15 RCNY § 18-36(a)(8), as written.")
+    return rep.write(path)
+
+
+def _runs(w: rule.PeriodAverages, limit_mgd: float, added_gpd: float):
+    over = rule.exceeds(w.average_mgd, limit_mgd, added_gpd)
+    rows, classes = [], []
+    i = 0
+    n = len(w)
+    while i < n:
+        if not over[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < n and over[j + 1] and (w.end[j + 1] - w.end[j]).astype(int) == 1:
+            j += 1
+        seg = slice(i, j + 1)
+        peak = float(np.max(w.average_mgd[seg]))
+        rec = bool(rule.exceeds(w.average_mgd[seg], limit_mgd, 0.0).any())
+        rows.append([f"{w.end[i]} to {w.end[j]}", j - i + 1, peak, peak + added_gpd / GPD_PER_MGD,
+                     "record" if rec else "with added flow"])
+        classes.append("fail")
+        i = j + 1
+    return rows, classes
+
+
+# --------------------------------------------------------------------------------------------
+# the bundled sample record
+# --------------------------------------------------------------------------------------------
+
+
+def synthetic_plant_flows(seed: int = SAMPLE_SEED, start: str = "2022-01-01", end: str = "2024-12-31",
+                          outage: tuple[str, str] | None = ("2024-08-12", "2024-08-14")) -> pd.DataFrame:
+    """A made-up daily record of a small watershed plant: sanitary flow, seasonal I/I, storms, a wet spring.
+
+    Components [MGD]: sanitary base 0.30 (weekends 4 % higher, weekdays 1.5 % lower); groundwater
+    infiltration 0.055 + 0.055 cos(2 pi (day of year - 105) / 365.25), highest in mid-April; a wet
+    spring (1 Mar to 15 May 2023: infiltration +0.08 and storms on 30 % of days rather than 12 %);
+    rainfall-derived inflow of 0.09 MGD per inch of rain, receding by 0.55 a day; lognormal daily
+    noise (sigma 0.03). Rain depths are exponential with a 0.5 in mean. The flow of ``outage`` days
+    (a meter outage) is left blank. Seeded (numpy PCG64), so the same seed gives the same record.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``date`` (Timestamp) and ``flow_mgd`` (float, NaN on outage days).
+    """
+    rng = np.random.default_rng(seed)
+    days = pd.date_range(start, end, freq="D")
+    n = days.size
+    doy = days.day_of_year.to_numpy()
+    sanitary = 0.30 * np.where(days.day_of_week.to_numpy() >= 5, 1.04, 0.985)
+    gwi = 0.055 + 0.055 * np.cos(2 * np.pi * (doy - 105) / 365.25)
+    wet = np.asarray((days >= "2023-03-01") & (days <= "2023-05-15"))
+    gwi = gwi + np.where(wet, 0.08, 0.0)
+    rate = np.where(wet, 0.30, 0.12)
+    rain_in = np.where(rng.random(n) < rate, rng.exponential(0.5, n), 0.0)
+    rdii = np.empty(n)
+    level = 0.0
+    for i in range(n):
+        level = level * 0.55 + 0.09 * rain_in[i]
+        rdii[i] = level
+    flow = (sanitary + gwi + rdii) * rng.lognormal(0.0, 0.03, n)
+    out = pd.DataFrame({"date": days, "flow_mgd": flow})
+    if outage:
+        gap = (days >= outage[0]) & (days <= outage[1])
+        out.loc[gap, "flow_mgd"] = np.nan
+    return out
+
+
+def write_sample_record(path: str | Path, seed: int = SAMPLE_SEED) -> Path:
+    """Write :func:`synthetic_plant_flows` as the bundled CSV (``date,flow_mgd``, 4 decimals, blank gaps)."""
+    from capacitysim.io.files import atomic_write_text
+
+    df = synthetic_plant_flows(seed)
+    text = df.to_csv(index=False, date_format="%Y-%m-%d", float_format="%.4f", na_rep="", lineterminator="\n")
+    return atomic_write_text(path, text)
