@@ -1,0 +1,117 @@
+"""The SWMM run itself, executed as a script in a fresh child process (never imported by the parent).
+
+Usage: ``python _child.py INP RPT OUT STATS_JSON``. Imports only the standard library and
+``swmm.toolkit`` (about 20 ms), so process start-up is negligible against the engine time.
+
+Why a child process: the SWMM engine is one global object per process (two simulations in one
+process corrupt each other, threads are unsafe; ../shared/reference/swmm-notes.md). The parent
+starts this script with ``stdout`` on ``/dev/null`` (the engine prints its progress from C to file
+descriptor 1) and ``OMP_NUM_THREADS=1``.
+
+The run is ``swmm_open`` / ``swmm_start`` / ``swmm_step`` loop / ``swmm_end`` /
+``swmm_close``: the same calls ``swmm_run`` makes, with two additions while the project is open:
+the full-flow capacity and full depth of every link (``swmm_getValue(swmm_LINK_FULLFLOW)``, the
+values behind the report's Max/Full Flow and Max/Full Depth, reached by ctypes on the same
+``libswmm5``), and the engine's own routing-step statistics (max depth, flooding, surcharge time,
+max flow), which are exact where the ``.out`` file only holds reporting steps.
+
+Everything is written in the model's own units (FLOW_UNITS); the parent converts.
+"""
+
+import ctypes
+import json
+import os
+import sys
+
+
+def _libswmm5():
+    import swmm.toolkit
+
+    base = os.path.dirname(os.path.dirname(os.path.dirname(swmm.toolkit.__file__)))
+    for name in ("libswmm5.so", "libswmm5.dylib", "swmm5.dll"):
+        path = os.path.join(base, "swmm_toolkit", name)
+        if os.path.exists(path):
+            lib = ctypes.CDLL(path)  # the loader hands back the handle _solver already uses
+            lib.swmm_getValue.restype = ctypes.c_double
+            lib.swmm_getValue.argtypes = [ctypes.c_int, ctypes.c_int]
+            return lib
+    return None
+
+
+def main(inp, rpt, out, stats_path):
+    from swmm.toolkit import shared_enum as E
+    from swmm.toolkit import solver as S
+
+    S.swmm_open(inp, rpt, out)
+    try:
+        lib = _libswmm5()
+        n_nodes = S.project_get_count(E.ObjectType.NODE)
+        n_links = S.project_get_count(E.ObjectType.LINK)
+        flow_units = E.FlowUnits(S.simulation_get_unit(E.UnitProperty.FLOW_UNIT)).name
+        nodes = {
+            "id": [S.project_get_id(E.ObjectType.NODE, i) for i in range(n_nodes)],
+            "type": [E.NodeType(S.node_get_type(i)).name for i in range(n_nodes)],
+            "invert_elev": [S.node_get_parameter(i, E.NodeProperty.INVERT_ELEVATION) for i in range(n_nodes)],
+            "full_depth": [S.node_get_parameter(i, E.NodeProperty.FULL_DEPTH) for i in range(n_nodes)],
+        }
+        links = {
+            "id": [S.project_get_id(E.ObjectType.LINK, i) for i in range(n_links)],
+            "type": [E.LinkType(S.link_get_type(i)).name for i in range(n_links)],
+            "from": [],
+            "to": [],
+            "offset1": [S.link_get_parameter(i, E.LinkProperty.OFFSET_1) for i in range(n_links)],
+            "offset2": [S.link_get_parameter(i, E.LinkProperty.OFFSET_2) for i in range(n_links)],
+            "full_flow": [lib.swmm_getValue(S.swmm_LINK_FULLFLOW, i) if lib else None for i in range(n_links)],
+            "full_depth": [lib.swmm_getValue(S.swmm_LINK_FULLDEPTH, i) if lib else None for i in range(n_links)],
+        }
+        for i in range(n_links):
+            n1, n2 = S.link_get_connections(i)
+            links["from"].append(nodes["id"][n1])
+            links["to"].append(nodes["id"][n2])
+
+        S.swmm_start(True)
+        step = S.swmm_step  # swmm_stride changes the time steps (and results) in 5.2: step as swmm_run does
+        while step() > 0:
+            pass
+
+        node_stats = {k: [] for k in ("max_depth", "vol_flooded", "time_flooded", "time_surcharged", "max_inflow", "max_overflow")}
+        for i in range(n_nodes):
+            st = S.node_get_stats(i)
+            node_stats["max_depth"].append(st.maxDepth)
+            node_stats["vol_flooded"].append(st.volFlooded)
+            node_stats["time_flooded"].append(st.timeFlooded)
+            node_stats["time_surcharged"].append(st.timeSurcharged)
+            node_stats["max_inflow"].append(st.maxInflow)
+            node_stats["max_overflow"].append(st.maxOverflow)
+        link_stats = {k: [] for k in ("max_flow", "max_depth", "time_surcharged", "time_full_flow")}
+        for i in range(n_links):
+            st = S.link_get_stats(i)
+            link_stats["max_flow"].append(st.maxFlow)
+            link_stats["max_depth"].append(st.maxDepth)
+            link_stats["time_surcharged"].append(st.timeSurcharged)
+            link_stats["time_full_flow"].append(st.timeFullFlow)
+        S.swmm_end()
+        runoff_err, flow_err, qual_err = S.swmm_get_mass_balance()
+        # no swmm_report(): in 5.2 swmm_end writes the summaries; swmm_report adds the [REPORT]
+        # time-series tables (130,000 lines for Hartfordville), which swmm_run does not write either
+    finally:
+        S.swmm_close()
+    doc = {
+        "flow_units": flow_units,
+        "nodes": nodes,
+        "links": links,
+        "node_stats": node_stats,
+        "link_stats": link_stats,
+        "runoff_continuity_error_pct": runoff_err,
+        "flow_routing_continuity_error_pct": flow_err,
+    }
+    with open(stats_path, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh)
+
+
+if __name__ == "__main__":
+    try:
+        main(*sys.argv[1:5])
+    except Exception as exc:  # the parent reads the engine's text from the .rpt
+        sys.stderr.write(f"{type(exc).__name__}: {exc}\n")
+        sys.exit(1)

@@ -1,0 +1,458 @@
+"""Run SWMM in a child process and read its results as xarray, in U.S. customary units.
+
+Two public steps:
+
+* :func:`run_inp` copies a ``.inp`` into a work folder (never writing next to the input), forces
+  ``THREADS 1``, and runs the engine in a fresh child process (``_child.py``; SWMM keeps global
+  state, so two simulations in one process corrupt each other and threads are unsafe) with
+  ``OMP_NUM_THREADS=1``, the engine's console output sent to ``/dev/null`` at the file-descriptor
+  level, and the scratch files of ``[RDII]`` runs kept inside the work folder.
+* :func:`read_results` returns an :class:`xarray.Dataset` of per-node, per-link and per-outfall
+  statistics; :func:`node_series` and :func:`link_series` return time series.
+
+Units
+-----
+Results are converted from the model's ``FLOW_UNITS`` to: flow [cfs], depth and elevation [ft],
+volume [ft^3] (``_cf``), time [hr]. A model in GPM or MGD keeps feet; a model in CMS, LPS or MLD is
+in metres and is converted with :data:`capacitysim.units.METERS_PER_FOOT` (exact).
+
+Sources of each value
+---------------------
+* Max depth, max HGL, flooding volume and hours, surcharge hours, peak flow and max depth of
+  links: the engine's routing-step statistics (``node_get_stats``, ``link_get_stats``), the same
+  numbers as the report's Node Depth, Node Flooding, Node Surcharge and Link Flow summaries.
+* Max q/Qfull and max d/D: the peak flow and max depth divided by the link's full-flow capacity and
+  full depth from ``swmm_getValue(swmm_LINK_FULLFLOW / FULLDEPTH)`` (pyswmm exposes neither), which
+  reproduces the report's Max/Full Flow and Max/Full Depth columns.
+* Outfall volume: the report's Outfall Loading Summary (Total Volume); the ``.out`` file holds
+  only reporting-step flows.
+* Continuity errors: ``swmm_getMassBalErr`` (the report's Runoff Quantity and Flow Routing
+  Continuity, percent).
+* Time series: the binary ``.out`` file (reporting step).
+
+References
+----------
+.. [1] Rossman, L.A. (2022). Storm Water Management Model User's Manual Version 5.2, EPA/600/R-22/030,
+   Section 8 (Status Report: Node Depth, Node Surcharge, Node Flooding, Outfall Loading and Link
+   Flow summaries) and Appendix D (input format, ``[OPTIONS]`` THREADS).
+.. [2] ../shared/reference/swmm-notes.md (engine global state, OpenMP threads, fd-level output).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from capacitysim.errors import EngineError, InputError
+from capacitysim.units import (
+    CFS_PER_MGD,
+    GALLONS_PER_CUBIC_FOOT,
+    GALLONS_PER_MILLION_GALLONS,
+    GPM_PER_CFS,
+    METERS_PER_FOOT,
+    SECONDS_PER_DAY,
+)
+
+_CHILD = Path(__file__).with_name("_child.py")
+
+#: Litres per cubic metre (exact, SI definition of the litre).
+LITERS_PER_CUBIC_METER = 1000.0
+_CF_PER_M3 = 1.0 / METERS_PER_FOOT**3
+
+#: Model flow unit -> factor that multiplies a model flow to give cfs.
+CFS_PER_FLOW_UNIT = {
+    "CFS": 1.0,
+    "GPM": 1.0 / GPM_PER_CFS,
+    "MGD": CFS_PER_MGD,
+    "CMS": _CF_PER_M3,
+    "LPS": _CF_PER_M3 / LITERS_PER_CUBIC_METER,
+    "MLD": _CF_PER_M3 * GALLONS_PER_MILLION_GALLONS / LITERS_PER_CUBIC_METER / SECONDS_PER_DAY,
+}
+US_FLOW_UNITS = ("CFS", "GPM", "MGD")
+
+
+def unit_factors(flow_units: str) -> dict[str, float]:
+    """Factors from a model's units to cfs, ft and ft^3.
+
+    Parameters
+    ----------
+    flow_units : str
+        The model's ``FLOW_UNITS`` (CFS, GPM, MGD: U.S. units, lengths in ft; CMS, LPS, MLD: SI,
+        lengths in m) [1]_.
+
+    Returns
+    -------
+    dict
+        ``flow`` [cfs per model flow unit], ``length`` [ft per model length unit], ``volume``
+        [ft^3 per model volume unit], ``report_volume`` [ft^3 per report volume unit: 10^6 gal
+        or 10^6 litres].
+    """
+    fu = str(flow_units).upper()
+    if fu not in CFS_PER_FLOW_UNIT:
+        raise InputError(f"FLOW_UNITS must be one of {', '.join(CFS_PER_FLOW_UNIT)}; got {flow_units!r}")
+    if fu in US_FLOW_UNITS:
+        return {"flow": CFS_PER_FLOW_UNIT[fu], "length": 1.0, "volume": 1.0,
+                "report_volume": GALLONS_PER_MILLION_GALLONS / GALLONS_PER_CUBIC_FOOT}
+    return {"flow": CFS_PER_FLOW_UNIT[fu], "length": 1.0 / METERS_PER_FOOT, "volume": _CF_PER_M3,
+            "report_volume": GALLONS_PER_MILLION_GALLONS / LITERS_PER_CUBIC_METER * _CF_PER_M3}
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """The files of one finished SWMM run, all inside its work folder."""
+
+    inp: Path
+    rpt: Path
+    out: Path
+    stats: Path | None = None
+
+    @property
+    def work_dir(self) -> Path:
+        return self.inp.parent
+
+
+# --------------------------------------------------------------------------- preparing the copy
+
+_SECTION_RE = re.compile(r"^\s*\[([^\]]+)\]")
+
+
+def prepare_inp_text(text: str, source_dir: Path) -> str:
+    """The text of a copy of a model that runs from another folder with one engine thread.
+
+    Sets ``THREADS 1`` in ``[OPTIONS]`` (adding it when absent) and makes relative paths of
+    external files (``[TIMESERIES]`` ``FILE``, ``[RAINGAGES]`` ``FILE``, ``[FILES]``)
+    absolute with respect to the input's folder, so the copy finds them.
+    """
+    out: list[str] = []
+    section = ""
+    threads_seen = False
+    for line in text.splitlines():
+        m = _SECTION_RE.match(line)
+        if m:
+            if section == "OPTIONS" and not threads_seen:
+                _insert_before_blank_tail(out, "THREADS              1")
+                threads_seen = True
+            section = m.group(1).strip().upper()
+            out.append(line)
+            continue
+        body = line.split(";", 1)[0]
+        toks = body.split()
+        if section == "OPTIONS" and toks and toks[0].upper() == "THREADS":
+            out.append("THREADS              1")
+            threads_seen = True
+            continue
+        if section in ("TIMESERIES", "RAINGAGES", "FILES") and toks:
+            line = _absolutize(line, toks, section, source_dir)
+        out.append(line)
+    if section == "OPTIONS" and not threads_seen:
+        out.append("THREADS              1")
+    return "\n".join(out) + "\n"
+
+
+def _insert_before_blank_tail(lines: list[str], new: str) -> None:
+    i = len(lines)
+    while i > 0 and not lines[i - 1].strip():
+        i -= 1
+    lines.insert(i, new)
+
+
+def _absolutize(line: str, toks: list[str], section: str, source_dir: Path) -> str:
+    upper = [t.upper() for t in toks]
+    if section == "FILES":
+        idx = 2 if len(toks) >= 3 else None
+    elif "FILE" in upper:
+        idx = upper.index("FILE") + 1
+    else:
+        return line
+    if idx is None or idx >= len(toks):
+        return line
+    raw = toks[idx].strip('"')
+    p = Path(raw)
+    if p.is_absolute():
+        return line
+    return line.replace(toks[idx], f'"{(source_dir / p).resolve()}"', 1)
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def run_inp(inp_path: str | os.PathLike, work_dir: str | os.PathLike, *, name: str | None = None,
+            timeout_s: float | None = None) -> RunFiles:
+    """Run SWMM on a copy of ``inp_path`` inside ``work_dir`` in a fresh child process.
+
+    Parameters
+    ----------
+    inp_path : path
+        The SWMM 5 input file; it is only read.
+    work_dir : path
+        Folder for the copy, the report (``.rpt``), the binary results (``.out``) and the
+        statistics gathered while the project was open (``.stats.json``). Created when missing.
+    name : str, optional
+        Stem of the files in ``work_dir`` (default: the input's stem).
+    timeout_s : float, optional
+        Kill the engine after this many seconds of wall time.
+
+    Returns
+    -------
+    RunFiles
+
+    Raises
+    ------
+    capacitysim.errors.DataFileError
+        The input file does not exist.
+    capacitysim.errors.EngineError
+        The engine stopped with an error; the message holds the engine's error lines from the
+        report (e.g. ``ERROR 200: ...``).
+    """
+    from capacitysim.errors import DataFileError
+
+    src = Path(inp_path)
+    if not src.is_file():
+        raise DataFileError(f"{src}: SWMM input file not found")
+    wd = Path(work_dir)
+    wd.mkdir(parents=True, exist_ok=True)
+    stem = name or src.stem
+    inp = wd / f"{stem}.inp"
+    if inp.resolve() == src.resolve():
+        raise InputError(f"work_dir {wd} is the input's own folder; runs never write next to the input")
+    text = src.read_text(encoding="utf-8", errors="replace")
+    inp.write_text(prepare_inp_text(text, src.resolve().parent), encoding="utf-8")
+    rpt, out, stats = wd / f"{stem}.rpt", wd / f"{stem}.out", wd / f"{stem}.stats.json"
+    for p in (rpt, out, stats):
+        p.unlink(missing_ok=True)
+    run_copy(RunFiles(inp, rpt, out, stats), timeout_s=timeout_s)
+    return RunFiles(inp, rpt, out, stats)
+
+
+def run_copy(run: RunFiles, *, timeout_s: float | None = None) -> None:
+    """Run the engine on ``run.inp`` (already prepared) in a child process; raise EngineError on failure."""
+    env = dict(os.environ)
+    env["OMP_NUM_THREADS"] = "1"
+    env["TMPDIR"] = str(run.work_dir)  # the [RDII] scratch file the engine never closes stays here
+    cmd = [sys.executable, "-I", str(_CHILD), str(run.inp), str(run.rpt), str(run.out), str(run.stats)]
+    try:
+        proc = subprocess.run(cmd, cwd=run.work_dir, env=env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise EngineError(f"{run.inp.name}: SWMM did not finish within {timeout_s:g} s") from None
+    engine_errors = report_errors(run.rpt)
+    if proc.returncode != 0 or engine_errors or not (run.stats and run.stats.exists()):
+        detail = "; ".join(engine_errors) if engine_errors else proc.stderr.decode(errors="replace").strip()
+        raise EngineError(f"{run.inp.name}: SWMM failed: {detail or f'exit code {proc.returncode}'}")
+
+
+def report_errors(rpt: Path) -> list[str]:
+    """The engine's ``ERROR nnn:`` lines in a report (each joined with its continuation line)."""
+    if not rpt.exists():
+        return []
+    lines = rpt.read_text(encoding="utf-8", errors="replace").splitlines()
+    errors = []
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if s.startswith("ERROR"):
+            nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            if nxt and not nxt.startswith(("ERROR", "WARNING", "*")):
+                s = f"{s} {nxt}"
+            errors.append(" ".join(s.split()))
+    return errors
+
+
+# --------------------------------------------------------------------------- reading results
+
+
+def _load_stats(run: RunFiles) -> dict:
+    path = run.stats or run.out.with_suffix(".stats.json")
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise EngineError(f"{path}: statistics of the run are missing (was the run finished?)") from None
+
+
+def parse_outfall_volumes(rpt: Path) -> dict[str, float]:
+    """Outfall Total Volume from the report's Outfall Loading Summary [10^6 gal or 10^6 L, as printed]."""
+    text = Path(rpt).read_text(encoding="utf-8", errors="replace").splitlines()
+    vols: dict[str, float] = {}
+    try:
+        start = next(i for i, l in enumerate(text) if l.strip() == "Outfall Loading Summary")
+    except StopIteration:
+        return vols
+    dashes = 0
+    for line in text[start + 1:]:
+        s = line.strip()
+        if s.startswith("---"):
+            dashes += 1
+            if dashes == 3:
+                break
+            continue
+        if dashes == 2 and s:
+            toks = s.split()
+            try:
+                vols[toks[0]] = float(toks[4])
+            except (IndexError, ValueError):
+                continue
+    return vols
+
+
+def read_results(run: RunFiles) -> xr.Dataset:
+    """Per-node, per-link and per-outfall statistics of a finished run, in cfs, ft, ft^3 and hr.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dimensions ``node``, ``link``, ``outfall``. Node variables: ``node_type``,
+        ``invert_elev_ft``, ``rim_depth_ft`` (invert to rim), ``crown_depth_ft`` (invert to the
+        highest crown of the conduits it joins), ``max_depth_ft``, ``max_hgl_ft`` (invert + max
+        depth), ``freeboard_ft`` (rim depth - max depth), ``max_surcharge_ft`` (max height above
+        crown, 0 when never surcharged), ``surcharge_hr``, ``flooding_volume_cf``, ``flooding_hr``,
+        ``max_inflow_cfs``. Link variables: ``link_type``, ``from_node``, ``to_node``,
+        ``length_ft`` (when known), ``peak_flow_cfs`` (max \\|q\\|), ``full_flow_cfs``,
+        ``max_q_over_qfull``, ``full_depth_ft``, ``max_depth_ft``, ``max_d_over_d``. Outfall
+        variable: ``volume_cf``. Attributes: ``flow_units`` (the model's),
+        ``runoff_continuity_error_pct``, ``flow_routing_continuity_error_pct``.
+    """
+    st = _load_stats(run)
+    f = unit_factors(st["flow_units"])
+    N, NS, L, LS = st["nodes"], st["node_stats"], st["links"], st["link_stats"]
+    n_ids, l_ids = N["id"], L["id"]
+    invert = np.asarray(N["invert_elev"], float) * f["length"]
+    rim = np.asarray(N["full_depth"], float) * f["length"]
+    max_depth = np.asarray(NS["max_depth"], float) * f["length"]
+    full_flow = np.array([np.nan if v is None else v for v in L["full_flow"]], float) * f["flow"]
+    full_depth = np.array([np.nan if v is None else v for v in L["full_depth"]], float) * f["length"]
+    peak = np.abs(np.asarray(LS["max_flow"], float)) * f["flow"]
+    l_max_depth = np.asarray(LS["max_depth"], float) * f["length"]
+    is_conduit = np.array([t == "CONDUIT" for t in L["type"]])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q_ratio = np.where(is_conduit & (full_flow > 0), peak / full_flow, np.nan)
+        d_ratio = np.where(is_conduit & (full_depth > 0), l_max_depth / full_depth, np.nan)
+
+    # crown: highest conduit crown above each node's invert (SWMM's node crown elevation)
+    index = {n: i for i, n in enumerate(n_ids)}
+    crown = np.zeros(len(n_ids))
+    for k in np.flatnonzero(is_conduit):
+        for node, off in ((L["from"][k], L["offset1"][k]), (L["to"][k], L["offset2"][k])):
+            i = index[node]
+            crown[i] = max(crown[i], off * f["length"] + full_depth[k])
+    # the engine stores offsets as depths above the node invert, whatever LINK_OFFSETS says
+    surch = np.where(crown > 0, np.maximum(max_depth - crown, 0.0), 0.0)
+
+    vols = parse_outfall_volumes(run.rpt)
+    outfalls = [n for n, t in zip(n_ids, N["type"]) if t == "OUTFALL"]
+    ds = xr.Dataset(
+        {
+            "node_type": ("node", np.asarray(N["type"], dtype=object)),
+            "invert_elev_ft": ("node", invert),
+            "rim_depth_ft": ("node", rim),
+            "crown_depth_ft": ("node", crown),
+            "max_depth_ft": ("node", max_depth),
+            "max_hgl_ft": ("node", invert + max_depth),
+            "freeboard_ft": ("node", rim - max_depth),
+            "max_surcharge_ft": ("node", surch),
+            "surcharge_hr": ("node", np.asarray(NS["time_surcharged"], float)),
+            "flooding_volume_cf": ("node", np.asarray(NS["vol_flooded"], float) * f["volume"]),
+            "flooding_hr": ("node", np.asarray(NS["time_flooded"], float)),
+            "max_inflow_cfs": ("node", np.asarray(NS["max_inflow"], float) * f["flow"]),
+            "link_type": ("link", np.asarray(L["type"], dtype=object)),
+            "from_node": ("link", np.asarray(L["from"], dtype=object)),
+            "to_node": ("link", np.asarray(L["to"], dtype=object)),
+            "peak_flow_cfs": ("link", peak),
+            "full_flow_cfs": ("link", full_flow),
+            "max_q_over_qfull": ("link", q_ratio),
+            "full_depth_ft": ("link", full_depth),
+            "link_max_depth_ft": ("link", l_max_depth),
+            "max_d_over_d": ("link", d_ratio),
+            "volume_cf": ("outfall", np.array([vols.get(o, np.nan) for o in outfalls], float) * f["report_volume"]),
+        },
+        coords={"node": np.asarray(n_ids, dtype=object), "link": np.asarray(l_ids, dtype=object),
+                "outfall": np.asarray(outfalls, dtype=object)},
+        attrs={
+            "flow_units": st["flow_units"],
+            "runoff_continuity_error_pct": float(st["runoff_continuity_error_pct"]),
+            "flow_routing_continuity_error_pct": float(st["flow_routing_continuity_error_pct"]),
+            "units": "flow cfs, depth/elevation ft, volume ft^3, time hr (converted from the model's FLOW_UNITS)",
+        },
+    )
+    return ds
+
+
+# --------------------------------------------------------------------------- time series
+
+_NODE_VARS = {"depth": ("INVERT_DEPTH", "length", "ft"), "head": ("HYDRAULIC_HEAD", "length", "ft"),
+              "hgl": ("HYDRAULIC_HEAD", "length", "ft"), "volume": ("PONDED_VOLUME", "volume", "ft^3"),
+              "lateral_inflow": ("LATERAL_INFLOW", "flow", "cfs"), "total_inflow": ("TOTAL_INFLOW", "flow", "cfs"),
+              "flooding": ("FLOODING_LOSSES", "flow", "cfs")}
+_LINK_VARS = {"flow": ("FLOW_RATE", "flow", "cfs"), "depth": ("FLOW_DEPTH", "length", "ft"),
+              "velocity": ("FLOW_VELOCITY", "length", "ft/s"), "volume": ("FLOW_VOLUME", "volume", "ft^3"),
+              "capacity": ("CAPACITY", None, "fraction full")}
+_SYSTEM_VARS = {"rainfall": ("RAINFALL", None, "model rainfall units"), "dwf": ("DRY_WEATHER_INFLOW", "flow", "cfs"),
+                "rdii": ("RDII_INFLOW", "flow", "cfs"), "outfall_flows": ("OUTFALL_FLOWS", "flow", "cfs"),
+                "total_lateral_inflow": ("TOTAL_LATERAL_INFLOW", "flow", "cfs"), "runoff": ("RUNOFF_FLOW", "flow", "cfs")}
+
+
+def _series(run: RunFiles, kind: str, elem_id: str | None, var: str) -> xr.DataArray:
+    from swmm.toolkit import output as O
+    from swmm.toolkit import shared_enum as E
+
+    table = {"node": _NODE_VARS, "link": _LINK_VARS, "system": _SYSTEM_VARS}[kind]
+    if var not in table:
+        raise InputError(f"{kind} series variable must be one of {', '.join(table)}; got {var!r}")
+    attr_name, dim, unit = table[var]
+    h = O.init()
+    O.open(h, str(run.out))
+    try:
+        units = O.get_units(h)
+        flow_units = E.FlowUnits(units[1]).name
+        n_periods = O.get_times(h, E.Time.NUM_PERIODS)
+        step_s = O.get_times(h, E.Time.REPORT_STEP)
+        start = O.get_start_date(h)
+        if kind == "system":
+            vals = O.get_system_series(h, getattr(E.SystemAttribute, attr_name), 0, n_periods)
+        else:
+            etype = E.ElementType.NODE if kind == "node" else E.ElementType.LINK
+            count = O.get_proj_size(h)[1 if kind == "node" else 2]
+            names = {O.get_elem_name(h, etype, i): i for i in range(count)}
+            if elem_id not in names:
+                raise InputError(f"{kind} {elem_id!r} is not in the model's results")
+            idx = names[elem_id]
+            getter = O.get_node_series if kind == "node" else O.get_link_series
+            attr = (E.NodeAttribute if kind == "node" else E.LinkAttribute)[attr_name]
+            vals = getter(h, idx, attr, 0, n_periods)
+    finally:
+        O.close(h)
+    factor = unit_factors(flow_units)[dim] if dim else 1.0
+    vals = np.asarray(vals, float) * factor
+    # the .out holds the end of each reporting period, starting one step after the start date
+    t0 = _dt.datetime(1899, 12, 30) + _dt.timedelta(days=start)
+    times = np.array([np.datetime64(t0 + _dt.timedelta(seconds=step_s * (i + 1)), "s") for i in range(len(vals))])
+    elapsed_hr = (np.arange(len(vals)) + 1) * step_s / 3600.0
+    name = f"{var}_{unit.replace('^', '').replace('/', '_per_').replace(' ', '_')}"
+    return xr.DataArray(vals, dims="time", coords={"time": times, "elapsed_hr": ("time", elapsed_hr)},
+                        name=name, attrs={"units": unit, "element": elem_id or "system", "kind": kind,
+                                          "report_step_s": step_s, "model_flow_units": flow_units})
+
+
+def node_series(run: RunFiles, node_id: str, var: str = "total_inflow") -> xr.DataArray:
+    """A node's time series at the reporting step: ``total_inflow``/``lateral_inflow``/``flooding`` [cfs],
+    ``depth``/``head`` (``hgl``) [ft], ``volume`` [ft^3]."""
+    return _series(run, "node", node_id, var)
+
+
+def link_series(run: RunFiles, link_id: str, var: str = "flow") -> xr.DataArray:
+    """A link's time series at the reporting step: ``flow`` [cfs], ``depth`` [ft], ``velocity`` [ft/s],
+    ``volume`` [ft^3], ``capacity`` [fraction full]."""
+    return _series(run, "link", link_id, var)
+
+
+def system_series(run: RunFiles, var: str = "outfall_flows") -> xr.DataArray:
+    """A system time series: ``rainfall``, ``dwf``, ``rdii``, ``runoff``, ``total_lateral_inflow``, ``outfall_flows``."""
+    return _series(run, "system", None, var)
