@@ -1,0 +1,155 @@
+"""Reports of the sewer flow credit bank: the annual municipal user report (A-D), balances, journal.
+
+Each table is a list of rows (dicts with the same keys); :func:`write_report` writes one CSV per
+table and one self-contained HTML file, atomically.
+
+References
+----------
+Binghamton-Johnson City I/I Offset Program, records section: municipal users submit at least
+annually A (prioritized list of identified/available I/I remediation projects), B (projects completed,
+work performed and estimated I/I removed, with the certification letter), C (applications for new or
+modified connections and sewer extensions), D (connections and extensions completed since
+January 1, 2013); records kept at least three years.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from capacitysim.bank import Ledger
+from capacitysim.errors import InputError
+from capacitysim.io.files import atomic_write_text
+from capacitysim.report.html import HtmlReport
+from capacitysim.rules.ii_offset import PROGRAM_EFFECTIVE_DATE
+
+#: Titles of the annual report parts (records section A-D) and of the other tables.
+TITLES = {
+    "a_available_projects": "A. Prioritized list of identified/available I/I remediation projects",
+    "b_completed_projects": "B. I/I remediation projects completed, with estimated I/I removed",
+    "c_applications": "C. Applications for new or modified sewer connections and sewer extensions (pending)",
+    "d_connections_completed": f"D. New or modified sewer connections and extensions completed since {PROGRAM_EFFECTIVE_DATE:%B %-d, %Y}",
+    "balances": "Flow credit balances by basin and subaccount",
+    "journal": "Journal (append-only record of every bank transaction)",
+}
+
+#: Columns of every table, so an empty table still writes its header.
+COLUMNS = {
+    "a_available_projects": ["priority", "project", "basin", "jurisdiction", "description", "estimated_gpd"],
+    "b_completed_projects": ["project", "basin", "jurisdiction", "description", "certified_on", "ii_removed_gpd",
+                             "certification_letter"],
+    "c_applications": ["application", "basin", "principal_municipal_user", "credit_holder", "description", "peak_flow_gpd",
+                       "credits_reserved_gpd", "status", "capacity_ref", "spdes_ref", "note_issued_on", "co_due_on"],
+    "d_connections_completed": ["application", "basin", "principal_municipal_user", "credit_holder", "description",
+                                "peak_flow_gpd", "credits_used_gpd", "note_issued_on", "co_issued_on"],
+    "balances": ["basin", "owner", "municipal", "balance_gpd", "reserved_gpd"],
+    "journal": ["seq", "txn", "at", "actor", "action", "basin", "owner", "delta_gpd", "balance_after", "ref", "reason",
+                "documents", "detail"],
+}
+
+
+def annual_report(ledger: Ledger, municipal_user: str | None = None, year: int | None = None) -> dict:
+    """The tables of the annual municipal user report, plus balances and the journal.
+
+    Parameters
+    ----------
+    ledger : Ledger
+    municipal_user : str, optional
+        Restrict A-D to one municipal user (jurisdiction of projects, principal municipal user of
+        applications); default all.
+    year : int, optional
+        Restrict B and D (and the journal) to one calendar year; A, C and balances are as of now.
+    """
+    if municipal_user is not None:
+        known = {e["name"]: e for e in ledger.entities()}
+        if municipal_user not in known:
+            raise InputError(f"unknown entity {municipal_user!r}")
+        if not known[municipal_user]["municipal"]:
+            raise InputError(f"{municipal_user!r} is not a municipal user")
+
+    def mine(name):
+        return municipal_user is None or name == municipal_user
+
+    def in_year(date_text):
+        return year is None or (date_text is not None and str(date_text)[:4] == str(year))
+
+    projects = ledger.projects()
+    withdrawals = ledger.withdrawals()
+    a = [{"priority": p["priority"], "project": p["ref"], "basin": p["basin"], "jurisdiction": p["jurisdiction"],
+          "description": p["description"], "estimated_gpd": p["estimated_gpd"]}
+         for p in projects if p["status"] == "identified" and mine(p["jurisdiction"])]
+    a.sort(key=lambda r: (r["priority"] is None, r["priority"] or 0, r["project"]))
+    b = [{"project": p["ref"], "basin": p["basin"], "jurisdiction": p["jurisdiction"], "description": p["description"],
+          "certified_on": p["certified_on"], "ii_removed_gpd": p["certified_gpd"], "certification_letter": p["certificate"] or ""}
+         for p in projects if p["status"] == "certified" and mine(p["jurisdiction"]) and in_year(p["certified_on"])]
+    c = [{"application": w["application"], "basin": w["basin"], "principal_municipal_user": w["principal"],
+          "credit_holder": w["owner"], "description": w["description"], "peak_flow_gpd": w["peak_flow_gpd"],
+          "credits_reserved_gpd": w["amount_gpd"], "status": w["status"], "capacity_ref": w["capacity_ref"] or "",
+          "spdes_ref": w["spdes_ref"] or "", "note_issued_on": w["note_issued_on"] or "", "co_due_on": w["co_due_on"] or ""}
+         for w in withdrawals if w["status"] in ("pending", "approved") and mine(w["principal"])]
+    d = [{"application": w["application"], "basin": w["basin"], "principal_municipal_user": w["principal"],
+          "credit_holder": w["owner"], "description": w["description"], "peak_flow_gpd": w["peak_flow_gpd"],
+          "credits_used_gpd": w["amount_gpd"], "note_issued_on": w["note_issued_on"], "co_issued_on": w["co_issued_on"]}
+         for w in withdrawals if w["status"] == "completed" and mine(w["principal"])
+         and w["co_issued_on"] >= PROGRAM_EFFECTIVE_DATE.isoformat() and in_year(w["co_issued_on"])]
+    journal = [dict(r, documents="; ".join(r["documents"]), detail=json.dumps(r["detail"], sort_keys=True))
+               for r in ledger.journal() if in_year(r["at"])]
+    return {
+        "municipal_user": municipal_user,
+        "year": year,
+        "verify": ledger.verify(),
+        "tables": {
+            "a_available_projects": a,
+            "b_completed_projects": b,
+            "c_applications": c,
+            "d_connections_completed": d,
+            "balances": ledger.balances(),
+            "journal": journal,
+        },
+    }
+
+
+def rows_to_csv(rows: list[dict], columns: list[str] | None = None) -> str:
+    """CSV text of a table (header row always written; columns from the first row if not given)."""
+    columns = columns or (list(rows[0]) if rows else [])
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in columns})
+    return buf.getvalue()
+
+
+def render_html(report: dict) -> str:
+    """The whole report as one self-contained HTML page."""
+    who = report["municipal_user"] or "all municipal users"
+    when = f"year {report['year']}" if report["year"] else "all years"
+    page = HtmlReport("Sewer flow credit bank: annual municipal user report", f"{who}; {when}")
+    page.citation("Binghamton-Johnson City Joint Sewage Board, I/I Offset Program, records section A-D; credit bank sections A-I.")
+    v = report["verify"]
+    page.paragraph(
+        ("Ledger check passed: " if v["ok"] else "LEDGER CHECK FAILED: ")
+        + f"{v['deposited_gpd']:,} gpd deposited = {v['held_gpd']:,} gpd held + {v['withdrawn_gpd']:,} gpd withdrawn"
+        + ("" if v["ok"] else "; " + "; ".join(v["problems"])),
+        "pass" if v["ok"] else "fail",
+    )
+    for key, rows in report["tables"].items():
+        page.heading(TITLES[key])
+        if not rows:
+            page.paragraph("None.")
+            continue
+        cols = COLUMNS[key]
+        page.table(cols, [[r[c] if r[c] is not None else "" for c in cols] for r in rows])
+    return page.render()
+
+
+def write_report(report: dict, out_dir: str | Path) -> dict[str, Path]:
+    """Write ``<table>.csv`` for every table and ``report.html`` into ``out_dir`` (atomically)."""
+    out = Path(out_dir)
+    paths = {}
+    for key, rows in report["tables"].items():
+        paths[key] = atomic_write_text(out / f"{key}.csv", rows_to_csv(rows, COLUMNS[key]))
+    paths["html"] = atomic_write_text(out / "report.html", render_html(report))
+    return paths
