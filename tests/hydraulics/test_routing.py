@@ -106,3 +106,12 @@ def test_routing_rejects_bad_tables():
         route([0, 1, 0], 60, [[0, 1, 1]], [[0, 1, 2]], [[0, 1, 2]])
     with pytest.raises(InputError, match="inflow_cfs"):
         route([0, -1, 0], 60, [[0, 1, 2]], [[0, 1, 2]], [[0, 1, 2]])
+
+
+def test_inflow_scale_and_shared_shape_equal_explicit_rows():
+    tables = prism_table([20.0, 30.0], [10.0, 10.0], [3.0, 4.0])
+    q = orifice_flow_cfs(tables.depth_ft, 4.0)
+    shape = np.interp(np.arange(150), [0, 20, 60, 80], [0, 1, 1, 0])
+    a = route(np.stack([2 * shape, 3 * shape]), 60.0, tables.depth_ft, tables.storage_cf, q)
+    b = route(shape, 60.0, tables.depth_ft, tables.storage_cf, q, table_of_row=[0, 1], inflow_of_row=[0, 0], inflow_scale=[2.0, 3.0])
+    np.testing.assert_allclose(a.stage_ft, b.stage_ft, rtol=1e-14)

@@ -69,14 +69,17 @@ class RoutingPeaks:
 
 
 @numba.njit(cache=True, nogil=True)
-def _route_rows(inflow, dt, depth, storage, outflow, table_of_row, full, stage_out, storage_out, out_out, peaks, clamped):
-    r_rows, n_t = inflow.shape
+def _route_rows(inflow, dt, depth, storage, outflow, table_of_row, inflow_of_row, inflow_scale, full, stage_out, storage_out, out_out, peaks, clamped):
+    r_rows = table_of_row.shape[0]
+    n_t = inflow.shape[1]
     n_cols = outflow.shape[1]
     k_pts = depth.shape[1]
     si = np.empty(k_pts)
     tot = np.empty(k_pts)
     for r in range(r_rows):
         j = table_of_row[r]
+        i_row = inflow_of_row[r]
+        scale = inflow_scale[r]
         for k in range(k_pts):
             s = 0.0
             for c in range(n_cols):
@@ -99,7 +102,7 @@ def _route_rows(inflow, dt, depth, storage, outflow, table_of_row, full, stage_o
                 out_out[r, c, 0] = outflow[j, c, 0]
         lost = 0.0
         for n in range(n_t - 1):
-            rhs = inflow[r, n] + inflow[r, n + 1] + 2.0 * s1 / dt - o1
+            rhs = scale * (inflow[i_row, n] + inflow[i_row, n + 1]) + 2.0 * s1 / dt - o1
             if rhs < si[0]:
                 lost += 0.5 * dt * (si[0] - rhs)
                 rhs = si[0]
@@ -134,7 +137,7 @@ def _route_rows(inflow, dt, depth, storage, outflow, table_of_row, full, stage_o
         clamped[r] = lost
 
 
-def _prepare(inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row):
+def _prepare(inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row, inflow_of_row=None, inflow_scale=None):
     inflow = check_range("inflow_cfs", inflow_cfs, 0.0, unit="cfs")
     if inflow.ndim == 1:
         inflow = inflow[None, :]
@@ -158,7 +161,18 @@ def _prepare(inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row):
         raise InputError("stage-storage tables must have at least 2 points with depth and storage strictly increasing")
     if np.any(out < 0) or np.any(np.diff(out.sum(axis=1), axis=1) < -1e-12):
         raise InputError("outflow tables must be >= 0 with the total outflow non-decreasing in stage")
-    r = inflow.shape[0]
+    n_in = inflow.shape[0]
+    if inflow_of_row is None:
+        irows = np.arange(n_in)
+    else:
+        irows = np.asarray(inflow_of_row, dtype=np.int64).reshape(-1)
+        if irows.size == 0 or irows.min() < 0 or irows.max() >= n_in:
+            raise InputError(f"inflow_of_row must give an inflow row index in [0, {n_in}) for each routed case")
+    r = irows.shape[0]
+    if inflow_scale is None:
+        scale = np.ones(r)
+    else:
+        scale = np.broadcast_to(check_range("inflow_scale", inflow_scale, 0.0), (r,)).astype(float)
     if table_of_row is None:
         if m == r:
             rows = np.arange(r)
@@ -170,10 +184,11 @@ def _prepare(inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row):
         rows = np.asarray(table_of_row, dtype=np.int64).reshape(-1)
         if rows.shape != (r,) or rows.min() < 0 or rows.max() >= m:
             raise InputError(f"table_of_row must give a table index in [0, {m}) for each of the {r} inflow rows")
-    return np.ascontiguousarray(inflow), dt, np.ascontiguousarray(depth), np.ascontiguousarray(storage), np.ascontiguousarray(out), rows
+    return (np.ascontiguousarray(inflow), dt, np.ascontiguousarray(depth), np.ascontiguousarray(storage),
+            np.ascontiguousarray(out), rows, irows, np.ascontiguousarray(scale))
 
 
-def route(inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row=None) -> RoutingResult:
+def route(inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row=None, inflow_of_row=None, inflow_scale=None) -> RoutingResult:
     """Route inflow hydrographs through level pools; full series.
 
     Parameters
@@ -188,7 +203,10 @@ def route(inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row=None
         Outflow columns at each table stage [cfs] (orifice, infiltration, ...); their sum must not
         decrease with stage.
     table_of_row : array_like of int, shape (r,), optional
-        The table of each inflow row; default row i uses table i (or table 0 when n = 1).
+        The table of each routed case; default case i uses table i (or table 0 when n = 1).
+    inflow_of_row, inflow_scale : array_like, shape (r,), optional
+        Route case i with ``inflow_scale[i] * inflow_cfs[inflow_of_row[i]]`` (one hydrograph shape
+        serving many designs without copies); default one case per inflow row, scale 1.
 
     Returns
     -------
@@ -198,29 +216,31 @@ def route(inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row=None
     ----------
     Chow, Maidment & Mays (1988) § 8.2; NEH 630 ch. 17; HEC-22 (2009) § 8.5.
     """
-    inflow, dt, depth, storage, out, rows = _prepare(inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row)
-    r, t = inflow.shape
+    inflow, dt, depth, storage, out, rows, irows, scale = _prepare(
+        inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row, inflow_of_row, inflow_scale)
+    r, t = rows.shape[0], inflow.shape[1]
     c = out.shape[1]
     stage = np.empty((r, t))
     stor = np.empty((r, t))
     outs = np.empty((r, c, t))
     peaks = np.empty((r, c + 2))
     clamped = np.empty(r)
-    _route_rows(inflow, dt, depth, storage, out, rows, True, stage, stor, outs, peaks, clamped)
+    _route_rows(inflow, dt, depth, storage, out, rows, irows, scale, True, stage, stor, outs, peaks, clamped)
     return RoutingResult(stage, stor, outs, clamped)
 
 
-def route_peaks(inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row=None) -> RoutingPeaks:
+def route_peaks(inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row=None, inflow_of_row=None, inflow_scale=None) -> RoutingPeaks:
     """Like :func:`route` but keeps only the peaks (max stage, peak of each outflow column, max storage).
 
     The memory-light form used when sizing thousands of designs at once.
     """
-    inflow, dt, depth, storage, out, rows = _prepare(inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row)
-    r, _ = inflow.shape
+    inflow, dt, depth, storage, out, rows, irows, scale = _prepare(
+        inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row, inflow_of_row, inflow_scale)
+    r = rows.shape[0]
     c = out.shape[1]
     dummy2 = np.empty((1, 1))
     dummy3 = np.empty((1, 1, 1))
     peaks = np.empty((r, c + 2))
     clamped = np.empty(r)
-    _route_rows(inflow, dt, depth, storage, out, rows, False, dummy2, dummy2, dummy3, peaks, clamped)
+    _route_rows(inflow, dt, depth, storage, out, rows, irows, scale, False, dummy2, dummy2, dummy3, peaks, clamped)
     return RoutingPeaks(peaks[:, 0], peaks[:, 1 : 1 + c], peaks[:, 1 + c], clamped)
