@@ -33,9 +33,11 @@ import datetime as _dt
 
 import numpy as np
 
+# capacitysim.hydrology (numba, xarray: about 1 s to import) is imported inside the TR-55 functions
+# only, so the credit bank, which needs the offset rules but not TR-55, starts fast in every process.
+
 from capacitysim.checks import check_choice, check_range, scalar_or_array
 from capacitysim.errors import InputError
-from capacitysim.hydrology import curve_number, runoff_depth
 from capacitysim.units import CUBIC_FEET_PER_ACRE_INCH, GALLONS_PER_CUBIC_FOOT, GPD_PER_GPM, SQFT_PER_ACRE
 
 # --- program constants -------------------------------------------------------------------------
@@ -134,6 +136,8 @@ def sump_pump_gpd(count=1.0):
 
 def program_cn(cover, soil_group):
     """Curve number from Table 174-19.3 (``curve_number(..., table="BJC 174-19.3")``)."""
+    from capacitysim.hydrology import curve_number
+
     return curve_number(cover, soil_group, table=PROGRAM_CN_TABLE)
 
 
@@ -163,6 +167,8 @@ def tr55_inflow_gpd(area_ac, cn, precip_in=PROGRAM_STORM_DEPTH_IN):
     BJC Table 174-19.2 (TR-55, 1-year 24-hour Type II storm, 2.1 in) and Table 174-19.3; TR-55
     (1986) Chapter 2, equations 2-1 to 2-4.
     """
+    from capacitysim.hydrology import runoff_depth
+
     a = check_range("area_ac", area_ac, 0.0, unit="ac")
     q_in = np.asarray(runoff_depth(precip_in, cn))
     return scalar_or_array(q_in * a * CUBIC_FEET_PER_ACRE_INCH * GALLONS_PER_CUBIC_FOOT)
@@ -387,6 +393,8 @@ def quantify_item(item: dict, *, engineer: str = "", field: str = "item") -> dic
     area_ac = float(check_range(f"{field}.area_ac", item.get("area_ac"), 0.0, unit="ac"))
     if item.get("cover") is None or item.get("soil") is None:
         raise InputError(f"{field}: a TR-55 item needs cover and soil (Table 174-19.3)")
+    from capacitysim.hydrology import runoff_depth
+
     cn = float(program_cn(item["cover"], item["soil"]))
     q_in = float(runoff_depth(PROGRAM_STORM_DEPTH_IN, cn))
     gpd = float(tr55_inflow_gpd(area_ac, cn))
