@@ -1,0 +1,307 @@
+"""The credit bank ledger on a real SQLite file: rules of the program, guards in SQL, records."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from capacitysim.bank import Ledger
+from capacitysim.errors import InputError, RefusedError
+
+B, B2 = "JC CSO 4", "BG CSO 12"
+JC, BG, DEV, DEV2 = "Village of Johnson City", "City of Binghamton", "Acme Development", "Other LLC"
+
+
+def make(path, **kw) -> Ledger:
+    led = Ledger(path, create=True, actor="tester", **kw)
+    led.add_entity(JC, municipal=True)
+    led.add_entity(BG, municipal=True)
+    led.add_entity(DEV)
+    led.add_entity(DEV2)
+    led.add_basin(B, outlet="CSO4")
+    led.add_basin(B2)
+    return led
+
+
+@pytest.fixture
+def led(tmp_path):
+    ledger = make(tmp_path / "bank.sqlite")
+    ledger.deposit(B, JC, 10000, "P1", certified_on="2024-03-01", certificate="cert-P1.pdf")
+    yield ledger
+    assert ledger.verify()["ok"], ledger.verify()
+    ledger.close()
+
+
+def bal(led, basin=B, owner=JC):
+    return led.balance(basin, owner)["balance_gpd"]
+
+
+def test_file_is_wal_with_foreign_keys(led):
+    assert led.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert led.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+
+
+def test_missing_or_foreign_file_is_input_error(tmp_path):
+    with pytest.raises(InputError, match="no credit bank"):
+        Ledger(tmp_path / "nope.sqlite")
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(InputError):
+        Ledger(junk)
+
+
+# --- deposits -----------------------------------------------------------------------------------
+
+
+def test_deposit_books_whole_gpd_rounded_down_once(led):
+    out = led.deposit(B, JC, 388.8, "P2")  # one minor paved manhole: 0.27 gpm x 1440
+    assert out["deposited_gpd"] == 388 and bal(led) == 10388
+    with pytest.raises(RefusedError, match="already certified"):
+        led.deposit(B, JC, 388.8, "P2")
+    # float noise from gpm x 1440 does not lose a gallon: 2.2 gpm x 1440 = 3168.0000000000005
+    assert led.deposit(B, JC, 2.2 * 1440, "P3")["deposited_gpd"] == 3168
+
+
+def test_deposit_goes_to_a_municipal_user(led):
+    with pytest.raises(RefusedError, match="municipal user"):
+        led.deposit(B, DEV, 500, "P9")
+    with pytest.raises(InputError, match="gpd"):
+        led.deposit(B, JC, -5, "P9")
+    with pytest.raises(InputError, match="unknown basin"):
+        led.deposit("Nowhere", JC, 5, "P9")
+
+
+def test_identified_project_then_certified(led):
+    led.add_project("P5", B, JC, priority=1, estimated_gpd=2000, description="Main St sumps")
+    with pytest.raises(RefusedError, match="another basin or jurisdiction"):
+        led.deposit(B, BG, 2000, "P5")
+    led.deposit(B, JC, 1800, "P5", certified_on="2024-06-01")
+    p = {x["ref"]: x for x in led.projects()}["P5"]
+    assert p["status"] == "certified" and p["certified_gpd"] == 1800
+    with pytest.raises(sqlite3.IntegrityError, match="certified project"):
+        led.conn.execute("UPDATE projects SET certified_gpd = 99999 WHERE ref='P5'")
+
+
+# --- withdrawals --------------------------------------------------------------------------------
+
+
+def test_withdrawal_at_or_under_threshold_refused(led):
+    for gpd in (100, 2500):
+        with pytest.raises(RefusedError, match="no offset is required"):
+            led.withdraw(B, JC, gpd, f"A-{gpd}")
+    assert bal(led) == 10000
+    out = led.withdraw(B, JC, 2500.2, "A-over")
+    assert out["amount_gpd"] == 2501 and bal(led) == 10000 - 2501  # requirement rounded up
+
+
+def test_withdrawal_reserves_at_once_and_stays_pending(led):
+    w = led.withdraw(B, JC, 3000, "A1", capacity_ref="runs/cap-17")
+    assert w["status"] == "pending" and w["note_issued_on"] is None
+    assert bal(led) == 7000 and led.balance(B, JC)["reserved_gpd"] == 3000
+    w = led.attach("A1", spdes_ref="spdes/check-3.html", on="2024-05-01")
+    assert w["status"] == "approved" and w["note_issued_on"] == "2024-05-01" and w["co_due_on"] == "2025-05-01"
+    assert bal(led) == 7000  # approval does not take credits twice
+
+
+def test_withdrawal_with_both_refs_is_approved_and_ratio_applies(led):
+    w = led.withdraw(B, JC, 3000, "A2", capacity_ref="c", spdes_ref="s", offset_ratio=2.0, on="2024-01-10")
+    assert w["status"] == "approved" and w["amount_gpd"] == 6000 and bal(led) == 4000
+
+
+def test_withdrawal_over_balance_refused_and_nothing_changes(led):
+    before = len(led.journal())
+    with pytest.raises(RefusedError, match="insufficient credits"):
+        led.withdraw(B, JC, 10001, "A3")
+    assert bal(led) == 10000 and len(led.journal()) == before
+    assert [w for w in led.withdrawals() if w["application"] == "A3"] == []
+
+
+def test_withdrawal_from_private_holder_names_principal(led):
+    led.transfer(B, JC, DEV, 5000, document="bill of sale 2024-17 (notarized)")
+    with pytest.raises(InputError, match="principal"):
+        led.withdraw(B, DEV, 3000, "A4")
+    with pytest.raises(RefusedError, match="not a municipal user"):
+        led.withdraw(B, DEV, 3000, "A4", principal=DEV2)
+    assert led.withdraw(B, DEV, 3000, "A4", principal=JC)["principal"] == JC
+    with pytest.raises(RefusedError, match="already has a withdrawal"):
+        led.withdraw(B, DEV, 3000, "A4", principal=JC)
+
+
+def test_return_of_reserved_credits(led):
+    led.withdraw(B, JC, 4000, "A5")
+    led.return_credits("A5", reason="application withdrawn by the applicant")
+    assert bal(led) == 10000 and led.withdrawal("A5")["status"] == "returned"
+    with pytest.raises(RefusedError, match="returned"):
+        led.return_credits("A5", reason="again")
+
+
+def test_default_one_year_after_note_unless_extended(led):
+    led.withdraw(B, JC, 3000, "A6", capacity_ref="c", spdes_ref="s", on="2024-02-01")
+    led.withdraw(B, JC, 3000, "A7", capacity_ref="c", spdes_ref="s", on="2024-02-01")
+    assert led.check_defaults("2025-02-01") == []  # due on 2025-02-01: not yet in default
+    with pytest.raises(RefusedError, match="later than"):
+        led.extend("A7", "2025-01-15", document="Board letter")
+    led.extend("A7", "2025-08-01", document="Board letter 2025-01-20")
+    out = led.check_defaults("2025-02-02")
+    assert [d["application"] for d in out] == ["A6"]
+    assert led.withdrawal("A6")["status"] == "defaulted" and bal(led) == 10000 - 3000
+    with pytest.raises(RefusedError, match="after the due date"):
+        led.complete("A7", "2025-09-01")
+    led.complete("A7", "2025-07-15")
+    assert led.withdrawal("A7")["status"] == "completed"
+    assert led.check_defaults("2030-01-01") == []
+    with pytest.raises(RefusedError, match="only an issued flow credit note"):
+        led.extend("A7", "2026-01-01", document="x")  # completed, not approved
+    assert [e["action"] for e in led.journal() if e["ref"] in ("A6", "A7")].count("default") == 1
+
+
+# --- transfers and condemnation -------------------------------------------------------------------
+
+
+def test_transfer_needs_a_document(led):
+    for doc in (None, "", "   "):
+        with pytest.raises(RefusedError, match="document"):
+            led.transfer(B, JC, DEV, 100, document=doc)
+    assert bal(led) == 10000
+    with pytest.raises(sqlite3.IntegrityError):  # and SQL refuses it too
+        led.conn.execute("INSERT INTO transfers(from_id, to_id, amount_gpd, document, cross_basin, created_at) "
+                         "VALUES (1, 1, 5, '', 0, 'x')")
+
+
+def test_transfer_across_basins_needs_board_approval(led):
+    with pytest.raises(RefusedError, match="Board approval"):
+        led.transfer(B, JC, BG, 100, document="memorandum of grant", to_basin=B2)
+    assert bal(led) == 10000
+    out = led.transfer(B, JC, BG, 100, document="memorandum of grant", to_basin=B2, board_approval="Board res. 2024-9")
+    assert out["from_balance_gpd"] == 9900 and bal(led, B2, BG) == 100
+
+
+def test_transfer_over_balance_and_bad_amounts(led):
+    with pytest.raises(RefusedError, match="insufficient"):
+        led.transfer(B, JC, DEV, 10001, document="bill of sale")
+    with pytest.raises(RefusedError, match="no subaccount"):
+        led.transfer(B, DEV2, DEV, 1, document="bill of sale")
+    with pytest.raises(InputError, match="whole"):
+        led.transfer(B, JC, DEV, 10.5, document="bill of sale")
+    with pytest.raises(InputError, match="> 0"):
+        led.transfer(B, JC, DEV, 0, document="bill of sale")
+    assert bal(led) == 10000
+
+
+def test_condemnation_rules(led):
+    led.transfer(B, JC, DEV, 3000, document="bill of sale")
+    with pytest.raises(RefusedError, match="only a municipal user"):
+        led.condemn(B, DEV, DEV2, 100, project="P1", document="res")
+    with pytest.raises(RefusedError, match="private entity"):
+        led.condemn(B, JC, BG, 100, project="P1", document="res")
+    with pytest.raises(RefusedError, match="jurisdiction"):
+        led.condemn(B, DEV, BG, 100, project="P1", document="res")  # P1 is Johnson City's
+    with pytest.raises(RefusedError, match="document"):
+        led.condemn(B, DEV, JC, 100, project="P1", document="")
+    with pytest.raises(RefusedError, match="insufficient"):
+        led.condemn(B, DEV, JC, 3001, project="P1", document="res")
+    out = led.condemn(B, DEV, JC, 1000, project="P1", document="Village resolution 2024-33, public purpose")
+    assert out["from_balance_gpd"] == 2000 and out["to_balance_gpd"] == 8000
+
+
+# --- the SQL guards -----------------------------------------------------------------------------------
+
+
+def test_journal_is_append_only_in_sql(led):
+    c = led.conn
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        c.execute("UPDATE journal SET delta_gpd = 0")
+    with pytest.raises(sqlite3.IntegrityError, match="cannot be deleted"):
+        c.execute("DELETE FROM journal")
+    for table in ("entities", "basins", "subaccounts", "projects"):
+        with pytest.raises(sqlite3.IntegrityError, match="cannot be deleted"):
+            c.execute(f"DELETE FROM {table}")
+
+
+def test_balance_cannot_go_negative_or_move_without_journal(led):
+    c = led.conn
+    with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+        c.execute("UPDATE subaccounts SET balance_gpd = -1")
+    with pytest.raises(sqlite3.IntegrityError, match="balance_after"):
+        c.execute("INSERT INTO journal(txn, at, actor, action, subaccount_id, delta_gpd, balance_after) "
+                  "VALUES ('t', 'x', 'me', 'deposit', 1, 5, 99999)")
+    with pytest.raises(sqlite3.IntegrityError):
+        c.execute("UPDATE subaccounts SET owner_id = 2")
+
+
+def test_journal_records_who_when_what_why_documents(led):
+    led.transfer(B, JC, DEV, 250, document="memorandum of gift 7", reason="gift to the developer")
+    rows = [r for r in led.journal() if r["action"].startswith("transfer")]
+    assert [r["action"] for r in rows] == ["transfer-out", "transfer-in"]
+    assert {r["txn"] for r in rows} == {rows[0]["txn"]}  # one transaction
+    for r in rows:
+        assert r["actor"] == "tester" and r["reason"] == "gift to the developer"
+        assert r["documents"] == ["memorandum of gift 7"] and r["at"]
+    assert [r["delta_gpd"] for r in rows] == [-250, 250]
+
+
+# --- retention -------------------------------------------------------------------------------------------
+
+
+def test_purge_refused_for_young_records_and_under_dispute(tmp_path):
+    clock = {"now": dt.datetime(2015, 1, 1, tzinfo=dt.timezone.utc)}
+    led = make(tmp_path / "old.sqlite", clock=lambda: clock["now"])
+    led.deposit(B, JC, 9000, "OLD1")
+    led.withdraw(B, JC, 3000, "OLD-A")
+    clock["now"] = dt.datetime.now(dt.timezone.utc)
+    led.deposit(B, JC, 500, "NEW1")
+    recent = (dt.date.today() - dt.timedelta(days=365)).isoformat()
+    with pytest.raises(RefusedError, match="younger than 3 years"):
+        led.purge(recent, reason="housekeeping")
+    d = led.open_dispute(B, "quantification of OLD1 contested")
+    with pytest.raises(RefusedError, match="under dispute"):
+        led.purge("2016-01-01", reason="housekeeping")
+    assert led.journal()[0]["action"] == "init"
+    led.close_dispute(d["dispute"], reason="settled")
+    out = led.purge("2016-01-01", reason="housekeeping")
+    assert out["purged_rows"] > 0
+    rows = led.journal()
+    assert all(r["at"] >= "2016" for r in rows)
+    assert "carry-forward" in [r["action"] for r in rows]
+    assert led.verify()["ok"]  # the journal still sums to the balances
+    assert bal(led) == 6500
+    led.close()
+
+
+# --- a property: any sequence of operations keeps the books -------------------------------------------
+
+ops = st.lists(
+    st.tuples(st.sampled_from(["deposit", "withdraw", "transfer", "return", "condemn"]), st.integers(1, 6000),
+              st.sampled_from([JC, DEV, DEV2])),
+    min_size=1, max_size=25)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops)
+def test_any_sequence_keeps_balances_non_negative_and_journal_summing(tmp_path_factory, seq):
+    led = make(tmp_path_factory.mktemp("prop") / "p.sqlite")
+    led.deposit(B, JC, 5000, "SEED")
+    for i, (op, n, who) in enumerate(seq):
+        try:
+            if op == "deposit":
+                led.deposit(B, JC, n, f"P{i}")
+            elif op == "withdraw":
+                led.withdraw(B, who, n + 2500, f"A{i}", principal=JC)
+            elif op == "transfer":
+                led.transfer(B, JC, who, n, document="bill of sale")
+            elif op == "return":
+                apps = [w["application"] for w in led.withdrawals() if w["status"] == "pending"]
+                if apps:
+                    led.return_credits(apps[0], reason="withdrawn")
+            else:
+                led.condemn(B, who, JC, n, project="SEED", document="resolution")
+        except (RefusedError, InputError):
+            pass
+        assert all(r["balance_gpd"] >= 0 for r in led.balances())
+    v = led.verify()
+    assert v["ok"], v
+    led.close()
