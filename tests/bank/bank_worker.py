@@ -1,0 +1,63 @@
+"""A separate process acting on the credit bank, for the concurrency and crash tests (and the benchmark).
+
+Usage: python bank_worker.py MODE DB [ARGS...]
+  withdraw DB PREFIX N SEED GO_FILE  - try N withdrawals of 2,501-3,500 gpd from (basin B, JC); print JSON
+  hold DB                            - open a transaction, move credits, print "inside", sleep (to be killed)
+  batch DB PREFIX                    - endless withdraw/return/transfer cycle, one line per committed operation
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+import time
+
+from capacitysim.bank import Ledger
+from capacitysim.errors import RefusedError
+
+B, JC, DEV = "JC CSO 4", "Village of Johnson City", "Acme Development"
+
+
+def main(argv):
+    mode, db = argv[0], argv[1]
+    led = Ledger(db, actor=f"worker-{os.getpid()}", timeout_s=120)
+    if mode == "withdraw":
+        prefix, n, seed, go = argv[2], int(argv[3]), int(argv[4]), argv[5]
+        rng = random.Random(seed)
+        while not os.path.exists(go):
+            time.sleep(0.005)
+        ok, refused = {}, []
+        for i in range(n):
+            amount = rng.randint(2501, 3500)
+            app = f"{prefix}-{i}"
+            try:
+                led.withdraw(B, JC, amount, app)
+                ok[app] = amount
+            except RefusedError:
+                refused.append(amount)
+        print(json.dumps({"ok": ok, "refused": refused}), flush=True)
+    elif mode == "hold":
+        with led._tx() as c:
+            sub = c.execute("SELECT id FROM subaccounts ORDER BY id LIMIT 1").fetchone()[0]
+            led._move(c, sub, -100, "withdraw", reason="never committed")
+            print("inside", flush=True)
+            time.sleep(120)
+    elif mode == "batch":
+        prefix = argv[2]
+        i = 0
+        while True:
+            app = f"{prefix}-{i}"
+            led.withdraw(B, JC, 2600, app)
+            print(f"withdraw {app}", flush=True)
+            led.transfer(B, JC, DEV, 7, document="bill of sale")
+            print("transfer", flush=True)
+            led.return_credits(app, reason="cycle")
+            print(f"return {app}", flush=True)
+            i += 1
+    led.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
