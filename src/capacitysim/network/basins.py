@@ -1,0 +1,143 @@
+"""I/I remediation basins from the network graph.
+
+The Binghamton-Johnson City I/I Offset Program ties flow credits to an "I/I remediation basin",
+"the sewage collection system ... tributary to a particular component of the POTW, such as a CSO
+or pumping station" (Sewer Use Rules ch. 174, definitions; credits "shall only be used in the
+specific I/I remediation basin in which they were generated", 174-19 A). Here a basin outlet is
+found automatically:
+
+* the **plant**: the outfall with the largest tributary dry-weather flow (or the one named);
+* each **CSO regulator**: the upstream node of a weir, orifice or outlet that discharges to an
+  outfall other than the plant (the basin is what reaches the regulator);
+* each **pump station**: the wet well (inlet node) of a pump;
+* any other outfall.
+
+``outlets=[...]`` overrides the automatic list. Each basin has its ``tributary`` nodes (every node
+that drains to the outlet, the outlet included) and its ``local`` nodes (those reaching it without
+passing another basin outlet: the nested basins partition the network).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from capacitysim.errors import InputError
+from capacitysim.network.model import SwmmInp, network_graph
+
+
+@dataclass
+class Basin:
+    """One I/I remediation basin (node ids sorted)."""
+
+    outlet: str
+    kind: str  # plant | cso | pump_station | outfall | user
+    overflow_outfall: str | None = None
+    tributary: list[str] = field(default_factory=list)
+    local: list[str] = field(default_factory=list)
+    dwf_baseline: float = 0.0  # model flow units, sum over tributary nodes
+    rdii_area_ac: float = 0.0  # sum of [RDII] sewer areas over tributary nodes
+
+    def as_dict(self) -> dict:
+        return {"outlet": self.outlet, "kind": self.kind, "overflow_outfall": self.overflow_outfall,
+                "n_tributary_nodes": len(self.tributary), "n_local_nodes": len(self.local),
+                "dwf_baseline_model_units": self.dwf_baseline, "rdii_sewer_area": self.rdii_area_ac,
+                "tributary": self.tributary, "local": self.local}
+
+
+def _tributary(g: nx.MultiDiGraph, node: str) -> set[str]:
+    return nx.ancestors(g, node) | {node}
+
+
+def _local(g: nx.MultiDiGraph, node: str, stops: set[str]) -> set[str]:
+    seen = {node}
+    queue = deque([node])
+    while queue:
+        n = queue.popleft()
+        for up in g.predecessors(n):
+            if up in seen or up in stops:
+                continue
+            seen.add(up)
+            queue.append(up)
+    return seen
+
+
+def find_plant(model: SwmmInp, g: nx.MultiDiGraph | None = None) -> str:
+    """The plant outfall: the outfall with the largest tributary dry-weather flow (then most nodes)."""
+    g = g if g is not None else network_graph(model)
+    dwf = model.dwf_baseline()
+    outfalls = [r.tokens[0] for r in model.rows("OUTFALLS")]
+    if not outfalls:
+        raise InputError(f"{model.path.name}: the model has no [OUTFALLS]; a plant outfall is needed")
+    def score(o):
+        trib = _tributary(g, o)
+        return (sum(dwf.get(n, 0.0) for n in trib), len(trib), o)
+    return max(outfalls, key=score)
+
+
+def find_basins(model: SwmmInp, outlets: list[str] | None = None, plant: str | None = None) -> list[Basin]:
+    """The I/I remediation basins of a model (automatic outlets unless ``outlets`` is given).
+
+    Parameters
+    ----------
+    model : SwmmInp
+    outlets : list of str, optional
+        Node ids to use as basin outlets instead of the automatic ones (kind ``user``).
+    plant : str, optional
+        The plant outfall (default: :func:`find_plant`).
+    """
+    g = network_graph(model)
+    nodes = set(g.nodes)
+    outfalls = {r.tokens[0] for r in model.rows("OUTFALLS")}
+    found: list[tuple[str, str, str | None]] = []
+    if outlets:
+        for o in outlets:
+            if o not in nodes:
+                raise InputError(f"basin outlet {o!r} is not a node of {model.path.name}")
+            found.append((o, "user", None))
+    else:
+        plant = plant or find_plant(model, g)
+        if plant not in outfalls:
+            raise InputError(f"plant {plant!r} is not an outfall of {model.path.name}")
+        found.append((plant, "plant", None))
+        seen = {plant}
+        for lid, sec, n1, n2, _ in model.links():
+            if sec == "PUMPS" and n1 not in seen:
+                found.append((n1, "pump_station", None))
+                seen.add(n1)
+        for lid, sec, n1, n2, _ in model.links():
+            if sec in ("WEIRS", "ORIFICES", "OUTLETS") and n2 in outfalls and n2 != plant and n1 not in seen:
+                found.append((n1, "cso", n2))
+                seen.add(n1)
+        for o in sorted(outfalls - seen):
+            if not any(o == of for _, _, of in found):
+                found.append((o, "outfall", None))
+                seen.add(o)
+    stops = {o for o, _, _ in found}
+    dwf = model.dwf_baseline()
+    rdii = {}
+    for r in model.rows("RDII"):
+        try:
+            rdii[r.tokens[0]] = rdii.get(r.tokens[0], 0.0) + float(r.tokens[2])
+        except (IndexError, ValueError):
+            pass
+    basins = []
+    for o, kind, overflow in found:
+        trib = _tributary(g, o)
+        loc = _local(g, o, stops - {o})
+        basins.append(Basin(o, kind, overflow, sorted(trib), sorted(loc),
+                            sum(dwf.get(n, 0.0) for n in trib), sum(rdii.get(n, 0.0) for n in trib)))
+    return basins
+
+
+def basin_of(node: str, basins: list[Basin]) -> Basin:
+    """The basin whose local nodes hold ``node`` (the nearest basin outlet downstream)."""
+    for b in basins:
+        if node in b.local:
+            return b
+    for b in basins:
+        if node in b.tributary:
+            return b
+    raise InputError(f"node {node!r} lies in no basin")

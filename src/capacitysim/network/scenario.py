@@ -1,0 +1,419 @@
+"""Scenario edits of a SWMM model (with swmmio): new connections, I/I remediation, the design storm.
+
+Each edit is a small frozen dataclass; :func:`write_scenario` applies a list of them to a copy of
+the model and writes the edited ``.inp`` into a work folder (never next to the input).
+
+Flows are given in gpd and converted to the model's FLOW_UNITS with
+:data:`capacitysim.units.GPD_PER_CFS` and :data:`capacitysim.network.engine.CFS_PER_FLOW_UNIT`.
+
+References
+----------
+.. [1] Rossman, L.A. (2022). SWMM 5.2 User's Manual, EPA/600/R-22/030, Appendix D: [DWF] (average
+   value times time patterns), [INFLOWS] (baseline + scale factor x time series), [RDII] (sewer area
+   times the RTK unit hydrograph), [HYDROGRAPHS] (R, T, K per response), [RAINGAGES].
+.. [2] Rossman, L.A. (2016). SWMM Reference Manual Vol. I Hydrology, EPA/600/R-15/162A, sec. 10
+   (RDII: the RTK triangular unit hydrographs, peak at T, recession K T, volume R x rainfall x area).
+.. [3] Binghamton-Johnson City Sewer Use Rules ch. 174 (I/I Offset Program): flow credits in gpd
+   (174-19 E), one-to-one with the peak sewage flow rate increase (174-19 F).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from capacitysim.errors import InputError
+from capacitysim.network.engine import CFS_PER_FLOW_UNIT
+from capacitysim.network.model import SwmmInp
+from capacitysim.units import (
+    CFS_PER_ACRE_INCH_PER_HOUR,
+    GPD_PER_CFS,
+    MILLIMETERS_PER_INCH,
+    MINUTES_PER_HOUR,
+    SECONDS_PER_HOUR,
+    SQFT_PER_ACRE,
+    METERS_PER_FOOT,
+)
+
+#: Name prefix of the time series and patterns capacitysim adds to a model.
+PREFIX = "CAPSIM_"
+
+
+# --------------------------------------------------------------------------- edits
+
+
+@dataclass(frozen=True)
+class Connection:
+    """A new or modified sewer connection at a node.
+
+    ``flow_gpd`` is the average daily flow [gpd]. ``peaking="pattern"`` adds it to the node's
+    [DWF] with the node's own time patterns (or the model's most used ones), so the model's
+    diurnal curve peaks it; a number adds ``flow_gpd x factor`` as a constant [INFLOWS] baseline
+    (the design peak held for the whole run, the conservative reading of 174-19 F [3]_).
+    """
+
+    node: str
+    flow_gpd: float
+    peaking: str | float = "pattern"
+    label: str = ""
+
+    def __post_init__(self):
+        if not (isinstance(self.flow_gpd, (int, float)) and math.isfinite(self.flow_gpd) and self.flow_gpd > 0):
+            raise InputError(f"connection at {self.node}: flow must be a number of gpd > 0; got {self.flow_gpd!r}")
+        if self.peaking != "pattern":
+            pf = self.peaking
+            if not (isinstance(pf, (int, float)) and math.isfinite(pf) and pf >= 1):
+                raise InputError(f"connection at {self.node}: peaking must be 'pattern' or a factor >= 1; got {pf!r}")
+
+    @classmethod
+    def from_program(cls, node: str, units: float, gpd_per_unit: float, peaking: str | float = "pattern",
+                     label: str = "") -> "Connection":
+        """A connection from a building program: ``units`` x design flow per unit [gpd/unit]."""
+        if not (units > 0 and gpd_per_unit > 0):
+            raise InputError(f"building program at {node}: units and gpd per unit must be > 0; got {units!r} x {gpd_per_unit!r}")
+        return cls(node, float(units) * float(gpd_per_unit), peaking, label or f"{units:g} units x {gpd_per_unit:g} gpd")
+
+
+@dataclass(frozen=True)
+class Remediation:
+    """I/I remediation in a sewershed: reduce the RDII of ``nodes`` by a fraction or by a rate.
+
+    Exactly one of ``fraction`` (0-1 of the RDII, applied to the [RDII] sewer areas) and
+    ``gpd`` (removed I/I [gpd], converted to a fraction of the sewershed's peak RDII rate under
+    the run's rainfall by :func:`rdii_peak_cfs`, the RTK hydrograph without initial abstraction)
+    is given. ``basin`` names the basin outlet the nodes came from (for the record).
+    """
+
+    nodes: tuple[str, ...]
+    fraction: float | None = None
+    gpd: float | None = None
+    basin: str = ""
+
+    def __post_init__(self):
+        if (self.fraction is None) == (self.gpd is None):
+            raise InputError("remediation: give exactly one of fraction= and gpd=")
+        if self.fraction is not None and not (0 < self.fraction <= 1):
+            raise InputError(f"remediation fraction must be in (0, 1]; got {self.fraction!r}")
+        if self.gpd is not None and not (math.isfinite(self.gpd) and self.gpd > 0):
+            raise InputError(f"remediation gpd must be a number > 0; got {self.gpd!r}")
+        if not self.nodes:
+            raise InputError("remediation: the sewershed has no nodes")
+
+
+@dataclass(frozen=True)
+class Storm:
+    """A design storm as a rain gauge time series: incremental depths [in] every ``dt_min``."""
+
+    depth_in: tuple[float, ...]
+    dt_min: float
+    name: str = "design storm"
+    start_hr: float = 0.0
+
+    @classmethod
+    def from_spec(cls, spec, start_hr: float = 0.0) -> "Storm":
+        """From :class:`capacitysim.io.storms.StormSpec`."""
+        h = spec.hyetograph()
+        return cls(tuple(float(v) for v in h.values), float(spec.dt_min), spec.name, start_hr)
+
+
+@dataclass(frozen=True)
+class InjectedInflow:
+    """A hydrograph [cfs] at a node as [INFLOWS] (e.g. TR-55 runoff of a site to a combined sewer)."""
+
+    node: str
+    time_hr: tuple[float, ...]
+    flow_cfs: tuple[float, ...]
+    name: str = "hydrograph"
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def gpd_to_model_flow(flow_gpd: float, flow_units: str) -> float:
+    """gpd -> the model's flow unit (gpd / GPD_PER_CFS / cfs-per-unit)."""
+    return flow_gpd / GPD_PER_CFS / CFS_PER_FLOW_UNIT[flow_units.upper()]
+
+
+def _hhmm(hours: float) -> str:
+    total_s = int(round(hours * SECONDS_PER_HOUR))
+    h, rem = divmod(total_s, int(SECONDS_PER_HOUR))
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if s else f"{h}:{m:02d}"
+
+
+def _parse_clock(tok: str) -> float:
+    """'H:MM[:SS]' or decimal hours -> hours."""
+    if ":" in tok:
+        parts = [float(p) for p in tok.split(":")]
+        while len(parts) < 3:
+            parts.append(0.0)
+        return parts[0] + parts[1] / MINUTES_PER_HOUR + parts[2] / SECONDS_PER_HOUR
+    return float(tok)
+
+
+def _parse_date(tok: str) -> _dt.date:
+    for fmt in ("%m/%d/%Y", "%m-%d-%Y", "%Y-%m-%d"):
+        try:
+            return _dt.datetime.strptime(tok, fmt).date()
+        except ValueError:
+            continue
+    raise InputError(f"date {tok!r} is not in MM/DD/YYYY form")
+
+
+def sim_start(model: SwmmInp) -> _dt.datetime:
+    d = _parse_date(model.option("START_DATE", "01/01/2000"))
+    return _dt.datetime.combine(d, _dt.time()) + _dt.timedelta(hours=_parse_clock(model.option("START_TIME", "0:00")))
+
+
+def sim_end(model: SwmmInp) -> _dt.datetime:
+    d = _parse_date(model.option("END_DATE", model.option("START_DATE", "01/01/2000")))
+    return _dt.datetime.combine(d, _dt.time()) + _dt.timedelta(hours=_parse_clock(model.option("END_TIME", "0:00")))
+
+
+def model_rainfall(model: SwmmInp, gauge: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The rainfall of a gauge as (start of each interval [hr from the simulation start], depth [in]).
+
+    Reads the gauge's [TIMESERIES] (INTENSITY, VOLUME or CUMULATIVE; times as clock hours or with
+    dates). Rainfall files (``FILE``) are not read: (empty arrays).
+    """
+    gauges = {r.tokens[0]: r.tokens for r in model.rows("RAINGAGES")}
+    if not gauges:
+        return np.zeros(0), np.zeros(0)
+    toks = gauges.get(gauge) if gauge else next(iter(gauges.values()))
+    if toks is None:
+        raise InputError(f"rain gauge {gauge!r} is not defined")
+    fmt, interval_hr = toks[1].upper(), _parse_clock(toks[2])
+    if len(toks) < 6 or toks[4].upper() != "TIMESERIES":
+        return np.zeros(0), np.zeros(0)
+    ts = toks[5]
+    start = sim_start(model)
+    times, vals = [], []
+    for r in model.rows("TIMESERIES"):
+        if r.tokens[0] != ts:
+            continue
+        t = r.tokens[1:]
+        if len(t) == 3:
+            when = _dt.datetime.combine(_parse_date(t[0]), _dt.time()) + _dt.timedelta(hours=_parse_clock(t[1]))
+            times.append((when - start).total_seconds() / SECONDS_PER_HOUR)
+            vals.append(float(t[2]))
+        elif len(t) == 2:
+            times.append(_parse_clock(t[0]))
+            vals.append(float(t[1]))
+    t = np.asarray(times, float)
+    v = np.asarray(vals, float)
+    if fmt == "INTENSITY":
+        depth = v * interval_hr
+    elif fmt == "CUMULATIVE":
+        depth = np.diff(np.concatenate([[0.0], v]))
+    else:
+        depth = v
+    if model.flow_units not in ("CFS", "GPM", "MGD"):
+        depth = depth / MILLIMETERS_PER_INCH
+    return t, depth
+
+
+def _rtk_params(model: SwmmInp, hydrograph: str, month: int) -> list[tuple[float, float, float]]:
+    months = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
+    rows = [r.tokens for r in model.rows("HYDROGRAPHS") if r.tokens[0] == hydrograph and len(r.tokens) >= 6]
+    chosen = [t for t in rows if t[1].upper() == months[month - 1]] or [t for t in rows if t[1].upper() == "ALL"]
+    return [(float(t[3]), float(t[4]), float(t[5])) for t in chosen]
+
+
+def rdii_peak_cfs(model: SwmmInp, nodes, rain_t_hr: np.ndarray, rain_in: np.ndarray) -> float:
+    """Peak RDII rate [cfs] of a sewershed: the RTK hydrographs of its [RDII] areas under a rainfall.
+
+    Each response r of a unit hydrograph is a triangle with time to peak T_r, recession K_r T_r
+    and volume R_r x rainfall x sewer area [2]_; the flows of the sewershed's nodes add. Initial
+    abstraction (Dmax) is ignored, which overstates RDII slightly, so a gpd of removed I/I maps to a
+    smaller (more conservative) fraction. Sewer areas in acres (hectares for SI models).
+    """
+    if len(rain_in) == 0:
+        raise InputError("the model's rainfall is not a [TIMESERIES] capacitysim can read; give --storm or a fraction")
+    nodes = set(nodes)
+    month = sim_start(model).month
+    si = model.flow_units not in ("CFS", "GPM", "MGD")
+    area_by_uh: dict[str, float] = {}
+    for r in model.rows("RDII"):
+        if r.tokens[0] in nodes:
+            area = float(r.tokens[2])
+            if si:  # hectares -> acres
+                area *= 1.0e4 / (METERS_PER_FOOT**2 * SQFT_PER_ACRE)
+            area_by_uh[r.tokens[1]] = area_by_uh.get(r.tokens[1], 0.0) + area
+    if not area_by_uh:
+        return 0.0
+    dt = float(np.min(np.diff(rain_t_hr))) if len(rain_t_hr) > 1 else 1.0
+    dt = min(dt, 0.1)
+    t_end = float(rain_t_hr[-1]) + 200.0
+    grid = np.arange(0.0, t_end, dt)
+    # rainfall intensity on the grid [in/hr]
+    intensity = np.zeros_like(grid)
+    step = np.diff(np.concatenate([rain_t_hr, [rain_t_hr[-1] + (rain_t_hr[-1] - rain_t_hr[-2] if len(rain_t_hr) > 1 else 1.0)]]))
+    for t0, d, s in zip(rain_t_hr, rain_in, step):
+        mask = (grid >= t0 - 1e-9) & (grid < t0 + s - 1e-9)
+        if mask.any():
+            intensity[mask] += d / (mask.sum() * dt)
+    total = np.zeros_like(grid)
+    for uh, area in area_by_uh.items():
+        for R, T, K in _rtk_params(model, uh, month):
+            if R <= 0 or T <= 0:
+                continue
+            tb = T * (1.0 + K)
+            tt = np.arange(0.0, tb + dt, dt) + dt / 2
+            u = np.where(tt <= T, tt / T, np.clip((tb - tt) / (tb - T), 0, None)) * 2.0 / tb  # 1/hr, area 1
+            total += R * area * np.convolve(intensity, u * dt)[: len(grid)]
+    return float(total.max() * CFS_PER_ACRE_INCH_PER_HOUR)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _most_used_patterns(dwf) -> list[str]:
+    pats = []
+    for _, row in dwf.iterrows():
+        p = [str(v) for v in row.iloc[2:].tolist() if isinstance(v, str) and v.strip() and v != "nan"]
+        if p:
+            pats.append(tuple(p))
+    if not pats:
+        return []
+    return list(max(set(pats), key=pats.count))
+
+
+def write_scenario(model: SwmmInp, edits, out_path: str | Path, *, rain: tuple[np.ndarray, np.ndarray] | None = None) -> dict:
+    """Apply ``edits`` to a copy of ``model`` and write it to ``out_path``; return a record of what was done.
+
+    ``rain`` is the (times [hr], depths [in]) used to turn a remediation's gpd into a fraction
+    (default: the storm among the edits, else the model's own rainfall).
+    """
+    import pandas as pd
+    import swmmio
+
+    out_path = Path(out_path)
+    if out_path.resolve() == model.path.resolve():
+        raise InputError("a scenario is never written over its input model")
+    m = swmmio.Model(str(model.path))
+    fu = model.flow_units
+    nodes = set(model.node_ids())
+    record: dict = {"connections": [], "remediations": [], "storm": None, "inflows": []}
+    storm = next((e for e in edits if isinstance(e, Storm)), None)
+    if rain is None:
+        if storm is not None:
+            rain = (storm.start_hr + np.arange(len(storm.depth_in)) * storm.dt_min / MINUTES_PER_HOUR, np.asarray(storm.depth_in))
+        else:
+            rain = model_rainfall(model)
+    ts_rows: list[tuple[str, str, str, float]] = []
+
+    dwf = m.inp.dwf.copy()
+    inflows = m.inp.inflows.copy()
+    rdii = m.inp.rdii.copy()
+    for e in edits:
+        if isinstance(e, Connection):
+            if e.node not in nodes:
+                raise InputError(f"connection node {e.node!r} is not a node of {model.path.name}")
+            q = gpd_to_model_flow(e.flow_gpd, fu)
+            if e.peaking == "pattern":
+                mask = (dwf.index == e.node) & (dwf["Parameter"].astype(str).str.upper() == "FLOW")
+                if mask.any():
+                    i = np.flatnonzero(mask)[0]
+                    dwf.iloc[i, dwf.columns.get_loc("AverageValue")] = float(dwf.iloc[i]["AverageValue"]) + q
+                    pats = [str(v) for v in dwf.iloc[i, 2:].tolist() if isinstance(v, str) and v.strip()]
+                else:
+                    pats = _most_used_patterns(dwf)
+                    row = {c: "" for c in dwf.columns}
+                    row.update({"Parameter": "FLOW", "AverageValue": q})
+                    for c, p in zip(dwf.columns[2:], pats):
+                        row[c] = f'"{p}"' if not p.startswith('"') else p
+                    dwf = pd.concat([dwf, pd.DataFrame([row], index=pd.Index([e.node], name=dwf.index.name))])
+                record["connections"].append({"node": e.node, "flow_gpd": e.flow_gpd, "peaking": "pattern",
+                                              "patterns": pats, "model_flow": q, "label": e.label})
+            else:
+                qp = q * float(e.peaking)
+                mask = (inflows.index == e.node) & (inflows["Constituent"].astype(str).str.upper() == "FLOW")
+                if mask.any():
+                    i = np.flatnonzero(mask)[0]
+                    base = float(inflows.iloc[i]["Baseline"]) if str(inflows.iloc[i]["Baseline"]).strip() not in ("", "nan") else 0.0
+                    inflows.iloc[i, inflows.columns.get_loc("Baseline")] = base + qp
+                else:
+                    row = {"Constituent": "FLOW", "Time Series": '""', "Type": "FLOW", "Mfactor": 1.0,
+                           "Sfactor": 1.0, "Baseline": qp}
+                    inflows = pd.concat([inflows, pd.DataFrame([row], index=pd.Index([e.node], name=inflows.index.name))])
+                record["connections"].append({"node": e.node, "flow_gpd": e.flow_gpd, "peaking": float(e.peaking),
+                                              "model_flow": qp, "label": e.label})
+        elif isinstance(e, Remediation):
+            unknown = [n for n in e.nodes if n not in nodes]
+            if unknown:
+                raise InputError(f"remediation node {unknown[0]!r} is not a node of {model.path.name}")
+            fraction = e.fraction
+            peak_cfs = None
+            if e.gpd is not None:
+                peak_cfs = rdii_peak_cfs(model, e.nodes, *rain)
+                peak_gpd = peak_cfs * GPD_PER_CFS
+                if peak_gpd <= 0:
+                    raise InputError(f"remediation of {e.gpd:g} gpd: the sewershed {e.basin or ''} has no RDII to remove")
+                if e.gpd > peak_gpd:
+                    raise InputError(f"remediation of {e.gpd:,.0f} gpd exceeds the sewershed's peak RDII of {peak_gpd:,.0f} gpd")
+                fraction = e.gpd / peak_gpd
+            mask = rdii.index.isin(list(e.nodes))
+            if not mask.any():
+                raise InputError(f"remediation: no [RDII] at the nodes of sewershed {e.basin or list(e.nodes)[:3]}")
+            before = rdii.loc[mask, "SewerArea"].astype(float).sum()
+            rdii.loc[mask, "SewerArea"] = rdii.loc[mask, "SewerArea"].astype(float) * (1.0 - fraction)
+            record["remediations"].append({"basin": e.basin, "n_nodes": len(e.nodes), "fraction": fraction,
+                                           "gpd": e.gpd, "peak_rdii_gpd_before": None if peak_cfs is None else peak_cfs * GPD_PER_CFS,
+                                           "sewer_area_before": before, "sewer_area_after": before * (1 - fraction)})
+        elif isinstance(e, InjectedInflow):
+            if e.node not in nodes:
+                raise InputError(f"inflow node {e.node!r} is not a node of {model.path.name}")
+            name = PREFIX + re.sub(r"\W", "_", f"{e.name}_{e.node}")
+            for t, q in zip(e.time_hr, e.flow_cfs):
+                ts_rows.append((name, "", _hhmm(t), q / CFS_PER_FLOW_UNIT[fu]))
+            mask = (inflows.index == e.node) & (inflows["Constituent"].astype(str).str.upper() == "FLOW")
+            if mask.any():
+                raise InputError(f"node {e.node} already has a FLOW [INFLOWS]; inject the hydrograph at another node")
+            row = {"Constituent": "FLOW", "Time Series": name, "Type": "FLOW", "Mfactor": 1.0, "Sfactor": 1.0, "Baseline": 0.0}
+            inflows = pd.concat([inflows, pd.DataFrame([row], index=pd.Index([e.node], name=inflows.index.name))])
+            record["inflows"].append({"node": e.node, "series": name, "volume_cf": float(np.trapezoid(e.flow_cfs, np.asarray(e.time_hr) * SECONDS_PER_HOUR))})
+    m.inp.dwf = dwf
+    m.inp.inflows = inflows
+    m.inp.rdii = rdii
+    if storm is not None:
+        name = PREFIX + "STORM"
+        depth = np.asarray(storm.depth_in) * (MILLIMETERS_PER_INCH if fu not in ("CFS", "GPM", "MGD") else 1.0)
+        for k, d in enumerate(depth):
+            ts_rows.append((name, "", _hhmm(storm.start_hr + k * storm.dt_min / MINUTES_PER_HOUR), float(d)))
+        rg = m.inp.raingages.copy()
+        if rg.empty:
+            raise InputError(f"{model.path.name} has no [RAINGAGES] to carry the design storm")
+        rg["RainType"] = "VOLUME"
+        rg["TimeIntrvl"] = _hhmm(storm.dt_min / MINUTES_PER_HOUR)
+        rg["SnowCatch"] = 1.0
+        rg["DataSource"] = "TIMESERIES"
+        rg["DataSourceName"] = name
+        m.inp.raingages = rg
+        opts = m.inp.options.copy()
+        wet = _parse_clock(str(opts.loc["WET_STEP", "Value"])) * SECONDS_PER_HOUR if "WET_STEP" in opts.index else 300.0
+        dt_s = storm.dt_min * 60.0
+        if round(dt_s) % max(round(wet), 1) != 0:  # WET_STEP must divide the rain interval (swmm-notes)
+            opts.loc["WET_STEP", "Value"] = _hhmm(dt_s / SECONDS_PER_HOUR) + (":00" if _hhmm(dt_s / SECONDS_PER_HOUR).count(":") == 1 else "")
+        need_end = sim_start(model) + _dt.timedelta(hours=storm.start_hr + len(depth) * storm.dt_min / MINUTES_PER_HOUR + 24.0)
+        if sim_end(model) < need_end:
+            opts.loc["END_DATE", "Value"] = need_end.strftime("%m/%d/%Y")
+            opts.loc["END_TIME", "Value"] = need_end.strftime("%H:%M:%S")
+        m.inp.options = opts
+        record["storm"] = {"name": storm.name, "total_in": float(np.sum(storm.depth_in)), "dt_min": storm.dt_min,
+                           "start_hr": storm.start_hr, "series": name}
+    if ts_rows:
+        ts = m.inp.timeseries.copy()
+        add = pd.DataFrame([{"Date": None, "Time": t, "Value": v} for _, _, t, v in ts_rows],
+                           index=pd.Index([n for n, _, _, _ in ts_rows], name=ts.index.name))
+        for c in ts.columns:
+            if c not in add.columns:
+                add[c] = None
+        m.inp.timeseries = pd.concat([ts, add[ts.columns]])
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    m.inp.save(str(out_path))
+    return record
