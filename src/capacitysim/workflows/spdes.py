@@ -216,8 +216,14 @@ def check_daily(record: FlowRecord, limit_mgd: float, basis: str = "month", as_o
     notes = list(record.notes)
     if hi > record.last:
         notes.append(f"the as-of date {hi.date()} is after the record's last day {record.last.date()}")
+    n_window = int((hi - lo).days) + 1
+    if present < n_window:
+        notes.append(
+            f"the record has flows on {present} of the {n_window} days of the look-back window "
+            f"({lo.date()} to {hi.date()}); periods with missing days are averaged over the days present and flagged, months without any day are left out"
+        )
     return SpdesCheck(record.source, "daily", basis, float(limit_mgd), items, verdict, periods, monthly, gaps, notes,
-                      present, int((hi - lo).days) + 1)
+                      present, n_window)
 
 
 def check_dmr(dmr: DmrRecord, limit_mgd: float | None = None, basis: str = "month", as_of=None, added_gpd=()) -> SpdesCheck:
