@@ -1,0 +1,208 @@
+"""`capacitysim bank ...` and `capacitysim credits ...`: exit codes, one-line refusals, JSON, reports."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from capacitysim.rules import ii_offset
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECTS = ROOT / "models" / "projects"
+B, JC, DEV = "JC CSO 4", "Village of Johnson City", "Acme Development"
+
+
+@pytest.fixture
+def bank(tmp_path, run_cli):
+    db = str(tmp_path / "bank.sqlite")
+
+    def run(*args):
+        return run_cli("bank", "--db", db, "--actor", "clerk", *args)
+
+    assert run("init").exit_code == 0
+    assert run("add-entity", JC, "--municipal").exit_code == 0
+    assert run("add-entity", DEV).exit_code == 0
+    assert run("add-basin", B, "--outlet", "CSO4").exit_code == 0
+    assert run("add-basin", "Other").exit_code == 0
+    res = run("deposit", "--basin", B, "--owner", JC, "--gpd", "9000", "--project", "P1", "--certificate", "cert.pdf", "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout)["balance_gpd"] == 9000
+    run.tmp = tmp_path
+    return run
+
+
+def balance(run, owner=JC):
+    res = run("balance", "--basin", B, "--owner", owner, "--json")
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)["balance_gpd"]
+
+
+def refused(res, word):
+    assert res.exit_code == 3, res.output
+    assert res.stdout == ""
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and word in lines[0], res.stderr
+
+
+def test_init_is_idempotent(bank):
+    assert bank("init", "--json").exit_code == 0
+    assert balance(bank) == 9000
+
+
+def test_withdraw_pending_then_attach(bank):
+    res = bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1", "--json")
+    assert res.exit_code == 0
+    out = json.loads(res.stdout)
+    assert out["status"] == "pending" and out["amount_gpd"] == 3000 and out["balance_gpd"] == 6000
+    res = bank("attach", "--application", "A1", "--capacity-ref", "runs/17", "--spdes-ref", "spdes/3", "--on", "2024-04-01", "--json")
+    assert json.loads(res.stdout)["status"] == "approved"
+    assert json.loads(res.stdout)["co_due_on"] == "2025-04-01"
+
+
+def test_refusals_exit_3_with_one_line(bank):
+    refused(bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "9001", "--application", "A2"), "insufficient")
+    refused(bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "2500", "--application", "A3"), "no offset")
+    refused(bank("transfer", "--basin", B, "--from", JC, "--to", DEV, "--gpd", "100"), "document")
+    refused(bank("transfer", "--basin", B, "--from", JC, "--to", DEV, "--gpd", "100", "--document", "bill",
+                 "--to-basin", "Other"), "Board approval")
+    refused(bank("transfer", "--basin", B, "--from", JC, "--to", DEV, "--gpd", "9001", "--document", "bill"), "insufficient")
+    refused(bank("deposit", "--basin", B, "--owner", JC, "--gpd", "5", "--project", "P1"), "already")
+    refused(bank("add-entity", JC), "already exists")
+    assert balance(bank) == 9000
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("withdraw", "--basin", B, "--owner", JC, "--gpd", "lots", "--application", "A"),
+        ("withdraw", "--basin", B, "--owner", JC, "--application", "A"),
+        ("deposit", "--basin", "Nowhere", "--owner", JC, "--gpd", "5", "--project", "P9"),
+        ("deposit", "--basin", B, "--owner", JC, "--gpd", "-5", "--project", "P9"),
+        ("deposit", "--basin", B, "--owner", JC, "--gpd", "5", "--project", "P9", "--certified-on", "2024-13-01"),
+        ("transfer", "--basin", B, "--from", JC, "--to", "Nobody", "--gpd", "5", "--document", "d"),
+        ("transfer", "--basin", B, "--from", JC, "--to", DEV, "--gpd", "2.5", "--document", "d"),
+        ("balance", "--basin", B, "--owner", "Nobody"),
+        ("journal", "--since", "yesterday"),
+    ],
+)
+def test_bad_input_exits_2(bank, args):
+    res = bank(*args)
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output
+
+
+def test_missing_bank_file_is_bad_input(run_cli, tmp_path):
+    res = run_cli("bank", "--db", str(tmp_path / "none.sqlite"), "balance")
+    assert res.exit_code == 2 and "no credit bank" in res.stderr
+
+
+def test_transfer_condemn_and_journal(bank):
+    assert bank("transfer", "--basin", B, "--from", JC, "--to", DEV, "--gpd", "2000", "--document", "bill of sale 12",
+                "--reason", "sale").exit_code == 0
+    res = bank("condemn", "--basin", B, "--from", DEV, "--by", JC, "--gpd", "500", "--project", "P1",
+               "--document", "resolution 2024-3", "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout)["from_balance_gpd"] == 1500
+    res = bank("journal", "--json")
+    rows = json.loads(res.stdout)["journal"]
+    assert {r["actor"] for r in rows} == {"clerk"}
+    assert sum(r["delta_gpd"] for r in rows if r["owner"] == DEV) == balance(bank, DEV) == 1500
+    assert any(r["documents"] == ["bill of sale 12"] and r["reason"] == "sale" for r in rows)
+    csv_path = bank.tmp / "journal.csv"
+    assert bank("journal", "--csv", str(csv_path)).exit_code == 0
+    with csv_path.open() as fh:
+        assert len(list(csv.DictReader(fh))) == len(rows)
+    res = bank("verify", "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout)["ok"]
+
+
+def test_default_and_complete(bank):
+    bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1", "--capacity-ref", "c",
+         "--spdes-ref", "s", "--on", "2024-01-01")
+    bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A2", "--capacity-ref", "c",
+         "--spdes-ref", "s", "--on", "2024-01-01")
+    assert bank("complete", "--application", "A2", "--co-date", "2024-11-01").exit_code == 0
+    res = bank("check-defaults", "--as-of", "2025-01-02", "--json")
+    assert [d["application"] for d in json.loads(res.stdout)["defaulted"]] == ["A1"]
+    assert balance(bank) == 6000
+
+
+def test_report_writes_parts_a_to_d_as_csv_and_html(bank):
+    bank("add-project", "P7", "--basin", B, "--jurisdiction", JC, "--priority", "1", "--estimated-gpd", "4000",
+         "--description", "Elm St sumps")
+    bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1", "--capacity-ref", "c",
+         "--spdes-ref", "s", "--on", "2024-01-01")
+    bank("complete", "--application", "A1", "--co-date", "2024-06-01")
+    bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "2600", "--application", "A2")
+    out = bank.tmp / "report"
+    res = bank("report", "--municipal-user", JC, "--out", str(out), "--json")
+    assert res.exit_code == 0, res.output
+    info = json.loads(res.stdout)
+    assert info["rows"]["a_available_projects"] == 1 and info["rows"]["b_completed_projects"] == 1
+    assert info["rows"]["c_applications"] == 1 and info["rows"]["d_connections_completed"] == 1
+    with (out / "d_connections_completed.csv").open() as fh:
+        d = list(csv.DictReader(fh))
+    assert d[0]["application"] == "A1" and d[0]["co_issued_on"] == "2024-06-01"
+    html = (out / "report.html").read_text()
+    for part in ("A. Prioritized", "B. I/I remediation projects completed", "C. Applications", "D. New or modified"):
+        assert part in html
+    assert "Ledger check passed" in html
+    assert bank("report", "--municipal-user", DEV, "--out", str(out)).exit_code == 2
+
+
+# --- credits -----------------------------------------------------------------------------------
+
+
+def test_quantify_example_project_json(run_cli):
+    res = run_cli("credits", "quantify", str(PROJECTS / "oak-street-sump-and-manholes.toml"), "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    gpd = [i["gpd"] for i in out["items"]]
+    expected = [3 * 1.1 * 1440, 3 * 2.3 * 1440, 4 * 7200, ii_offset.tr55_inflow_gpd(12000 / 43560, 98),
+                ii_offset.tr55_inflow_gpd(0.35, 98), 5200]
+    assert gpd == pytest.approx(expected, rel=1e-12)
+    assert out["total_gpd"] == pytest.approx(sum(expected), rel=1e-12)
+
+
+def test_quantify_text_report_and_non_qualifying_separation(run_cli):
+    res = run_cli("credits", "quantify", str(PROJECTS / "elm-street-separation-to-combined.toml"))
+    assert res.exit_code == 0
+    assert "DOES NOT QUALIFY" in res.stdout and "Total I/I removed (qualifying items): 7,200.0 gpd" in res.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        ("[project]\nid='x'\nname='y'\nengineer='z'\n", "item"),
+        ("[project]\nid='x'\nname='y'\n[[item]]\ntype='sump_pump'\ncount=1\n", "engineer"),
+        ("[project]\nid='x'\nname='y'\nengineer='z'\n[[item]]\ntype='sump_pump'\ncount='two'\n", "count"),
+        ("[project]\nid='x'\nname='y'\nengineer='z'\n[[item]]\ntype='roof_drain'\ncover='impervious'\nsoil='C'\n", "area"),
+        ("[project]\nid='x'\nname='y'\nengineer='z'\n[[item]]\ntype='lateral'\ngpd=5\n", "justification"),
+        ("[project]\nid='x'\nname='y'\nengineer='z'\n[[item]]\ntype='sump_pump'\ncount=1\ncolor=1\n", "unknown key"),
+        ("not toml [", "TOML"),
+    ],
+)
+def test_quantify_bad_project_files_exit_2(run_cli, tmp_path, text, word):
+    p = tmp_path / "p.toml"
+    p.write_text(text)
+    res = run_cli("credits", "quantify", str(p))
+    assert res.exit_code == 2 and word in res.stderr, res.output
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_connection_peak_flow_and_override_table(run_cli, tmp_path):
+    res = run_cli("credits", "connection", "--use", "residence_bedroom=24", "--use", "restaurant_seat=40", "--json")
+    out = json.loads(res.stdout)
+    avg = 24 * 110 + 40 * 35
+    assert out["average_gpd"] == avg
+    assert out["peak_flow_gpd"] == pytest.approx(avg * ii_offset.harmon_peaking_factor(avg / 100 / 1000))
+    assert out["credits_required_gpd"] == pytest.approx(out["peak_flow_gpd"]) and out["offset_required"]
+    assert "residence_bedroom" in out["unverified_values"]
+    mine = tmp_path / "flows.toml"
+    mine.write_text('[uses.apartment]\ngpd_per_unit = 200\nunit = "unit"\nsource = "Village table 3"\nverified = true\n')
+    res = run_cli("credits", "connection", "--use", "apartment=5", "--flows", str(mine), "--peaking-factor", "2", "--json")
+    out = json.loads(res.stdout)
+    assert out["peak_flow_gpd"] == 2000 and not out["offset_required"] and out["credits_required_gpd"] == 0
+    assert run_cli("credits", "connection", "--use", "castle=1").exit_code == 2
+    assert run_cli("credits", "connection", "--use", "apartment").exit_code == 2
