@@ -1,1 +1,52 @@
-"""CLI commands (placeholder; filled by its issue)."""
+"""CLI: ``capacitysim detention SITE.toml`` - NYC detention design (15 RCNY § 31-03)."""
+
+from __future__ import annotations
+
+import click
+
+from capacitysim.cli import cli
+from capacitysim.cli.common import emit_json, emit_table, fmt, json_option
+
+
+@cli.command()
+@click.argument("site_file", type=click.Path(dir_okay=False))
+@click.option("--rule", "rule", default="nyc-2012", show_default=True, help="Rule set: a bundled name or a TOML file (extends = \"nyc-2012\").")
+@click.option("--report", "report", type=click.Path(dir_okay=False), help="Write the HTML report here.")
+@click.option("--no-swmm", is_flag=True, help="Skip the SWMM check.")
+@json_option
+def detention(site_file, rule, report, no_swmm, as_json):
+    """Size the detention system and orifice of a NYC site (release rate, volume, routing, SWMM check)."""
+    from capacitysim.io.site_files import load_rule_set, load_site
+    from capacitysim.workflows.detention import design_site, write_report
+
+    rules = load_rule_set(rule)
+    site = load_site(site_file, rules)
+    result = design_site(site, rules, swmm=not no_swmm)
+    if report:
+        write_report(result, report)
+    n = result.numbers
+    if as_json:
+        out = result.as_json()
+        if report:
+            out["report"] = str(report)
+        emit_json(out)
+        return
+    d = n["orifice_diameter_in"]
+    rows = [
+        ("allowable flow", f"{fmt(n['allowable_flow_cfs'])} cfs"),
+        ("release rate", f"{fmt(n['release_rate_cfs'])} cfs"),
+        ("required volume", f"{fmt(n['required_volume_cf'], 0)} ft3 (provided {fmt(n['storage_provided_cf'], 0)} ft3)"),
+        ("orifice diameter", "infeasible" if d is None else f"{d:.3f} in"),
+        ("peak outflow", f"{fmt(n['peak_outflow_cfs'])} cfs"),
+        ("max depth", f"{fmt(n['max_depth_ft'])} ft of {fmt(n['system_height_ft'])} ft"),
+    ]
+    if n["swmm_peak_outflow_cfs"] is not None:
+        rows.append(("SWMM check", f"{fmt(n['swmm_peak_outflow_cfs'])} cfs, {fmt(n['swmm_max_depth_ft'])} ft "
+                                   f"({'agrees' if n['swmm_agreement'] else 'DISAGREES'} within 2 %)"))
+    rows.append(("status", result.status.upper()))
+    emit_table(rows, title=f"Detention design: {site.name}")
+    for p in result.problems:
+        click.echo(f"  - {p}")
+    unver = result.rules.unverified()
+    if unver:
+        click.echo(f"  unverified rule-set values used: {', '.join(unver)} (see the report)")
