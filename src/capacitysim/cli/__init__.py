@@ -42,7 +42,7 @@ def cli():
 
 
 #: Modules whose import registers their commands on :data:`cli` (one module per command family).
-COMMAND_MODULES = ("hydrology", "demo", "spdes", "detention", "bank", "network", "bench")
+COMMAND_MODULES = ("hydrology", "demo", "spdes", "detention", "bank", "network", "bench", "sweep")
 
 
 def _register():

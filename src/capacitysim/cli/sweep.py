@@ -1,0 +1,1 @@
+"""CLI commands (placeholder; filled by its issue)."""
