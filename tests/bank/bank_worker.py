@@ -29,6 +29,7 @@ def main(argv):
         while not os.path.exists(go):
             time.sleep(0.005)
         ok, refused = {}, []
+        t0 = time.time()
         for i in range(n):
             amount = rng.randint(2501, 3500)
             app = f"{prefix}-{i}"
@@ -37,7 +38,7 @@ def main(argv):
                 ok[app] = amount
             except RefusedError:
                 refused.append(amount)
-        print(json.dumps({"ok": ok, "refused": refused}), flush=True)
+        print(json.dumps({"ok": ok, "refused": refused, "t0": t0, "t1": time.time()}), flush=True)
     elif mode == "hold":
         with led._tx() as c:
             sub = c.execute("SELECT id FROM subaccounts ORDER BY id LIMIT 1").fetchone()[0]
