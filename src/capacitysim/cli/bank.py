@@ -470,12 +470,9 @@ def connection(uses, flows_path, peaking_factor, population, offset_ratio, as_js
         if not row["verified"]:
             unverified.append(name)
     pop_k = None if population is None else population / ii_offset.PERSONS_PER_THOUSAND
-    if peaking_factor is None:
-        pf = float(ii_offset.harmon_peaking_factor(ii_offset.equivalent_population_thousands(avg) if pop_k is None else pop_k))
-        pf_basis = "Harmon (Ten States Standards Figure 1)"
-    else:
-        pf, pf_basis = peaking_factor, "given"
-    peak = float(ii_offset.peak_sewage_flow_gpd(avg, pf))
+    pf = float(ii_offset.peaking_factor_for(avg, peaking_factor, pop_k))
+    pf_basis = "given" if peaking_factor is not None else "Harmon (Ten States Standards Figure 1)"
+    peak = float(ii_offset.peak_sewage_flow_gpd(avg, peaking_factor, pop_k))
     need = float(ii_offset.credits_required_gpd(peak, offset_ratio))
     out = {"uses": rows, "average_gpd": avg, "peaking_factor": pf, "peaking_basis": pf_basis, "peak_flow_gpd": peak,
            "threshold_gpd": ii_offset.OFFSET_THRESHOLD_GPD, "offset_required": bool(ii_offset.offset_required(peak)),

@@ -260,9 +260,8 @@ def average_design_flow_gpd(units, gpd_per_unit):
     gpd_per_unit : array_like
         Design flow per unit [gpd/unit], >= 0 (a design flow table such as NYSDEC 2014 Table B-3).
     """
-    u = check_range("units", units, 0.0)
-    g = check_range("gpd_per_unit", gpd_per_unit, 0.0, unit="gpd per unit")
-    return scalar_or_array((u * g).sum(axis=-1) if np.ndim(u * g) else u * g)
+    flow = check_range("units", units, 0.0) * check_range("gpd_per_unit", gpd_per_unit, 0.0, unit="gpd per unit")
+    return scalar_or_array(flow.sum(axis=-1) if flow.ndim else flow)
 
 
 def peak_sewage_flow_gpd(average_flow_gpd, peaking_factor=None, population_thousands=None):
@@ -277,12 +276,17 @@ def peak_sewage_flow_gpd(average_flow_gpd, peaking_factor=None, population_thous
     States Standards (2014) 11.243 and Figure 1.
     """
     q = check_range("average_flow_gpd", average_flow_gpd, 0.0, unit="gpd")
-    if peaking_factor is None:
-        p = equivalent_population_thousands(q) if population_thousands is None else population_thousands
-        pf = np.asarray(harmon_peaking_factor(p))
-    else:
-        pf = check_range("peaking_factor", peaking_factor, 1.0)
-    return scalar_or_array(q * pf)
+    return scalar_or_array(q * np.asarray(peaking_factor_for(q, peaking_factor, population_thousands)))
+
+
+def peaking_factor_for(average_flow_gpd, peaking_factor=None, population_thousands=None):
+    """The peaking factor :func:`peak_sewage_flow_gpd` applies [-]: the one given (>= 1), else
+    Harmon's for the population given, else for the population equivalent at 100 gpcd."""
+    if peaking_factor is not None:
+        return scalar_or_array(check_range("peaking_factor", peaking_factor, 1.0))
+    if population_thousands is None:
+        population_thousands = equivalent_population_thousands(average_flow_gpd)
+    return harmon_peaking_factor(population_thousands)
 
 
 def offset_required(peak_flow_gpd, threshold_gpd=OFFSET_THRESHOLD_GPD):
