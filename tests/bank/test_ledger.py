@@ -217,9 +217,13 @@ def test_journal_is_append_only_in_sql(led):
         c.execute("UPDATE journal SET delta_gpd = 0")
     with pytest.raises(sqlite3.IntegrityError, match="cannot be deleted"):
         c.execute("DELETE FROM journal")
-    for table in ("entities", "basins", "subaccounts", "projects"):
+    led.withdraw(B, JC, 3000, "A-guard")
+    led.transfer(B, JC, DEV, 10, document="bill of sale")
+    for table in ("entities", "basins", "subaccounts", "projects", "withdrawals", "transfers"):
         with pytest.raises(sqlite3.IntegrityError, match="cannot be deleted"):
             c.execute(f"DELETE FROM {table}")
+    with pytest.raises(sqlite3.IntegrityError, match="cannot be changed"):
+        c.execute("UPDATE transfers SET amount_gpd = 1")
 
 
 def test_balance_cannot_go_negative_or_move_without_journal(led):

@@ -176,29 +176,6 @@ BEGIN
     SELECT RAISE(ABORT, 'journal balance_after does not match the subaccount balance');
 END;
 
--- No delete path for the records of the program.
-CREATE TRIGGER IF NOT EXISTS entities_no_delete BEFORE DELETE ON entities
-BEGIN SELECT RAISE(ABORT, 'records of the program cannot be deleted'); END;
-CREATE TRIGGER IF NOT EXISTS basins_no_delete BEFORE DELETE ON basins
-BEGIN SELECT RAISE(ABORT, 'records of the program cannot be deleted'); END;
-CREATE TRIGGER IF NOT EXISTS subaccounts_no_delete BEFORE DELETE ON subaccounts
-BEGIN SELECT RAISE(ABORT, 'records of the program cannot be deleted'); END;
-CREATE TRIGGER IF NOT EXISTS projects_no_delete BEFORE DELETE ON projects
-BEGIN SELECT RAISE(ABORT, 'records of the program cannot be deleted'); END;
-CREATE TRIGGER IF NOT EXISTS withdrawals_no_delete BEFORE DELETE ON withdrawals
-BEGIN SELECT RAISE(ABORT, 'records of the program cannot be deleted'); END;
-CREATE TRIGGER IF NOT EXISTS transfers_no_delete BEFORE DELETE ON transfers
-BEGIN SELECT RAISE(ABORT, 'records of the program cannot be deleted'); END;
-CREATE TRIGGER IF NOT EXISTS transfers_no_update BEFORE UPDATE ON transfers
-BEGIN SELECT RAISE(ABORT, 'transfers cannot be changed'); END;
-CREATE TRIGGER IF NOT EXISTS condemnations_no_delete BEFORE DELETE ON condemnations
-BEGIN SELECT RAISE(ABORT, 'records of the program cannot be deleted'); END;
-CREATE TRIGGER IF NOT EXISTS condemnations_no_update BEFORE UPDATE ON condemnations
-BEGIN SELECT RAISE(ABORT, 'condemnations cannot be changed'); END;
-CREATE TRIGGER IF NOT EXISTS extensions_no_delete BEFORE DELETE ON extensions
-BEGIN SELECT RAISE(ABORT, 'records of the program cannot be deleted'); END;
-CREATE TRIGGER IF NOT EXISTS disputes_no_delete BEFORE DELETE ON disputes
-BEGIN SELECT RAISE(ABORT, 'records of the program cannot be deleted'); END;
 -- A subaccount never changes basin or owner; a certified project stays certified with its figure.
 CREATE TRIGGER IF NOT EXISTS subaccounts_fixed BEFORE UPDATE OF basin_id, owner_id ON subaccounts
 BEGIN SELECT RAISE(ABORT, 'a subaccount cannot change basin or owner'); END;
@@ -206,3 +183,18 @@ CREATE TRIGGER IF NOT EXISTS projects_certified_fixed BEFORE UPDATE ON projects
 WHEN old.status = 'certified'
 BEGIN SELECT RAISE(ABORT, 'a certified project cannot be changed'); END;
 """
+
+#: Records of the program with no delete path (records section), and those that never change either.
+NO_DELETE = ("entities", "basins", "subaccounts", "projects", "withdrawals", "transfers", "condemnations",
+             "extensions", "disputes")
+NO_UPDATE = ("transfers", "condemnations")
+
+SCHEMA += "".join(
+    f"CREATE TRIGGER IF NOT EXISTS {t}_no_delete BEFORE DELETE ON {t}\n"
+    f"BEGIN SELECT RAISE(ABORT, 'records of the program cannot be deleted'); END;\n"
+    for t in NO_DELETE
+) + "".join(
+    f"CREATE TRIGGER IF NOT EXISTS {t}_no_update BEFORE UPDATE ON {t}\n"
+    f"BEGIN SELECT RAISE(ABORT, '{t} cannot be changed'); END;\n"
+    for t in NO_UPDATE
+)
