@@ -246,27 +246,53 @@ def rdii_peak_cfs(model: SwmmInp, nodes, rain_t_hr: np.ndarray, rain_in: np.ndar
             area_by_uh[r.tokens[1]] = area_by_uh.get(r.tokens[1], 0.0) + area
     if not area_by_uh:
         return 0.0
-    dt = float(np.min(np.diff(rain_t_hr))) if len(rain_t_hr) > 1 else 1.0
-    dt = min(dt, 0.1)
-    t_end = float(rain_t_hr[-1]) + 200.0
-    grid = np.arange(0.0, t_end, dt)
-    # rainfall intensity on the grid [in/hr]
+    total = None
+    for uh, area in area_by_uh.items():
+        q = rtk_hydrograph_cfs(_rtk_params(model, uh, month), area, rain_t_hr, rain_in)
+        total = q if total is None else total + q
+    return float(total.max())
+
+
+def rtk_hydrograph_cfs(rtk, area_ac: float, rain_t_hr, rain_in, dt_hr: float = 0.05, tail_hr: float = 200.0) -> np.ndarray:
+    """RDII [cfs] of ``area_ac`` acres under a rainfall, by the RTK triangular unit hydrographs [2]_.
+
+    Parameters
+    ----------
+    rtk : list of (R [-], T [hr], K [-])
+        One triple per response (short, medium, long).
+    area_ac : float
+        Sewershed area [ac].
+    rain_t_hr, rain_in : array_like
+        Start of each rainfall interval [hr] and its depth [in] (uniform intervals).
+    dt_hr : float
+        Computation step [hr] (the rainfall interval when smaller).
+
+    Returns
+    -------
+    numpy.ndarray
+        Flow [cfs] on a uniform grid of ``dt_hr`` from time 0; its volume is
+        sum(R) x rainfall x area (1 ac-in/hr = :data:`~capacitysim.units.CFS_PER_ACRE_INCH_PER_HOUR` cfs).
+    """
+    rain_t_hr = np.asarray(rain_t_hr, float)
+    rain_in = np.asarray(rain_in, float)
+    interval = float(np.min(np.diff(rain_t_hr))) if len(rain_t_hr) > 1 else 1.0
+    dt = min(dt_hr, interval)
+    grid = np.arange(0.0, float(rain_t_hr[-1]) + interval + tail_hr, dt)
     intensity = np.zeros_like(grid)
-    step = np.diff(np.concatenate([rain_t_hr, [rain_t_hr[-1] + (rain_t_hr[-1] - rain_t_hr[-2] if len(rain_t_hr) > 1 else 1.0)]]))
-    for t0, d, s in zip(rain_t_hr, rain_in, step):
-        mask = (grid >= t0 - 1e-9) & (grid < t0 + s - 1e-9)
+    for t0, d in zip(rain_t_hr, rain_in):
+        mask = (grid >= t0 - 1e-9) & (grid < t0 + interval - 1e-9)
         if mask.any():
             intensity[mask] += d / (mask.sum() * dt)
     total = np.zeros_like(grid)
-    for uh, area in area_by_uh.items():
-        for R, T, K in _rtk_params(model, uh, month):
-            if R <= 0 or T <= 0:
-                continue
-            tb = T * (1.0 + K)
-            tt = np.arange(0.0, tb + dt, dt) + dt / 2
-            u = np.where(tt <= T, tt / T, np.clip((tb - tt) / (tb - T), 0, None)) * 2.0 / tb  # 1/hr, area 1
-            total += R * area * np.convolve(intensity, u * dt)[: len(grid)]
-    return float(total.max() * CFS_PER_ACRE_INCH_PER_HOUR)
+    for R, T, K in rtk:
+        if R <= 0 or T <= 0:
+            continue
+        tb = T * (1.0 + K)
+        tt = np.arange(0.0, tb + dt, dt) + dt / 2
+        u = np.where(tt <= T, tt / T, np.clip((tb - tt) / (tb - T), 0, None))
+        u = u / (u.sum() * dt)  # unit area [1/hr]
+        total += R * area_ac * np.convolve(intensity, u * dt)[: len(grid)]
+    return total * CFS_PER_ACRE_INCH_PER_HOUR
 
 
 # --------------------------------------------------------------------------- writing
