@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -321,7 +322,15 @@ def write_scenario(model: SwmmInp, edits, out_path: str | Path, *, rain: tuple[n
     out_path = Path(out_path)
     if out_path.resolve() == model.path.resolve():
         raise InputError("a scenario is never written over its input model")
-    m = swmmio.Model(str(model.path))
+    with warnings.catch_warnings():  # swmmio warns about every absent section
+        warnings.simplefilter("ignore", UserWarning)
+        m = swmmio.Model(str(model.path))
+        return _apply(m, model, edits, out_path, rain)
+
+
+def _apply(m, model: SwmmInp, edits, out_path: Path, rain) -> dict:
+    import pandas as pd
+
     fu = model.flow_units
     nodes = set(model.node_ids())
     record: dict = {"connections": [], "remediations": [], "storm": None, "inflows": []}

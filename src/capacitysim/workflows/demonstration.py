@@ -1,0 +1,466 @@
+"""Capacity demonstration: SWMM runs before and after a new connection and/or I/I remediation.
+
+Under the Binghamton-Johnson City I/I Offset Program a flow credit withdrawal needs
+"demonstration by the applicant of adequate hydraulic and treatment capacity in the sewage
+collection system and treatment plant" (ch. 174, 174-19 H(1)); the design storm is the 1-year
+24-hour Type II storm (Table 174-19.2). This workflow runs the model before and after the
+scenario (each run in its own child process, the two at once), compares every node and link,
+and gives a verdict under configurable criteria:
+
+* no new or increased flooding (beyond ``flooding_tol_cf``);
+* no new surcharge within ``freeboard_ft`` of the rim (a node whose max water level comes
+  within the freeboard after, and rose);
+* no increase of the peak inflow at the basin outlet of each connection beyond
+  ``outlet_peak_tol_pct``, nor of CSO volume at any CSO outfall beyond ``cso_volume_tol_pct``
+  (or ``cso_volume_tol_cf``, whichever is larger);
+* max d/D of conduits within ``max_d_over_d`` unless it already was exceeded and did not rise;
+* a run whose runoff or flow-routing continuity error exceeds ``continuity_limit_pct`` (1 %)
+  makes the verdict ``untrusted`` rather than pass or fail.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from capacitysim.checks import check_range
+from capacitysim.errors import InputError
+from capacitysim.network.basins import Basin, basin_of, find_basins
+from capacitysim.network.engine import RunFiles, node_series, read_results, run_inp
+from capacitysim.network.model import SwmmInp, load_model, network_graph
+from capacitysim.network.scenario import Connection, Remediation, Storm, write_scenario
+
+
+@dataclass(frozen=True)
+class Criteria:
+    """Acceptance criteria comparing after vs before (defaults a reviewer would accept)."""
+
+    flooding_tol_cf: float = 1.0
+    freeboard_ft: float = 1.0
+    depth_tol_ft: float = 0.01
+    outlet_peak_tol_pct: float = 1.0
+    cso_volume_tol_pct: float = 1.0
+    cso_volume_tol_cf: float = 100.0
+    max_d_over_d: float = 0.8
+    d_over_d_tol: float = 0.005
+    continuity_limit_pct: float = 1.0
+
+    def __post_init__(self):
+        for k, v in asdict(self).items():
+            check_range(f"criteria.{k}", v, 0.0)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Criteria":
+        allowed = set(cls.__dataclass_fields__)
+        unknown = sorted(set(d) - allowed)
+        if unknown:
+            raise InputError(f"unknown criteria {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})")
+        return cls(**{k: float(v) for k, v in d.items()})
+
+
+@dataclass
+class Demonstration:
+    """The result of a capacity demonstration."""
+
+    model: Path
+    verdict: str
+    before: xr.Dataset
+    after: xr.Dataset
+    runs: dict[str, RunFiles]
+    checks: list[dict]
+    criteria: Criteria
+    scenario: dict
+    basins: list[Basin]
+    plant: str
+    connections: list[Connection] = field(default_factory=list)
+    storm_name: str | None = None
+
+    def to_json(self) -> dict:
+        return demonstration_json(self)
+
+
+# --------------------------------------------------------------------------- parsing specs
+
+
+def parse_connection(spec: str, peaking: str | float = "pattern") -> Connection:
+    """``NODE=GPD`` or ``NODE=UNITSxGPD_PER_UNIT`` (a building program) -> Connection."""
+    if "=" not in spec:
+        raise InputError(f"--connect {spec!r}: expected NODE=GPD or NODE=UNITSxGPD_PER_UNIT")
+    node, value = (s.strip() for s in spec.split("=", 1))
+    try:
+        if "x" in value.lower():
+            units, per = value.lower().split("x", 1)
+            return Connection.from_program(node, float(units), float(per), peaking)
+        flow = float(value.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise InputError(f"--connect {spec!r}: flow {value!r} is not a number of gpd") from None
+    if not flow > 0:
+        raise InputError(f"--connect {spec!r}: flow must be > 0 gpd; got {flow:g}")
+    return Connection(node, flow, peaking)
+
+
+def parse_remediation(spec: str, basins: list[Basin], model: SwmmInp) -> Remediation:
+    """``basin=OUTLET,fraction=F`` | ``basin=OUTLET,gpd=G`` | ``nodes=A;B;C,fraction=F`` -> Remediation.
+
+    ``basin=`` takes the basin's tributary nodes (everything draining to that outlet).
+    """
+    parts = {}
+    for item in spec.split(","):
+        if "=" not in item:
+            raise InputError(f"--remediate {spec!r}: expected key=value pairs (basin=, nodes=, fraction=, gpd=)")
+        k, v = (s.strip() for s in item.split("=", 1))
+        parts[k.lower()] = v
+    unknown = sorted(set(parts) - {"basin", "nodes", "fraction", "gpd"})
+    if unknown:
+        raise InputError(f"--remediate {spec!r}: unknown key(s) {', '.join(unknown)} (allowed: basin, nodes, fraction, gpd)")
+    if ("basin" in parts) == ("nodes" in parts):
+        raise InputError(f"--remediate {spec!r}: give exactly one of basin= and nodes=")
+    if "basin" in parts:
+        found = [b for b in basins if b.outlet == parts["basin"]]
+        if not found:
+            raise InputError(f"--remediate: basin {parts['basin']!r} is not a basin outlet (outlets: {', '.join(b.outlet for b in basins)})")
+        nodes, label = tuple(found[0].tributary), parts["basin"]
+    else:
+        nodes, label = tuple(n.strip() for n in parts["nodes"].split(";") if n.strip()), ""
+        known = model.node_ids()
+        bad = [n for n in nodes if n not in known]
+        if bad:
+            raise InputError(f"--remediate: node {bad[0]!r} is not a node of {model.path.name}")
+    try:
+        fraction = float(parts["fraction"].rstrip("%")) / (100.0 if parts["fraction"].endswith("%") else 1.0) if "fraction" in parts else None
+        gpd = float(parts["gpd"].replace(",", "")) if "gpd" in parts else None
+    except ValueError:
+        raise InputError(f"--remediate {spec!r}: fraction and gpd must be numbers") from None
+    return Remediation(nodes, fraction=fraction, gpd=gpd, basin=label)
+
+
+# --------------------------------------------------------------------------- running
+
+
+def run_demonstration(model_path, *, connections=(), remediations=(), storm=None, criteria: Criteria | None = None,
+                      work_dir=None, outlets=None, plant=None, parallel: bool = True, extra_edits=()) -> Demonstration:
+    """Run the before and after scenarios and judge them.
+
+    Parameters
+    ----------
+    model_path : path
+        SWMM ``.inp`` (validated first; only read).
+    connections : list of Connection or str
+        New connections (``NODE=GPD`` strings are parsed).
+    remediations : list of Remediation or str
+        I/I remediation (``basin=...,fraction=...`` strings are parsed).
+    storm : str, path, StormSpec or Storm, optional
+        The design storm (a bundled name or a TOML file); both runs get it. ``None`` keeps the
+        model's own rainfall.
+    criteria : Criteria
+    work_dir : path, optional
+        Folder for the runs (default: a new temporary folder).
+    outlets, plant : optional
+        Override the automatic basin outlets / plant outfall.
+    """
+    criteria = criteria or Criteria()
+    model = load_model(model_path)
+    basins = find_basins(model, outlets=outlets, plant=plant)
+    plant_id = plant or next((b.outlet for b in basins if b.kind == "plant"), None)
+    if plant_id is None:
+        from capacitysim.network.basins import find_plant
+
+        plant_id = find_plant(model)
+    conns = [parse_connection(c) if isinstance(c, str) else c for c in connections]
+    rems = [parse_remediation(r, basins, model) if isinstance(r, str) else r for r in remediations]
+    node_ids = model.node_ids()
+    for c in conns:
+        if c.node not in node_ids:
+            raise InputError(f"--connect: node {c.node!r} is not a node of {model.path.name}")
+    storm_edit, storm_name = _storm_edit(storm)
+    if not conns and not rems and not extra_edits:
+        raise InputError("nothing to demonstrate: give at least one connection (--connect) or remediation (--remediate)")
+    wd = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="capacitysim-"))
+    wd.mkdir(parents=True, exist_ok=True)
+    before_edits = [storm_edit] if storm_edit else []
+    after_edits = before_edits + list(conns) + list(rems) + list(extra_edits)
+    before_inp = model.path
+    if before_edits:
+        before_inp = wd / "before_input.inp"
+        write_scenario(model, before_edits, before_inp)
+    after_inp = wd / "after_input.inp"
+    record = write_scenario(model, after_edits, after_inp)
+
+    jobs = {"before": (before_inp, wd / "before"), "after": (after_inp, wd / "after")}
+    if parallel:
+        with ThreadPoolExecutor(max_workers=2) as pool:  # threads only wait on child processes
+            futures = {k: pool.submit(run_inp, inp, d, name=k) for k, (inp, d) in jobs.items()}
+            runs = {k: f.result() for k, f in futures.items()}
+    else:
+        runs = {k: run_inp(inp, d, name=k) for k, (inp, d) in jobs.items()}
+    before, after = read_results(runs["before"]), read_results(runs["after"])
+    checks = judge(before, after, criteria, basins, conns, model)
+    verdict = verdict_of(before, after, checks, criteria)
+    return Demonstration(Path(model_path), verdict, before, after, runs, checks, criteria, record, basins,
+                         plant_id, conns, storm_name)
+
+
+def _storm_edit(storm):
+    if storm is None:
+        return None, None
+    if isinstance(storm, Storm):
+        return storm, storm.name
+    from capacitysim.io.storms import StormSpec, load_storm
+
+    spec = storm if isinstance(storm, StormSpec) else load_storm(storm)
+    return Storm.from_spec(spec), spec.name
+
+
+# --------------------------------------------------------------------------- judging
+
+
+def continuity_error(ds: xr.Dataset) -> float:
+    """The larger (in magnitude) of the runoff and flow-routing continuity errors [%], signed."""
+    a, b = ds.attrs["runoff_continuity_error_pct"], ds.attrs["flow_routing_continuity_error_pct"]
+    return a if abs(a) > abs(b) else b
+
+
+def judge(before: xr.Dataset, after: xr.Dataset, c: Criteria, basins: list[Basin], conns, model: SwmmInp) -> list[dict]:
+    """Every criterion applied to every element: a list of checks (failures and the outlet checks)."""
+    checks: list[dict] = []
+    nodes = before.node.values
+    fb, fa = before.flooding_volume_cf.values, after.flooding_volume_cf.values
+    for i in np.flatnonzero(fa > fb + c.flooding_tol_cf):
+        checks.append({"criterion": "no new or increased flooding", "element": str(nodes[i]), "kind": "node",
+                       "before": float(fb[i]), "after": float(fa[i]), "limit": float(fb[i] + c.flooding_tol_cf),
+                       "unit": "ft3", "passed": False})
+    rim = after.rim_depth_ft.values
+    da, db = after.max_depth_ft.values, before.max_depth_ft.values
+    junction = after.node_type.values != "OUTFALL"
+    bad = junction & (rim > 0) & (rim - da < c.freeboard_ft) & (da > db + c.depth_tol_ft)
+    for i in np.flatnonzero(bad):
+        checks.append({"criterion": f"no new surcharge within {c.freeboard_ft:g} ft of the rim", "element": str(nodes[i]),
+                       "kind": "node", "before": float(rim[i] - db[i]), "after": float(rim[i] - da[i]),
+                       "limit": c.freeboard_ft, "unit": "ft freeboard", "passed": False})
+    links = before.link.values
+    ra, rb = after.max_d_over_d.values, before.max_d_over_d.values
+    with np.errstate(invalid="ignore"):
+        bad = np.isfinite(ra) & (ra > c.max_d_over_d) & ((rb <= c.max_d_over_d) | (ra > rb + c.d_over_d_tol))
+    for i in np.flatnonzero(bad):
+        checks.append({"criterion": f"max d/D <= {c.max_d_over_d:g} (sanitary pipes)", "element": str(links[i]),
+                       "kind": "link", "before": float(rb[i]), "after": float(ra[i]), "limit": c.max_d_over_d,
+                       "unit": "-", "passed": False})
+    outlets = []
+    for conn in conns:
+        b = basin_of(conn.node, basins)
+        if b.outlet not in outlets:
+            outlets.append(b.outlet)
+    for o in outlets:
+        qb = float(before.max_inflow_cfs.sel(node=o))
+        qa = float(after.max_inflow_cfs.sel(node=o))
+        limit = qb * (1 + c.outlet_peak_tol_pct / 100.0)
+        checks.append({"criterion": f"peak inflow at the basin outlet within +{c.outlet_peak_tol_pct:g} %", "element": o,
+                       "kind": "node", "before": qb, "after": qa, "limit": limit, "unit": "cfs", "passed": bool(qa <= limit + 1e-9)})
+    for b in basins:
+        if b.kind != "cso" or b.overflow_outfall is None:
+            continue
+        vb = float(before.volume_cf.sel(outfall=b.overflow_outfall))
+        va = float(after.volume_cf.sel(outfall=b.overflow_outfall))
+        limit = vb + max(vb * c.cso_volume_tol_pct / 100.0, c.cso_volume_tol_cf)
+        checks.append({"criterion": "CSO volume not increased beyond tolerance", "element": b.overflow_outfall,
+                       "kind": "outfall", "before": vb, "after": va, "limit": limit, "unit": "ft3", "passed": bool(va <= limit)})
+    for name, ds in (("before", before), ("after", after)):
+        err = continuity_error(ds)
+        checks.append({"criterion": f"continuity error within {c.continuity_limit_pct:g} %", "element": f"{name} run",
+                       "kind": "run", "before": None, "after": float(err), "limit": c.continuity_limit_pct, "unit": "%",
+                       "passed": bool(abs(err) <= c.continuity_limit_pct)})
+    return checks
+
+
+def verdict_of(before: xr.Dataset, after: xr.Dataset, checks: list[dict], c: Criteria) -> str:
+    """``untrusted`` when a run's continuity error exceeds the limit, else ``fail`` on any failed check, else ``pass``."""
+    if any(abs(continuity_error(ds)) > c.continuity_limit_pct for ds in (before, after)):
+        return "untrusted"
+    return "fail" if any(not ch["passed"] for ch in checks) else "pass"
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def _f(x) -> float | None:
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def demonstration_json(d: Demonstration) -> dict:
+    """The ``--json`` document (keys as issue 3 specifies, plus the checks and the scenario record)."""
+    b, a = d.before, d.after
+
+    def run_doc(ds, run):
+        return {"continuity_error_pct": _f(continuity_error(ds)),
+                "runoff_continuity_error_pct": _f(ds.attrs["runoff_continuity_error_pct"]),
+                "flow_routing_continuity_error_pct": _f(ds.attrs["flow_routing_continuity_error_pct"]),
+                "plant_peak_inflow_cfs": _f(ds.max_inflow_cfs.sel(node=d.plant)) if d.plant in ds.node.values else None,
+                "outfall_volume_cf": {str(k): _f(v) for k, v in zip(ds.outfall.values, ds.volume_cf.values)},
+                "report_file": str(run.rpt)}
+
+    links = [{"id": str(l), "peak_flow_cfs_before": _f(b.peak_flow_cfs.values[i]), "peak_flow_cfs_after": _f(a.peak_flow_cfs.values[i]),
+              "max_q_over_qfull_before": _f(b.max_q_over_qfull.values[i]), "max_q_over_qfull_after": _f(a.max_q_over_qfull.values[i]),
+              "max_d_over_d_before": _f(b.max_d_over_d.values[i]), "max_d_over_d_after": _f(a.max_d_over_d.values[i])}
+             for i, l in enumerate(b.link.values)]
+    nodes = [{"id": str(n), "flooding_volume_cf_before": _f(b.flooding_volume_cf.values[i]),
+              "flooding_volume_cf_after": _f(a.flooding_volume_cf.values[i]),
+              "max_surcharge_ft_before": _f(b.max_surcharge_ft.values[i]), "max_surcharge_ft_after": _f(a.max_surcharge_ft.values[i]),
+              "max_hgl_ft_before": _f(b.max_hgl_ft.values[i]), "max_hgl_ft_after": _f(a.max_hgl_ft.values[i]),
+              "freeboard_ft_before": _f(b.freeboard_ft.values[i]), "freeboard_ft_after": _f(a.freeboard_ft.values[i])}
+             for i, n in enumerate(b.node.values)]
+    checks = [{k: (_f(v) if isinstance(v, float) else v) for k, v in ch.items()} for ch in d.checks]
+    return {"verdict": d.verdict, "model": str(d.model), "storm": d.storm_name or "model rainfall", "plant": d.plant,
+            "criteria": asdict(d.criteria), "scenario": _jsonable(d.scenario),
+            "before": run_doc(b, d.runs["before"]), "after": run_doc(a, d.runs["after"]),
+            "checks": checks, "failed_checks": sum(1 for ch in d.checks if not ch["passed"]),
+            "links": links, "nodes": nodes,
+            "units": "flow cfs, depth/elevation ft, volume ft3 (converted from the model's FLOW_UNITS)"}
+
+
+def _jsonable(o):
+    if isinstance(o, dict):
+        return {k: _jsonable(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_jsonable(v) for v in o]
+    if isinstance(o, (np.floating, float)):
+        return _f(o)
+    if isinstance(o, np.integer):
+        return int(o)
+    return o
+
+
+# --------------------------------------------------------------------------- profile and report
+
+
+def profile_path(model: SwmmInp, start: str, end: str) -> list[dict]:
+    """Nodes along the flow path from ``start`` to ``end`` with their distance [ft] (conduit lengths)."""
+    import networkx as nx
+
+    g = network_graph(model)
+    try:
+        path = nx.shortest_path(g, start, end)
+    except (nx.NetworkXNoPath, nx.NodeNotFound):
+        raise InputError(f"no flow path from {start} to {end}") from None
+    lengths = {r.tokens[0]: float(r.tokens[3]) for r in model.rows("CONDUITS") if len(r.tokens) > 3}
+    out, dist = [{"node": path[0], "distance_ft": 0.0, "link": None}], 0.0
+    for u, v in zip(path[:-1], path[1:]):
+        lid = min(g[u][v], key=lambda k: lengths.get(k, 0.0))
+        dist += lengths.get(lid, 0.0)
+        out.append({"node": v, "distance_ft": dist, "link": lid})
+    return out
+
+
+def write_report(d: Demonstration, path) -> Path:
+    """A self-contained HTML report to attach to a flow-credit withdrawal application."""
+    from capacitysim.report.html import HtmlReport, new_figure
+
+    model = load_model(d.model)
+    doc = demonstration_json(d)
+    rep = HtmlReport("Sewer capacity demonstration",
+                     f"Model {d.model.name}; design storm: {d.storm_name or 'the model rainfall'}; verdict: {d.verdict.upper()}")
+    rep.heading("Purpose")
+    rep.paragraph("Demonstration of adequate hydraulic capacity in the sewage collection system for a new or modified "
+                  "sewer connection and the I/I remediation offsetting it, by SWMM runs of the network before and after "
+                  "the change under the same rainfall.")
+    rep.citation("Binghamton-Johnson City Joint Sewage Treatment Plant I/I Offset Program (Sewer Use Rules ch. 174): "
+                 "174-19 H(1) (demonstration of adequate hydraulic and treatment capacity), 174-19 F (one-to-one offset of "
+                 "the peak sewage flow rate increase), Table 174-19.2 (1-year 24-hour Type II storm, 2.1 in).")
+    rep.heading("Inputs")
+    items = [("model", str(d.model)), ("plant outfall", d.plant), ("rainfall", d.storm_name or "model rainfall")]
+    for c in d.scenario.get("connections", []):
+        pk = "model diurnal pattern" if c["peaking"] == "pattern" else f"peaking factor {c['peaking']:g} (constant)"
+        items.append((f"connection at {c['node']}", f"{c['flow_gpd']:,.0f} gpd average, {pk}" + (f"; {c['label']}" if c.get("label") else "")))
+    for r in d.scenario.get("remediations", []):
+        how = f"{r['gpd']:,.0f} gpd removed = {r['fraction'] * 100:.2f} % of the peak RDII ({r['peak_rdii_gpd_before']:,.0f} gpd)" if r.get("gpd") else f"{r['fraction'] * 100:.1f} % of RDII"
+        items.append((f"I/I remediation in basin {r['basin'] or '(node list)'}", f"{how}; {r['n_nodes']} nodes"))
+    rep.key_values(items)
+    rep.heading("Criteria")
+    c = d.criteria
+    rep.key_values([
+        ("flooding", f"no new or increased flooding (tolerance {c.flooding_tol_cf:g} ft3)"),
+        ("surcharge", f"no node may newly come within {c.freeboard_ft:g} ft of its rim"),
+        ("basin outlet", f"peak inflow at the connection's basin outlet may rise at most {c.outlet_peak_tol_pct:g} %"),
+        ("CSO", f"CSO volume may rise at most {c.cso_volume_tol_pct:g} % or {c.cso_volume_tol_cf:g} ft3"),
+        ("d/D", f"max d/D of conduits <= {c.max_d_over_d:g} unless already exceeded and not rising"),
+        ("model quality", f"runoff and flow-routing continuity errors within {c.continuity_limit_pct:g} %, else untrusted"),
+    ])
+    rep.heading("Verdict")
+    rep.raw(f'<p class="{d.verdict}">Verdict: {d.verdict.upper()}</p>')
+    rows = [[ch["criterion"], ch["element"], "-" if ch["before"] is None else ch["before"], ch["after"], ch["limit"], ch["unit"],
+             "pass" if ch["passed"] else "FAIL"] for ch in doc["checks"]]
+    rep.table(["criterion", "element", "before", "after", "limit", "unit", "result"], rows,
+              ["pass" if ch["passed"] else "fail" for ch in doc["checks"]])
+    rep.heading("Largest changes")
+    b, a = d.before, d.after
+    dq = (a.peak_flow_cfs - b.peak_flow_cfs).values
+    order = np.argsort(-np.abs(np.nan_to_num(dq)))[:12]
+    rep.table(["link", "peak flow before [cfs]", "after [cfs]", "q/Qfull before", "after", "d/D before", "after"],
+              [[str(b.link.values[i]), float(b.peak_flow_cfs.values[i]), float(a.peak_flow_cfs.values[i]),
+                float(b.max_q_over_qfull.values[i]), float(a.max_q_over_qfull.values[i]),
+                float(b.max_d_over_d.values[i]), float(a.max_d_over_d.values[i])] for i in order])
+    dh = (a.max_hgl_ft - b.max_hgl_ft).values
+    order = np.argsort(-np.abs(np.nan_to_num(dh)))[:12]
+    rep.table(["node", "max HGL before [ft]", "after [ft]", "freeboard after [ft]", "surcharge after [ft]", "flooding after [ft3]"],
+              [[str(b.node.values[i]), float(b.max_hgl_ft.values[i]), float(a.max_hgl_ft.values[i]), float(a.freeboard_ft.values[i]),
+                float(a.max_surcharge_ft.values[i]), float(a.flooding_volume_cf.values[i])] for i in order])
+    rep.key_values([("continuity error before [%]", f"{continuity_error(b):.3f}"), ("continuity error after [%]", f"{continuity_error(a):.3f}")])
+
+    rep.heading("Hydrographs")
+    points = []
+    if d.connections:
+        conn = d.connections[0].node
+        points.append(("the connection", conn))
+        points.append(("the basin outlet", basin_of(conn, d.basins).outlet))
+    points.append(("the plant", d.plant))
+    seen = set()
+    for label, node in points:
+        if node in seen:
+            continue
+        seen.add(node)
+        fig, ax = new_figure(8, 3.2)
+        for key, style in (("before", "-"), ("after", "--")):
+            s = node_series(d.runs[key], node, "total_inflow")
+            ax.plot(s.elapsed_hr, s.values, style, label=key)
+        ax.set_xlabel("time from start of simulation [hr]")
+        ax.set_ylabel("total inflow [cfs]")
+        ax.set_title(f"{node} ({label})")
+        ax.grid(alpha=0.3)
+        ax.legend()
+        rep.figure(fig, f"Total inflow at {node} ({label}) before and after.")
+    if d.connections:
+        try:
+            prof = profile_path(model, d.connections[0].node, d.plant)
+        except InputError:
+            prof = None
+        if prof:
+            ids = [p["node"] for p in prof]
+            x = np.array([p["distance_ft"] for p in prof])
+            inv = b.invert_elev_ft.sel(node=ids).values
+            rim = inv + b.rim_depth_ft.sel(node=ids).values
+            crown = inv + b.crown_depth_ft.sel(node=ids).values
+            fig, ax = new_figure(9, 3.8)
+            ax.plot(x, rim, color="0.4", lw=1, label="rim (ground)")
+            ax.plot(x, crown, color="0.6", lw=0.8, ls=":", label="crown")
+            ax.plot(x, inv, color="k", lw=1, label="invert")
+            ax.plot(x, b.max_hgl_ft.sel(node=ids).values, color="tab:blue", label="max HGL before")
+            ax.plot(x, a.max_hgl_ft.sel(node=ids).values, color="tab:red", ls="--", label="max HGL after")
+            ax.set_xlabel(f"distance from {ids[0]} along the flow path [ft]")
+            ax.set_ylabel("elevation [ft]")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+            rep.figure(fig, f"Hydraulic grade line profile (maximum over the run) from the connection {ids[0]} to the plant {ids[-1]}.")
+    rep.heading("Method")
+    rep.paragraph("Each run is SWMM 5.2 (swmm-toolkit) in its own process with one thread, on a copy of the model. Peak flows, "
+                  "depths, flooding and surcharge are the engine's routing-step statistics; q/Qfull and d/D use the engine's "
+                  "full-flow capacity and full depth of each conduit; CSO volumes come from the Outfall Loading Summary. "
+                  "Connections are added to dry-weather flow with the model's diurnal pattern (or as a constant peak flow); "
+                  "I/I remediation scales the sewershed's RDII sewer areas.")
+    return rep.write(path)
