@@ -1,1 +1,101 @@
-"""CLI commands (placeholder; filled by its issue)."""
+"""CLI of the network capacity demonstration: ``capacitysim capacity`` and ``capacitysim basins``."""
+
+from __future__ import annotations
+
+import click
+
+from capacitysim.cli import cli
+from capacitysim.cli.common import emit_json, emit_table, fmt, json_option
+from capacitysim.errors import InputError
+
+
+def _peaking(value: str) -> str | float:
+    if value == "pattern":
+        return "pattern"
+    try:
+        pf = float(value)
+    except ValueError:
+        raise InputError(f"--peaking must be 'pattern' or a factor >= 1; got {value!r}") from None
+    if not pf >= 1:
+        raise InputError(f"--peaking must be 'pattern' or a factor >= 1; got {value!r}")
+    return pf
+
+
+@cli.command()
+@click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False), help="SWMM 5 .inp file (only read).")
+@click.option("--storm", help="Design storm: a bundled name (binghamton-1yr-24h) or a storms/*.toml file. Default: the model's rainfall.")
+@click.option("--connect", "connects", multiple=True, metavar="NODE=GPD",
+              help="New connection: NODE=GPD (average gpd) or NODE=UNITSxGPD_PER_UNIT (building program). Repeatable.")
+@click.option("--peaking", default="pattern", show_default=True,
+              help="How connections are peaked: 'pattern' (the model's diurnal DWF pattern) or a constant peaking factor.")
+@click.option("--remediate", "remediates", multiple=True, metavar="SPEC",
+              help="I/I remediation: basin=OUTLET,fraction=0.3 | basin=OUTLET,gpd=50000 | nodes=A;B,fraction=25%. Repeatable.")
+@click.option("--criteria", "criteria_file", type=click.Path(dir_okay=False), help="TOML file overriding the default criteria.")
+@click.option("--plant", help="The plant outfall (default: the outfall with the largest tributary dry-weather flow).")
+@click.option("--work-dir", type=click.Path(file_okay=False), help="Keep the runs' files here (default: a temporary folder).")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write the HTML report here.")
+@json_option
+def capacity(model_path, storm, connects, peaking, remediates, criteria_file, plant, work_dir, report_path, as_json):
+    """Capacity demonstration: SWMM before and after new connections and/or I/I remediation.
+
+    Prints the verdict (pass | fail | untrusted) and the failed checks; exit code 0 for pass,
+    1 for fail or untrusted.
+    """
+    from capacitysim.io.files import check_keys, read_toml
+    from capacitysim.workflows.demonstration import Criteria, parse_connection, run_demonstration, write_report
+
+    pk = _peaking(peaking)
+    conns = [parse_connection(c, pk) for c in connects]
+    criteria = Criteria()
+    if criteria_file:
+        data = read_toml(criteria_file)
+        check_keys(data, criteria_file, set(), set(Criteria.__dataclass_fields__))
+        criteria = Criteria.from_dict(data)
+    d = run_demonstration(model_path, connections=conns, remediations=list(remediates), storm=storm,
+                          criteria=criteria, work_dir=work_dir, plant=plant)
+    if report_path:
+        write_report(d, report_path)
+    if as_json:
+        emit_json(d.to_json())
+    else:
+        doc = d.to_json()
+        rows = [("verdict", d.verdict.upper()), ("model", str(d.model)), ("rainfall", doc["storm"]),
+                ("continuity error before [%]", fmt(doc["before"]["continuity_error_pct"])),
+                ("continuity error after [%]", fmt(doc["after"]["continuity_error_pct"])),
+                ("failed checks", str(doc["failed_checks"]))]
+        if doc["before"]["plant_peak_inflow_cfs"] is not None:
+            rows.append((f"plant {d.plant} peak inflow [cfs]",
+                         f"{fmt(doc['before']['plant_peak_inflow_cfs'])} -> {fmt(doc['after']['plant_peak_inflow_cfs'])}"))
+        if report_path:
+            rows.append(("report", str(report_path)))
+        emit_table(rows, "Capacity demonstration")
+        for ch in doc["checks"]:
+            mark = "ok  " if ch["passed"] else "FAIL"
+            before = "-" if ch["before"] is None else fmt(ch["before"])
+            click.echo(f"{mark} {ch['criterion']}: {ch['element']} {before} -> {fmt(ch['after'])} (limit {fmt(ch['limit'])} {ch['unit']})")
+    if d.verdict != "pass":
+        click.get_current_context().exit(1)
+
+
+@cli.command()
+@click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False), help="SWMM 5 .inp file.")
+@click.option("--outlet", "outlets", multiple=True, help="Use these nodes as basin outlets instead of the automatic ones. Repeatable.")
+@click.option("--plant", help="The plant outfall (default: the outfall with the largest tributary dry-weather flow).")
+@click.option("--nodes", "show_nodes", is_flag=True, help="List the tributary nodes of each basin.")
+@json_option
+def basins(model_path, outlets, plant, show_nodes, as_json):
+    """I/I remediation basins: the nodes tributary to each CSO regulator, pump station and the plant."""
+    from capacitysim.network.basins import find_basins
+    from capacitysim.network.model import load_model
+
+    model = load_model(model_path)
+    found = find_basins(model, outlets=list(outlets) or None, plant=plant)
+    if as_json:
+        emit_json({"model": str(model_path), "flow_units": model.flow_units, "basins": [b.as_dict() for b in found]})
+        return
+    click.echo(f"{'outlet':<24} {'kind':<13} {'overflow':<12} {'tributary':>9} {'local':>6} {'DWF [' + model.flow_units + ']':>12} {'RDII area':>10}")
+    for b in found:
+        click.echo(f"{b.outlet:<24} {b.kind:<13} {b.overflow_outfall or '-':<12} {len(b.tributary):>9} {len(b.local):>6} "
+                   f"{b.dwf_baseline:>12.4f} {b.rdii_area_ac:>10.2f}")
+        if show_nodes:
+            click.echo("    " + " ".join(b.tributary))
