@@ -46,23 +46,8 @@ def check_keys(data: dict, where: str, required: set[str], optional: set[str]) -
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write text to ``path`` atomically: a temporary file in the same folder, then a rename."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return p
+    """Write text (UTF-8) to ``path`` atomically: a temporary file in the same folder, then a rename."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
