@@ -76,12 +76,14 @@ def test_cli_run_and_compare_end_to_end(tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "base.json").read_text())
     assert doc["reference"]["tiny.coef"]["passed"] and doc["speed"]["tiny.sleep"]["ratio"] > 0
-    # Same code: nothing regressed.
-    r = _cli("compare", "base.json", "--cases", str(cases), cwd=tmp_path)
+    # Same code: nothing regressed. (A sleep does not scale with the machine as the reference
+    # kernel does, so a loaded machine moves this ratio; a 50 % threshold keeps the test about
+    # the mechanism. Noise handling itself is tested on fixed documents above.)
+    r = _cli("compare", "base.json", "--cases", str(cases), "--threshold", "0.5", cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     # A perturbed coefficient and a slower path: both reported, exit 1.
-    (cases / "cases_tiny.py").write_text(CASES.format(coef=1.01, sleep=0.02))
-    r = _cli("compare", "base.json", "--cases", str(cases), cwd=tmp_path)
+    (cases / "cases_tiny.py").write_text(CASES.format(coef=1.01, sleep=0.03))
+    r = _cli("compare", "base.json", "--cases", str(cases), "--threshold", "0.5", cwd=tmp_path)
     assert r.returncode == 1
     assert "REGRESSION reference tiny.coef" in r.stdout
     assert "REGRESSION speed     tiny.sleep" in r.stdout
