@@ -43,3 +43,17 @@ def test_bad_storm_files(tmp_path, text, match):
 def test_missing_storm_names_the_bundled_ones():
     with pytest.raises(DataFileError, match="bundled: binghamton-1yr-24h"):
         load_storm("no-such-storm")
+
+
+def test_atomic_write_replaces_whole_files_with_umask_mode(tmp_path):
+    import os
+
+    from capacitysim.io.files import atomic_write_text
+
+    p = atomic_write_text(tmp_path / "sub" / "a.txt", "one")
+    atomic_write_text(p, "two")
+    assert p.read_text() == "two"
+    assert [f.name for f in p.parent.iterdir()] == ["a.txt"]  # no temporary left behind
+    mask = os.umask(0)
+    os.umask(mask)
+    assert p.stat().st_mode & 0o777 == 0o666 & ~mask

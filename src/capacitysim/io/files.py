@@ -45,6 +45,15 @@ def check_keys(data: dict, where: str, required: set[str], optional: set[str]) -
         raise DataFileError(f"{where}: unknown key(s) {', '.join(unknown)} (allowed: {allowed})")
 
 
+def _umask_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+_CREATE_MODE = _umask_mode()
+
+
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     """Write text (UTF-8) to ``path`` atomically: a temporary file in the same folder, then a rename."""
     return atomic_write_bytes(path, text.encode("utf-8"))
@@ -56,6 +65,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     try:
+        os.fchmod(fd, _CREATE_MODE)  # mkstemp makes 0600; give the file the usual umask-based mode
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
