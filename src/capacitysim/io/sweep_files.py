@@ -1,0 +1,327 @@
+"""Sweep files (TOML): a grid of scenarios over a SWMM network, a detention site, or runoff alone.
+
+A SWMM connection sweep::
+
+    name = "How much can MH0005 take?"
+    kind = "swmm"                      # swmm (default when `model` is given) | detention | runoff
+    model = "../networks/small.inp"    # relative to this file
+    storm = "binghamton-1yr-24h"       # optional: a bundled storm or a storm TOML; else the model's own rainfall
+    mode = "product"                   # full factorial (default) or "zip" (all lists of one length)
+
+    [criteria]                         # optional; the defaults of capacitysim.workflows.sweep.DEFAULT_CRITERIA
+    max_q_over_qfull = 1.0
+
+    [grid]
+    connect_node = ["MH0005", "MH0012"]
+    connect_gpd = [0, 25000, 50000, 100000]
+    remediation_fraction = [0.0, 0.25]
+    storm_depth_in = [2.1, 2.6]
+
+A detention family sweep (``kind = "detention"``, ``site = "../sites/new-building.toml"``, optional
+``rules``) varies the site's parameters (``site_area_sf``, ``drainage_plan_c``, the system's
+dimensions, ``orifice_diameter_in`` ...); a runoff sweep (``kind = "runoff"``) varies ``area_ac``,
+``cn``, ``tc_min`` and ``storm_depth_in`` of one subcatchment under a storm.
+
+Every problem raises :class:`~capacitysim.errors.DataFileError` naming the file, the key, the
+value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from capacitysim.errors import DataFileError
+from capacitysim.io.files import bundled_dir, check_keys, read_toml
+
+KINDS = ("swmm", "detention", "runoff")
+MODES = ("product", "zip")
+
+#: Parameters of each kind: name -> (type, low, high, low_inclusive, high_inclusive, unit/description).
+#: ``str`` parameters are node ids; ``None`` bounds are open.
+SWMM_PARAMETERS = {
+    "connect_node": (str, None, None, True, True, "node id of the new connection"),
+    "connect_gpd": (float, 0.0, None, True, True, "gpd, average daily flow of the connection (0: none)"),
+    "peaking_factor": (float, 1.0, None, True, True, "design peak / average of the connection (absent: the node's diurnal pattern)"),
+    "remediation_fraction": (float, 0.0, 1.0, True, False, "fraction of the RDII removed in the connection's basin"),
+    "storm_depth_in": (float, 0.0, None, False, True, "in, total depth of the design storm"),
+}
+DETENTION_PARAMETERS = {
+    "site_area_sf": (float, 0.0, None, False, True, "ft2 (the surfaces are scaled with it)"),
+    "altered_area_sf": (float, 0.0, None, False, True, "ft2 (alterations; the surfaces are scaled with it)"),
+    "drainage_plan_c": (float, 0.0, 1.0, False, True, "runoff coefficient of the drainage plan"),
+    "weighted_c": (float, 0.0, 1.0, False, True, "runoff coefficient of the tributary area (overrides the surfaces)"),
+    "length_ft": (float, 0.0, None, False, True, "ft, tank or chamber length"),
+    "width_ft": (float, 0.0, None, False, True, "ft, tank or chamber width"),
+    "height_ft": (float, 0.0, None, False, True, "ft, tank or chamber height"),
+    "porosity": (float, 0.0, 1.0, False, True, "chamber void fraction"),
+    "roof_area_sf": (float, 0.0, None, False, True, "ft2, blue roof area"),
+    "max_depth_in": (float, 0.0, None, False, True, "in, blue roof ponding depth"),
+    "bottom_length_ft": (float, 0.0, None, False, True, "ft, pond bottom length"),
+    "bottom_width_ft": (float, 0.0, None, False, True, "ft, pond bottom width"),
+    "side_slope_h_per_v": (float, 0.0, None, True, True, "pond side slope H:V"),
+    "depth_ft": (float, 0.0, None, False, True, "ft, pond depth"),
+    "orifice_diameter_in": (float, 0.0, None, False, True, "in (absent: the orifice is sized)"),
+    "orifice_invert_ft": (float, 0.0, None, True, True, "ft above the system bottom"),
+    "discharge_coefficient": (float, 0.0, 1.0, False, True, "orifice Cd"),
+    "cn": (float, 0.0, 100.0, False, True, "curve number (scs hydrographs)"),
+    "tc_min": (float, 0.0, None, False, True, "min, time of concentration"),
+    "storm_depth_in": (float, 0.0, None, False, True, "in, 10-yr 24-h storm depth (scs hydrographs)"),
+}
+RUNOFF_PARAMETERS = {
+    "area_ac": (float, 0.0, None, False, True, "ac, drainage area"),
+    "cn": (float, 0.0, 100.0, False, True, "curve number"),
+    "tc_min": (float, 0.0, None, False, True, "min, time of concentration"),
+    "storm_depth_in": (float, 0.0, None, False, True, "in, total storm depth"),
+}
+PARAMETERS = {"swmm": SWMM_PARAMETERS, "detention": DETENTION_PARAMETERS, "runoff": RUNOFF_PARAMETERS}
+#: System keys of each system type that a grid may vary (site_files._SYSTEM_KEYS).
+SYSTEM_GRID_KEYS = {
+    "tank": {"length_ft", "width_ft", "height_ft"},
+    "chamber": {"length_ft", "width_ft", "height_ft", "porosity"},
+    "blue_roof": {"roof_area_sf", "max_depth_in"},
+    "pond": {"bottom_length_ft", "bottom_width_ft", "side_slope_h_per_v", "depth_ft"},
+}
+#: Defaults of the runoff sweep's fixed values when the grid leaves them out.
+RUNOFF_DEFAULTS = {"area_ac": 10.0, "cn": 80.0, "tc_min": 30.0}
+#: Criteria a SWMM sweep file may set (see capacitysim.workflows.sweep.DEFAULT_CRITERIA).
+CRITERIA_KEYS = {"max_q_over_qfull", "max_d_over_d", "freeboard_ft", "flooding_tolerance_cf",
+                 "peak_flow_tolerance_pct", "cso_volume_tolerance_pct", "max_continuity_error_pct"}
+#: Largest grid accepted (scenarios).
+MAX_SCENARIOS = 10_000_000
+
+_TOP_KEYS = {"grid"}
+_TOP_OPTIONAL = {"name", "kind", "model", "storm", "mode", "criteria", "site", "rules", "chunk_size", "plant",
+                 "outlets", "timeout_s", "distribution", "description"}
+
+
+@dataclass
+class SweepSpec:
+    """A validated sweep file."""
+
+    name: str
+    kind: str
+    mode: str
+    grid: dict[str, list]  # parameter -> values, in file order
+    path: str
+    model: Path | None = None
+    storm: object | None = None  # capacitysim.io.storms.StormSpec
+    criteria: dict = field(default_factory=dict)
+    site: Path | None = None
+    rules: str = "nyc-2012"
+    chunk_size: int = 250
+    plant: str | None = None
+    outlets: list[str] | None = None
+    timeout_s: float | None = None
+    distribution: str = "II"
+
+    @property
+    def dims(self) -> list[str]:
+        """The result's dimensions: one per swept parameter (product) or ``scenario`` (zip)."""
+        return list(self.grid) if self.mode == "product" else ["scenario"]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        if self.mode == "product":
+            return tuple(len(v) for v in self.grid.values())
+        return (len(next(iter(self.grid.values()))),)
+
+    @property
+    def n_scenarios(self) -> int:
+        return int(np.prod(self.shape))
+
+    def scenario(self, i: int) -> dict:
+        """Parameters of flat scenario ``i`` (C order over the grid's dimensions)."""
+        if self.mode == "zip":
+            return {k: v[i] for k, v in self.grid.items()}
+        idx = np.unravel_index(i, self.shape)
+        return {k: v[j] for (k, v), j in zip(self.grid.items(), idx)}
+
+    def columns(self, start: int = 0, stop: int | None = None) -> dict[str, np.ndarray]:
+        """Parameter columns of flat scenarios ``start:stop`` (vectorized sweeps)."""
+        stop = self.n_scenarios if stop is None else stop
+        flat = np.arange(start, stop)
+        if self.mode == "zip":
+            return {k: np.asarray(v)[flat] for k, v in self.grid.items()}
+        idx = np.unravel_index(flat, self.shape)
+        return {k: np.asarray(v)[j] for (k, v), j in zip(self.grid.items(), idx)}
+
+
+def _resolve(base: Path, ref, key: str, where: str, folder: str, suffix: str) -> Path:
+    if not isinstance(ref, str) or not ref.strip():
+        raise DataFileError(f"{where}: {key} must be a file path; got {ref!r}")
+    p = Path(ref)
+    cands = [p] if p.is_absolute() else [base / p, bundled_dir("models") / folder / p,
+                                          bundled_dir("models") / folder / f"{ref}{suffix}"]
+    for c in cands:
+        if c.is_file():
+            return c.resolve()
+    raise DataFileError(f"{where}: {key} = {ref!r} not found (looked in {', '.join(str(c) for c in cands)})")
+
+
+def _check_value(where: str, key: str, value, spec) -> object:
+    typ, lo, hi, lo_inc, hi_inc, what = spec
+    if typ is str:
+        if not isinstance(value, str) or not value.strip():
+            raise DataFileError(f"{where}: {key} values must be non-empty strings ({what}); got {value!r}")
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise DataFileError(f"{where}: {key} values must be finite numbers ({what}); got {value!r}")
+    v = float(value)
+    bad = (lo is not None and (v < lo if lo_inc else v <= lo)) or (hi is not None and (v > hi if hi_inc else v >= hi))
+    if bad:
+        interval = f"{'[' if lo_inc else '('}{'-inf' if lo is None else f'{lo:g}'}, {'inf' if hi is None else f'{hi:g}'}{']' if hi_inc else ')'}"
+        raise DataFileError(f"{where}: {key} = {value!r} is outside {interval} ({what})")
+    return v
+
+
+def load_sweep(path: str | os.PathLike) -> SweepSpec:
+    """Read and validate a sweep file.
+
+    Raises
+    ------
+    capacitysim.errors.DataFileError
+        Missing or unknown keys, an unknown kind or mode, a parameter that the kind does not
+        sweep, an empty or non-list grid entry, values of the wrong type or out of range, zip
+        lists of unequal length, duplicate values, a missing model/site/storm file.
+    """
+    p = Path(path)
+    data = read_toml(p)
+    where = str(p)
+    check_keys(data, where, _TOP_KEYS, _TOP_OPTIONAL)
+    base = p.resolve().parent
+    kind = data.get("kind", "detention" if "site" in data else "runoff" if "model" not in data and "site" not in data else "swmm")
+    if kind not in KINDS:
+        raise DataFileError(f"{where}: kind must be one of {', '.join(KINDS)}; got {kind!r}")
+    mode = data.get("mode", "product")
+    if mode not in MODES:
+        raise DataFileError(f"{where}: mode must be one of {', '.join(MODES)}; got {mode!r}")
+    spec = SweepSpec(name=str(data.get("name", p.stem)), kind=kind, mode=mode, grid={}, path=str(p))
+
+    if kind == "swmm":
+        if "model" not in data:
+            raise DataFileError(f"{where}: a swmm sweep needs model = \"path/to/network.inp\"")
+        spec.model = _resolve(base, data["model"], "model", where, "networks", ".inp")
+        for k in ("site", "rules"):
+            if k in data:
+                raise DataFileError(f"{where}: {k} is only for kind = \"detention\"")
+    elif kind == "detention":
+        if "site" not in data:
+            raise DataFileError(f"{where}: a detention sweep needs site = \"path/to/site.toml\"")
+        spec.site = _resolve(base, data["site"], "site", where, "sites", ".toml")
+        spec.rules = str(data.get("rules", "nyc-2012"))
+        if "model" in data:
+            raise DataFileError(f"{where}: model is only for kind = \"swmm\"")
+    else:
+        for k in ("model", "site"):
+            if k in data:
+                raise DataFileError(f"{where}: {k} is not used by kind = \"runoff\"")
+    if "storm" in data:
+        if kind == "detention":
+            raise DataFileError(f"{where}: storm is not used by detention sweeps (the rule set's design storm is; sweep storm_depth_in)")
+        from capacitysim.io.storms import load_storm
+
+        ref = data["storm"]
+        if not isinstance(ref, str):
+            raise DataFileError(f"{where}: storm must be a bundled storm name or a storm file; got {ref!r}")
+        local = base / ref
+        spec.storm = load_storm(local if local.is_file() else ref)
+    elif kind == "runoff":
+        from capacitysim.io.storms import load_storm
+
+        spec.storm = load_storm("binghamton-1yr-24h")
+    if "chunk_size" in data:
+        c = data["chunk_size"]
+        if isinstance(c, bool) or not isinstance(c, int) or c < 1:
+            raise DataFileError(f"{where}: chunk_size must be an integer >= 1; got {c!r}")
+        spec.chunk_size = c
+    if "timeout_s" in data:
+        spec.timeout_s = _check_value(where, "timeout_s", data["timeout_s"], (float, 0.0, None, False, True, "s per SWMM run"))
+    for k in ("plant",):
+        if k in data:
+            spec.plant = _check_value(where, k, data[k], (str, None, None, True, True, "outfall id"))
+    if "outlets" in data:
+        o = data["outlets"]
+        if not isinstance(o, list) or not o or not all(isinstance(x, str) and x for x in o):
+            raise DataFileError(f"{where}: outlets must be a list of node ids; got {o!r}")
+        spec.outlets = o
+    crit = data.get("criteria", {})
+    if not isinstance(crit, dict):
+        raise DataFileError(f"{where}: [criteria] must be a table")
+    if crit and kind != "swmm":
+        raise DataFileError(f"{where} [criteria]: criteria are for swmm sweeps (detention sweeps follow the rule set)")
+    check_keys(crit, f"{where} [criteria]", set(), CRITERIA_KEYS)
+    for k, v in crit.items():
+        spec.criteria[k] = _check_value(f"{where} [criteria]", k, v, (float, 0.0, None, True, True, "criterion"))
+
+    grid = data["grid"]
+    w = f"{where} [grid]"
+    if not isinstance(grid, dict) or not grid:
+        raise DataFileError(f"{w}: give at least one parameter with a list of values")
+    allowed = PARAMETERS[kind]
+    for key, values in grid.items():
+        if key not in allowed:
+            raise DataFileError(f"{w}: {key!r} is not a parameter of {kind} sweeps (allowed: {', '.join(allowed)})")
+        if not isinstance(values, list) or not values:
+            raise DataFileError(f"{w}: {key} must be a non-empty list of values; got {values!r}")
+        checked = [_check_value(w, key, v, allowed[key]) for v in values]
+        if mode == "product" and len(set(checked)) != len(checked):
+            dup = next(v for v in checked if checked.count(v) > 1)
+            raise DataFileError(f"{w}: {key} lists {dup!r} twice (a full factorial grid needs distinct values)")
+        spec.grid[key] = checked
+    if mode == "zip":
+        lengths = {k: len(v) for k, v in spec.grid.items()}
+        if len(set(lengths.values())) > 1:
+            raise DataFileError(f"{w}: mode = \"zip\" needs lists of one length; got "
+                                + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
+    if kind == "swmm":
+        if "connect_node" not in spec.grid and any(k in spec.grid for k in ("connect_gpd", "remediation_fraction", "peaking_factor")):
+            raise DataFileError(f"{w}: connect_gpd, peaking_factor and remediation_fraction need connect_node (the node and its basin)")
+        if "storm_depth_in" in spec.grid and spec.storm is None:
+            pass  # the model's own rainfall is scaled to each depth
+        _check_nodes(spec, w)
+    if kind == "detention":
+        _check_site_keys(spec, w)
+    if spec.n_scenarios > MAX_SCENARIOS:
+        raise DataFileError(f"{w}: {spec.n_scenarios:,} scenarios exceed the limit of {MAX_SCENARIOS:,}")
+    return spec
+
+
+def _check_nodes(spec: SweepSpec, w: str) -> None:
+    from capacitysim.network.model import load_model
+
+    model = load_model(spec.model)
+    nodes = model.node_ids()
+    for n in spec.grid.get("connect_node", []):
+        if n not in nodes:
+            raise DataFileError(f"{w}: connect_node {n!r} is not a node of {spec.model.name}")
+    for key, val in (("plant", spec.plant),):
+        if val is not None and val not in nodes:
+            raise DataFileError(f"{spec.path}: {key} {val!r} is not a node of {spec.model.name}")
+    for o in spec.outlets or []:
+        if o not in nodes:
+            raise DataFileError(f"{spec.path}: outlet {o!r} is not a node of {spec.model.name}")
+
+
+def _check_site_keys(spec: SweepSpec, w: str) -> None:
+    from capacitysim.io.site_files import load_rule_set, load_site
+
+    rules = load_rule_set(spec.rules)
+    site = load_site(spec.site, rules)
+    stype = site.system["type"]
+    other = set().union(*SYSTEM_GRID_KEYS.values()) - SYSTEM_GRID_KEYS[stype]
+    for k in spec.grid:
+        if k in other:
+            raise DataFileError(f"{w}: {k} is not a dimension of the site's {stype} system "
+                                f"(a {stype} sweeps {', '.join(sorted(SYSTEM_GRID_KEYS[stype]))})")
+    if "altered_area_sf" in spec.grid and site.kind != "alteration":
+        raise DataFileError(f"{w}: altered_area_sf is only for alteration sites; {spec.site.name} is kind = {site.kind!r}")
+    scs_keys = {"cn", "storm_depth_in"} & set(spec.grid)
+    if scs_keys and site.design.get("hydrograph") != "scs":
+        raise DataFileError(f"{w}: {', '.join(sorted(scs_keys))} need a site with [design] hydrograph = \"scs\"")
+    if "weighted_c" in spec.grid and "site_area_sf" in spec.grid:
+        pass

@@ -1,0 +1,1011 @@
+"""Scenario sweeps on dask: many SWMM capacity runs, or thousands of vectorized detention/runoff designs.
+
+How a sweep runs
+----------------
+* **SWMM sweeps** (``kind = "swmm"``): one task per scenario, each a real SWMM run through
+  :func:`capacitysim.network.engine.run_inp` (itself a fresh child process with ``THREADS 1`` and
+  ``OMP_NUM_THREADS=1``, so the engine's global state, its OpenMP threads and the file descriptor
+  that ``[RDII]`` runs leak all die with the child: ../shared/reference/swmm-notes.md). A run
+  *before* (the model under the scenario's storm, no connection, no remediation) is one task per
+  distinct storm depth; every scenario task depends on its baseline and computes the verdict
+  after vs before. Tasks run on a ``dask.distributed`` cluster: by default a
+  ``LocalCluster(processes=True, threads_per_worker=1)`` with one worker per core, or an existing
+  scheduler (``scheduler=ADDRESS``) that receives the same tasks unchanged.
+* The network (the ``.inp`` text, its basins and the storm) is shipped to the workers **once**
+  (``client.scatter(..., broadcast=True)``); each worker writes it to its own temporary folder the
+  first time a task needs it and keeps the parsed model for the following tasks.
+* **Detention and runoff sweeps** are numpy-vectorized: the flat scenario index is a
+  :func:`dask.array.arange` chunked by ``chunk_size``, and each block is computed in one call
+  (stage-storage tables, release rates and the orifice bisection for all designs of the block at
+  once, through the numba routing kernel) -- one task per block, never one per scenario.
+
+Results
+-------
+A Zarr store holding a flat ``scenario`` dimension (C order over the grid) and the grid's values;
+:func:`open_results` returns an :class:`xarray.Dataset` with one dimension per swept parameter
+(``product``) or ``scenario`` (``zip``). Results are written by the driver as scenarios finish
+(with at most a few tasks per worker in flight, so memory stays flat); ``status`` (0 missing,
+1 done, 2 failed) is written last, so a sweep killed at any moment resumes
+(``resume=True``) by recomputing exactly the scenarios whose status is 0. A scenario that raises
+(a SWMM error, a bad combination such as remediation in a basin without RDII) is stored with
+status 2 and its message; the sweep goes on. Tasks of a worker that dies are rescheduled by the
+dask scheduler (its ``allowed-failures``).
+
+References
+----------
+.. [1] Dask Development Team (2016). Dask: Library for dynamic task scheduling; dask.distributed
+   (``Client.scatter``, ``as_completed``, ``LocalCluster``).
+.. [2] Binghamton-Johnson City Sewer Use Rules ch. 174, I/I Offset Program (capacity
+   demonstration; I/I remediation basins); 15 RCNY § 31-03 (NYC release rate, detention).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import tempfile
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from capacitysim.errors import CapacitysimError, DataFileError, InputError
+from capacitysim.io.sweep_files import SweepSpec
+from capacitysim.units import (
+    ACRES_PER_SQMI,
+    GPD_PER_CFS,
+    INCHES_PER_FOOT,
+    MINUTES_PER_HOUR,
+    SECONDS_PER_MINUTE,
+    SQFT_PER_ACRE,
+)
+
+#: Status codes of a scenario in the store.
+MISSING, DONE, FAILED = 0, 1, 2
+#: Verdict codes: -1 none (failed or missing), 0 fail, 1 pass, 2 untrusted (continuity error).
+VERDICTS = {-1: "", 0: "fail", 1: "pass", 2: "untrusted"}
+VERDICT_CODE = {v: k for k, v in VERDICTS.items()}
+#: Characters kept of a failure or verdict message.
+MESSAGE_CHARS = 240
+#: Default verdict criteria of SWMM sweeps (after the connection vs before it, issue 3 defaults).
+DEFAULT_CRITERIA = {
+    "max_q_over_qfull": 1.0,  # a link may not newly exceed full-flow capacity (or exceed it more)
+    "max_d_over_d": 1.0,  # nor newly run fuller than this depth ratio
+    "freeboard_ft": 1.0,  # no node may newly rise within this distance of its rim
+    "flooding_tolerance_cf": 1.0,  # no new or increased flooding beyond this volume per node [ft3]
+    "peak_flow_tolerance_pct": 5.0,  # peak inflow at the connection's basin outlet
+    "cso_volume_tolerance_pct": 5.0,  # total CSO volume
+    "max_continuity_error_pct": 1.0,  # above this (before or after): untrusted
+}
+#: Absolute tolerance when comparing depths after vs before [ft] and ratios [-].
+DEPTH_TOLERANCE_FT = 0.01
+RATIO_TOLERANCE = 0.01
+#: Tasks kept in flight per worker (bounded so memory stays flat on huge sweeps).
+IN_FLIGHT_PER_WORKER = 3
+
+
+# ==============================================================================================
+# the network shipped to the workers
+# ==============================================================================================
+@dataclass(frozen=True)
+class NetworkBundle:
+    """Everything a worker needs to run scenarios of one network: sent once per worker."""
+
+    name: str
+    inp_text: str
+    sha: str
+    plant: str
+    outlets: tuple[str, ...]  # basin outlets (plant first)
+    basin_of: dict  # node -> basin outlet
+    basin_nodes: dict  # basin outlet -> local node ids
+    cso_outfalls: tuple[str, ...]
+    storm: tuple | None  # (depths [in], dt_min, name, start_hr) of the design storm, or None
+    storm_depth_in: float | None  # its total depth
+    timeout_s: float | None = None
+
+
+def make_bundle(spec: SweepSpec) -> NetworkBundle:
+    """Read the sweep's model once in the driver: text, plant, basins, CSO outfalls, storm."""
+    from capacitysim.network.basins import find_basins
+    from capacitysim.network.model import load_model
+
+    model = load_model(spec.model)
+    basins = find_basins(model, spec.outlets, spec.plant)
+    plant = next((b.outlet for b in basins if b.kind == "plant"), spec.plant or basins[0].outlet)
+    outfalls = {r.tokens[0] for r in model.rows("OUTFALLS")}
+    cso = tuple(sorted(outfalls - {plant}))
+    basin_of: dict[str, str] = {}
+    for b in basins:
+        for n in b.local:
+            basin_of.setdefault(n, b.outlet)
+    for b in basins:
+        for n in b.tributary:
+            basin_of.setdefault(n, b.outlet)
+    text = Path(spec.model).read_text(encoding="utf-8", errors="replace")
+    storm = None
+    depth = None
+    if spec.storm is not None:
+        h = np.asarray(spec.storm.hyetograph().values, float)
+        storm = (tuple(float(v) for v in h), float(spec.storm.dt_min), spec.storm.name, _storm_start_hr(model))
+        depth = float(h.sum())
+    return NetworkBundle(
+        name=Path(spec.model).name, inp_text=text, sha=hashlib.sha256(text.encode()).hexdigest()[:16], plant=plant,
+        outlets=tuple(b.outlet for b in basins), basin_of=basin_of,
+        basin_nodes={b.outlet: tuple(b.local) for b in basins}, cso_outfalls=cso, storm=storm, storm_depth_in=depth,
+        timeout_s=spec.timeout_s,
+    )
+
+
+def _storm_start_hr(model) -> float:
+    """A design storm starts where the model's own rainfall starts (else at the simulation start)."""
+    from capacitysim.network.scenario import model_rainfall
+
+    try:
+        t, d = model_rainfall(model)
+    except CapacitysimError:
+        return 0.0
+    wet = np.flatnonzero(d > 0)
+    return float(t[wet[0]]) if wet.size else 0.0
+
+
+_MODELS: dict[str, object] = {}  # per process: sha -> parsed SwmmInp written to a local file
+
+
+def _local_model(bundle: NetworkBundle):
+    """The bundle's model as a file in this process's temporary folder (written once)."""
+    from capacitysim.network.model import parse_inp
+
+    m = _MODELS.get(bundle.sha)
+    if m is None or not Path(m.path).is_file():
+        folder = Path(tempfile.gettempdir()) / f"capacitysim-sweep-{os.getpid()}-{bundle.sha}"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / bundle.name
+        path.write_text(bundle.inp_text, encoding="utf-8")
+        m = parse_inp(path)
+        _MODELS[bundle.sha] = m
+    return m
+
+
+# ==============================================================================================
+# one SWMM scenario (the same functions run in the sweep and one by one)
+# ==============================================================================================
+def scenario_edits(bundle: NetworkBundle, model, params: dict) -> list:
+    """The scenario edits of ``params``: storm (scaled to ``storm_depth_in``), connection, remediation.
+
+    The storm is the sweep's design storm, or the model's own rainfall when the sweep has none,
+    scaled so its total is ``storm_depth_in`` (same temporal pattern). Remediation removes
+    ``remediation_fraction`` of the RDII of the connection node's I/I remediation basin (its local
+    nodes, :func:`capacitysim.network.basins.find_basins`).
+    """
+    from capacitysim.network.scenario import Connection, Remediation, Storm, model_rainfall
+
+    edits: list = []
+    depth = params.get("storm_depth_in")
+    if bundle.storm is not None:
+        d, dt_min, name, start = bundle.storm
+        d = np.asarray(d)
+        if depth is not None:
+            d = d * (float(depth) / d.sum())
+        edits.append(Storm(tuple(float(v) for v in d), dt_min, name, start))
+    elif depth is not None:
+        t, d = model_rainfall(model)
+        if d.size == 0 or d.sum() <= 0:
+            raise InputError("storm_depth_in: the model's rainfall is not a [TIMESERIES] that can be scaled; give storm = ...")
+        steps = np.diff(t)
+        if steps.size and np.ptp(steps) > 1e-6:
+            raise InputError("storm_depth_in: the model's rainfall has uneven intervals; give storm = ...")
+        dt_min = float(steps[0] * MINUTES_PER_HOUR) if steps.size else 60.0
+        d = d * (float(depth) / d.sum())
+        edits.append(Storm(tuple(float(v) for v in d), dt_min, f"model rainfall x {depth:g} in", float(t[0])))
+    node = params.get("connect_node")
+    gpd = float(params.get("connect_gpd", 0.0) or 0.0)
+    if node is not None and gpd > 0:
+        pf = params.get("peaking_factor")
+        edits.append(Connection(node, gpd, "pattern" if pf is None else float(pf)))
+    frac = float(params.get("remediation_fraction", 0.0) or 0.0)
+    if frac > 0:
+        if node is None:
+            raise InputError("remediation_fraction needs connect_node (its basin is remediated)")
+        outlet = bundle.basin_of.get(node)
+        if outlet is None:
+            raise InputError(f"connect_node {node!r} lies in no I/I remediation basin; remediation_fraction cannot be applied")
+        edits.append(Remediation(tuple(bundle.basin_nodes[outlet]), fraction=frac, basin=outlet))
+    return edits
+
+
+def run_network(bundle: NetworkBundle, params: dict, work_root: str | None = None) -> dict:
+    """Run one scenario in SWMM; return its statistics as plain arrays (small, picklable).
+
+    Keys: ``node``, ``link``, ``outfall`` ids; ``flooding_volume_cf``, ``max_depth_ft``,
+    ``freeboard_ft``, ``max_inflow_cfs`` per node; ``max_q_over_qfull``, ``max_d_over_d``,
+    ``peak_flow_cfs`` per link; ``volume_cf`` per outfall; the two continuity errors [%].
+    """
+    from capacitysim.network.engine import read_results, run_inp
+    from capacitysim.network.scenario import write_scenario
+
+    model = _local_model(bundle)
+    edits = scenario_edits(bundle, model, params)
+    tmp = tempfile.mkdtemp(prefix="capsim-scn-", dir=work_root)
+    try:
+        inp = Path(tmp) / "src" / "scenario.inp"
+        if edits:
+            write_scenario(model, edits, inp)
+        else:
+            inp.parent.mkdir(parents=True)
+            shutil.copyfile(model.path, inp)
+        run = run_inp(inp, Path(tmp) / "run", timeout_s=bundle.timeout_s)
+        ds = read_results(run)
+        return {
+            "node": [str(x) for x in ds.node.values], "link": [str(x) for x in ds.link.values],
+            "outfall": [str(x) for x in ds.outfall.values],
+            "flooding_volume_cf": ds.flooding_volume_cf.values.copy(), "max_depth_ft": ds.max_depth_ft.values.copy(),
+            "freeboard_ft": ds.freeboard_ft.values.copy(), "max_inflow_cfs": ds.max_inflow_cfs.values.copy(),
+            "max_q_over_qfull": ds.max_q_over_qfull.values.copy(), "max_d_over_d": ds.max_d_over_d.values.copy(),
+            "peak_flow_cfs": ds.peak_flow_cfs.values.copy(), "volume_cf": ds.volume_cf.values.copy(),
+            "runoff_continuity_error_pct": float(ds.attrs["runoff_continuity_error_pct"]),
+            "flow_routing_continuity_error_pct": float(ds.attrs["flow_routing_continuity_error_pct"]),
+        }
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def baseline_params(params: dict) -> dict:
+    """The 'before' of a scenario: the same storm, no connection, no remediation."""
+    return {k: v for k, v in params.items() if k == "storm_depth_in"}
+
+
+def _align(before: dict, after: dict, key: str, dim: str) -> np.ndarray:
+    idx = {n: i for i, n in enumerate(before[dim])}
+    pos = np.array([idx.get(n, -1) for n in after[dim]])
+    vals = np.asarray(before[key], float)
+    return np.where(pos >= 0, vals[np.maximum(pos, 0)], np.nan)
+
+
+def swmm_verdict(bundle: NetworkBundle, params: dict, before: dict, after: dict, criteria: dict | None = None) -> tuple[str, str]:
+    """Verdict of a scenario, after vs before: ("pass" | "fail" | "untrusted", first reason).
+
+    Criteria (defaults :data:`DEFAULT_CRITERIA`, the reviewer defaults of the capacity
+    demonstration): no new or increased flooding at any node; no node newly within ``freeboard_ft``
+    of its rim (or rising further when already within it); no link newly above
+    ``max_q_over_qfull`` or ``max_d_over_d`` (or rising further); peak inflow at the connection's
+    basin outlet and total CSO volume up by at most their tolerances; a continuity error above
+    ``max_continuity_error_pct`` before or after makes the run untrusted rather than passed.
+    """
+    c = dict(DEFAULT_CRITERIA)
+    c.update(criteria or {})
+    for run, label in ((before, "before"), (after, "after")):
+        for key in ("runoff_continuity_error_pct", "flow_routing_continuity_error_pct"):
+            if abs(run[key]) > c["max_continuity_error_pct"]:
+                return "untrusted", f"{key.replace('_pct', '').replace('_', ' ')} {run[key]:.2f} % {label} exceeds {c['max_continuity_error_pct']:g} %"
+    reasons = []
+    nodes = np.asarray(after["node"])
+    fl_b = _align(before, after, "flooding_volume_cf", "node")
+    fl_a = np.asarray(after["flooding_volume_cf"])
+    bad = fl_a > np.nan_to_num(fl_b) + c["flooding_tolerance_cf"]
+    if bad.any():
+        i = int(np.argmax(np.where(bad, fl_a - np.nan_to_num(fl_b), -np.inf)))
+        reasons.append(f"flooding at {nodes[i]} {fl_b[i]:,.0f} -> {fl_a[i]:,.0f} ft3")
+    fb_b = _align(before, after, "freeboard_ft", "node")
+    fb_a = np.asarray(after["freeboard_ft"])
+    bad = (fb_a < c["freeboard_ft"]) & (fb_a < fb_b - DEPTH_TOLERANCE_FT)
+    if bad.any():
+        i = int(np.argmin(np.where(bad, fb_a, np.inf)))
+        reasons.append(f"freeboard at {nodes[i]} {fb_b[i]:.2f} -> {fb_a[i]:.2f} ft (< {c['freeboard_ft']:g} ft)")
+    links = np.asarray(after["link"])
+    for key, limit in (("max_q_over_qfull", c["max_q_over_qfull"]), ("max_d_over_d", c["max_d_over_d"])):
+        b = _align(before, after, key, "link")
+        a = np.asarray(after[key])
+        with np.errstate(invalid="ignore"):
+            bad = (a > limit) & ~(a <= np.nan_to_num(b, nan=-np.inf) + RATIO_TOLERANCE)
+        bad &= np.isfinite(a)
+        if bad.any():
+            i = int(np.argmax(np.where(bad, a, -np.inf)))
+            reasons.append(f"{key.replace('max_', '')} of {links[i]} {b[i]:.2f} -> {a[i]:.2f} (> {limit:g})")
+    node = params.get("connect_node")
+    outlet = bundle.basin_of.get(node, bundle.plant) if node is not None else bundle.plant
+    i_out = list(after["node"]).index(outlet)
+    q_b = float(_align(before, after, "max_inflow_cfs", "node")[i_out])
+    q_a = float(after["max_inflow_cfs"][i_out])
+    if q_a > q_b * (1 + c["peak_flow_tolerance_pct"] / 100.0) + 1e-9:
+        reasons.append(f"peak inflow at basin outlet {outlet} {q_b:.3f} -> {q_a:.3f} cfs (+{(q_a / q_b - 1) * 100 if q_b else math.inf:.1f} %)")
+    v_b, v_a = _cso_volume(bundle, before), _cso_volume(bundle, after)
+    if v_a > v_b * (1 + c["cso_volume_tolerance_pct"] / 100.0) + 1.0:
+        reasons.append(f"CSO volume {v_b:,.0f} -> {v_a:,.0f} ft3")
+    return ("fail", "; ".join(reasons)) if reasons else ("pass", "")
+
+
+def _cso_volume(bundle: NetworkBundle, run: dict) -> float:
+    vol = dict(zip(run["outfall"], np.asarray(run["volume_cf"], float)))
+    return float(sum(np.nan_to_num(vol.get(o, 0.0)) for o in bundle.cso_outfalls))
+
+
+def summarize_swmm(bundle: NetworkBundle, params: dict, before: dict, after: dict, criteria: dict | None = None) -> dict:
+    """Per-scenario summary record (scalars and per-outlet/per-outfall vectors) of one SWMM scenario."""
+    verdict, reason = swmm_verdict(bundle, params, before, after, criteria)
+    pos = {n: i for i, n in enumerate(after["node"])}
+    inflow = np.asarray(after["max_inflow_cfs"], float)
+    vol = dict(zip(after["outfall"], np.asarray(after["volume_cf"], float)))
+    qq = np.asarray(after["max_q_over_qfull"], float)
+    return {
+        "status": DONE,
+        "verdict": VERDICT_CODE[verdict],
+        "message": reason[:MESSAGE_CHARS],
+        "plant_peak_inflow_cfs": float(inflow[pos[bundle.plant]]),
+        "max_q_over_qfull": float(np.nanmax(qq)) if np.isfinite(qq).any() else math.nan,
+        "flooding_volume_cf": float(np.nansum(after["flooding_volume_cf"])),
+        "cso_volume_cf": _cso_volume(bundle, after),
+        "runoff_continuity_error_pct": float(after["runoff_continuity_error_pct"]),
+        "flow_routing_continuity_error_pct": float(after["flow_routing_continuity_error_pct"]),
+        "plant_peak_inflow_before_cfs": float(before["max_inflow_cfs"][list(before["node"]).index(bundle.plant)]),
+        "cso_volume_before_cf": _cso_volume(bundle, before),
+        "outlet_peak_inflow_cfs": np.array([inflow[pos[o]] for o in bundle.outlets]),
+        "outfall_volume_cf": np.array([vol.get(o, math.nan) for o in sorted({bundle.plant, *bundle.cso_outfalls})]),
+    }
+
+
+def run_baseline_task(bundle: NetworkBundle, params: dict) -> dict:
+    """Dask task: the 'before' run of a storm (exceptions propagate to the dependent scenarios)."""
+    return run_network(bundle, baseline_params(params))
+
+
+def run_scenario_task(bundle: NetworkBundle, index: int, params: dict, before: dict, criteria: dict | None) -> tuple[int, dict]:
+    """Dask task: one scenario; a scenario that raises returns a failed record (the sweep goes on)."""
+    try:
+        after = run_network(bundle, params)
+        return index, summarize_swmm(bundle, params, before, after, criteria)
+    except Exception as exc:  # noqa: BLE001 - recorded, never lost: the sweep goes on
+        return index, failed_record(exc)
+
+
+def failed_record(exc: BaseException | str) -> dict:
+    msg = exc if isinstance(exc, str) else f"{type(exc).__name__}: {exc}"
+    return {"status": FAILED, "verdict": -1, "message": str(msg)[:MESSAGE_CHARS]}
+
+
+def run_one(spec: SweepSpec, index: int, bundle: NetworkBundle | None = None) -> dict:
+    """Scenario ``index`` of a sweep, run on its own in this process (no dask): the reference."""
+    if spec.kind != "swmm":
+        cols = spec.columns(index, index + 1)
+        rec = _vector_block(make_payload(spec), cols)
+        return {k: (v[0] if np.ndim(v) else v) for k, v in rec.items()}
+    bundle = bundle or make_bundle(spec)
+    params = spec.scenario(index)
+    try:
+        before = run_baseline_task(bundle, params)
+    except Exception as exc:  # noqa: BLE001
+        return failed_record(exc)
+    return run_scenario_task(bundle, index, params, before, spec.criteria)[1]
+
+
+# ==============================================================================================
+# vectorized sweeps: detention family and runoff
+# ==============================================================================================
+@dataclass(frozen=True)
+class VectorPayload:
+    """What a block of a detention or runoff sweep needs (sent once)."""
+
+    kind: str
+    site: object | None = None  # capacitysim.io.site_files.Site
+    rules: object | None = None  # RuleSet
+    storm_distribution: str = "II"
+    storm_depth_in: float | None = None
+    storm_dt_min: float | None = None
+
+
+def make_payload(spec: SweepSpec) -> VectorPayload:
+    if spec.kind == "detention":
+        from capacitysim.io.site_files import load_rule_set, load_site
+
+        rules = load_rule_set(spec.rules)
+        return VectorPayload("detention", load_site(spec.site, rules), rules)
+    st = spec.storm
+    return VectorPayload("runoff", storm_distribution=st.distribution, storm_depth_in=float(st.depth_in), storm_dt_min=float(st.dt_min))
+
+
+DETENTION_VARS = ("allowable_flow_cfs", "release_rate_cfs", "weighted_c", "required_volume_cf", "storage_provided_cf",
+                  "system_height_ft", "orifice_diameter_in", "release_limit_in", "spill_limit_in", "peak_inflow_cfs",
+                  "peak_outflow_cfs", "max_depth_ft", "max_storage_cf")
+RUNOFF_VARS = ("runoff_depth_in", "runoff_volume_cf", "peak_flow_cfs", "time_to_peak_hr")
+
+
+def _vector_block(payload: VectorPayload, cols: dict[str, np.ndarray]) -> dict:
+    if payload.kind == "detention":
+        return detention_block(payload, cols)
+    return runoff_block(payload, cols)
+
+
+def runoff_block(payload: VectorPayload, cols: dict[str, np.ndarray]) -> dict:
+    """Runoff of n subcatchments at once: TR-55 depth and the SCS unit hydrograph peak.
+
+    References
+    ----------
+    TR-55 (1986) ch. 2 eq. 2-3; NEH 630 ch. 16 (unit hydrograph) through
+    :func:`capacitysim.hydrology.unit_hydrograph_runoff`.
+    """
+    from capacitysim import hydrology
+    from capacitysim.io.sweep_files import RUNOFF_DEFAULTS
+
+    n = len(next(iter(cols.values())))
+    get = lambda k, d: np.broadcast_to(np.asarray(cols.get(k, d), float), (n,))  # noqa: E731
+    area, cn, tc = get("area_ac", RUNOFF_DEFAULTS["area_ac"]), get("cn", RUNOFF_DEFAULTS["cn"]), get("tc_min", RUNOFF_DEFAULTS["tc_min"])
+    depth = get("storm_depth_in", payload.storm_depth_in)
+    q_in = np.asarray(hydrology.runoff_depth(depth, cn), float) * np.ones(n)
+    peak = np.empty(n)
+    tpk = np.empty(n)
+    for d in np.unique(depth):
+        rows = np.flatnonzero(depth == d)
+        storm = hydrology.design_storm(float(d), payload.storm_distribution, payload.storm_dt_min)
+        hyd = hydrology.unit_hydrograph_runoff(area[rows] / ACRES_PER_SQMI, cn[rows], tc[rows] / MINUTES_PER_HOUR, storm)
+        v = np.atleast_2d(hyd.values)
+        peak[rows] = v.max(axis=1)
+        tpk[rows] = hyd["time_hr"].values[np.argmax(v, axis=1)]
+    return {"status": np.full(n, DONE, np.int8), "verdict": np.full(n, -1, np.int8), "message": np.full(n, "", f"<U{MESSAGE_CHARS}"),
+            "runoff_depth_in": q_in, "runoff_volume_cf": q_in / INCHES_PER_FOOT * area * SQFT_PER_ACRE,
+            "peak_flow_cfs": peak, "time_to_peak_hr": tpk}
+
+
+def _route_max_rows(tables, diam, inv, cd, losses, weir, shapes, dt_s, row_design, row_shape, row_scale):
+    """Route each design through its own set of hydrograph rows; max over its rows per design."""
+    from capacitysim import hydraulics
+    from capacitysim.workflows.detention import outflow_table
+
+    n = tables.top_ft.shape[0]
+    out = outflow_table(tables, diam, inv, cd, losses, weir)
+    pk = hydraulics.route_peaks(shapes, dt_s, tables.depth_ft, tables.storage_cf, out, row_design, row_shape, row_scale)
+    sewer = pk.peak_outflow_cfs[:, 0] + pk.peak_outflow_cfs[:, 1]
+    q = np.full(n, -np.inf)
+    s = np.full(n, -np.inf)
+    v = np.full(n, -np.inf)
+    np.maximum.at(q, row_design, sewer)
+    np.maximum.at(s, row_design, pk.max_stage_ft)
+    np.maximum.at(v, row_design, pk.max_storage_cf)
+    return q, s, v
+
+
+def _size_rows(tables, rr, inv, cd, losses, weir, shapes, dt_s, row_design, row_shape, row_scale, steps):
+    """The orifice bisection of :func:`capacitysim.workflows.detention.size_orifice`, step for step,
+    with each design routed through its own hydrograph rows (its critical duration included)."""
+    from capacitysim import hydraulics
+    from capacitysim.workflows.detention import MAX_ORIFICE_IN
+
+    n = tables.top_ft.shape[0]
+    if np.any(inv >= tables.top_ft):
+        raise InputError("orifice_invert_ft must be below the top of the system")
+    d_geo = np.minimum((tables.top_ft - inv) * INCHES_PER_FOOT, MAX_ORIFICE_IN)
+    q_top, s_top, _ = _route_max_rows(tables, d_geo, inv, cd, losses, weir, shapes, dt_s, row_design, row_shape, row_scale)
+    rel_lo, rel_hi = np.zeros(n), d_geo.copy()
+    release_not_binding = q_top <= rr
+    spl_lo, spl_hi = np.zeros(n), d_geo.copy()
+    spill_everywhere = s_top > tables.top_ft
+    tab2 = hydraulics.stack_tables([tables, tables])
+    st2 = lambda x: None if x is None else np.concatenate([x, x])  # noqa: E731
+    rd2, rs2, rc2 = np.concatenate([row_design, row_design + n]), st2(row_shape), st2(row_scale)
+    for _ in range(steps):
+        mid_r = 0.5 * (rel_lo + rel_hi)
+        mid_s = 0.5 * (spl_lo + spl_hi)
+        q, s, _ = _route_max_rows(tab2, np.concatenate([mid_r, mid_s]), st2(inv), st2(cd), st2(losses), st2(weir),
+                                  shapes, dt_s, rd2, rs2, rc2)
+        ok_r = q[:n] <= rr
+        rel_lo = np.where(ok_r, mid_r, rel_lo)
+        rel_hi = np.where(ok_r, rel_hi, mid_r)
+        fits = s[n:] <= tables.top_ft
+        spl_hi = np.where(fits, mid_s, spl_hi)
+        spl_lo = np.where(fits, spl_lo, mid_s)
+    release_limit = np.where(release_not_binding, d_geo, rel_lo)
+    spill_limit = np.where(spill_everywhere, np.inf, np.where(spl_lo == 0, 0.0, spl_hi))
+    feasible = (~spill_everywhere) & (spill_limit <= release_limit) & (release_limit > 0)
+    q_fin, s_fin, v_fin = _route_max_rows(tables, release_limit, inv, cd, losses, weir, shapes, dt_s, row_design, row_shape, row_scale)
+    feasible &= s_fin <= tables.top_ft * (1 + 1e-9)
+    return release_limit, spill_limit, feasible, q_fin, s_fin, v_fin
+
+
+def detention_block(payload: VectorPayload, cols: dict[str, np.ndarray]) -> dict:
+    """n variants of a NYC site at once: release rate, required volume, routed orifice (sized or given).
+
+    Mirrors :func:`capacitysim.workflows.detention.design_site` (without the SWMM check) for every
+    design of the block in one batched computation: Allowable Flow and release rate (15 RCNY
+    § 31-03(a)(1)-(2)), credits (§ 31-03(a)(3)-(4)), modified rational volume, design hydrographs
+    (the rule set's durations plus each design's critical duration, or the SCS hydrograph of the
+    design's storm), stage-storage tables and the orifice bisection (or, with
+    ``orifice_diameter_in``, the routed peak of that orifice). Verdict "pass" when the orifice keeps
+    the release rate without overtopping and the storage holds the required volume.
+    """
+    from capacitysim import hydrology
+    from capacitysim.rules import nyc_stormwater as nyc
+    from capacitysim.workflows.detention import BISECTION_STEPS, FINAL_POINTS, rational_hydrograph_shapes, system_table
+
+    site, rules = payload.site, payload.rules
+    n = len(next(iter(cols.values())))
+
+    def get(k, default):
+        return np.broadcast_to(np.asarray(cols[k] if k in cols else default, float), (n,)).copy()
+
+    k_rat = float(rules.value("rational_cfs_per_acre_in_hr"))
+    i_design = float(rules.value("design_intensity_in_hr"))
+    a_idf, b_idf = float(rules.value("idf_10yr", "a")), float(rules.value("idf_10yr", "b_min"))
+    cd = get("discharge_coefficient", site.system.get("discharge_coefficient", rules.value("orifice_discharge_coefficient")))
+    site_area = get("site_area_sf", site.site_area_sf)
+    c_dp = get("drainage_plan_c", site.drainage_plan_c)
+    q_allow = np.asarray(nyc.allowable_flow_cfs(site_area / SQFT_PER_ACRE, c_dp, i_design, k_rat), float) * np.ones(n)
+    rr_site = np.asarray(nyc.release_rate_cfs(q_allow), float) * np.ones(n)
+    valid = np.ones(n, bool)
+    message = np.full(n, "", f"<U{MESSAGE_CHARS}")
+    if site.kind == "alteration":
+        altered = get("altered_area_sf", site.altered_area_sf)
+        bad = altered > site_area
+        valid &= ~bad
+        message[bad] = "altered_area_sf exceeds site_area_sf"
+        rr = np.asarray(nyc.alteration_release_rate_cfs(q_allow, np.minimum(altered, site_area), site_area), float) * np.ones(n)
+        trib_sf = site.tributary_area_sf * altered / site.altered_area_sf
+    else:
+        rr = rr_site
+        trib_sf = site.tributary_area_sf * site_area / site.site_area_sf
+    names = list(site.surfaces_sf)
+    c_table = rules.runoff_coefficients()
+    cw0 = float(nyc.weighted_runoff_coefficient([site.surfaces_sf[m] for m in names], [c_table[m] for m in names]))
+    cw = get("weighted_c", cw0)
+    trib_ac = trib_sf / SQFT_PER_ACRE
+
+    system = dict(site.system)
+    for key in ("length_ft", "width_ft", "height_ft", "porosity", "roof_area_sf", "max_depth_in", "bottom_length_ft",
+                "bottom_width_ft", "side_slope_h_per_v", "depth_ft"):
+        if key in system or key in cols:
+            system[key] = get(key, system.get(key))
+    table = system_table(system, FINAL_POINTS)
+    capacity = table.capacity_cf
+    footprint = table.footprint_sf
+    q_inf = np.zeros(n)
+    if site.infiltration is not None:
+        q_inf = np.asarray(nyc.infiltration_outflow_cfs(footprint, site.infiltration.infiltration_rate_in_hr), float) * np.ones(n)
+    q_rec = np.full(n, 0.0 if site.recycling is None else site.recycling.demand_gpd / GPD_PER_CFS)
+    v_req, t_crit = nyc.modified_rational_volume_cf(cw, trib_ac, rr + q_inf + q_rec, a_idf, b_idf, k_rat)
+    v_req, t_crit = np.asarray(v_req, float) * np.ones(n), np.asarray(t_crit, float) * np.ones(n)
+
+    dt_min = float(site.design.get("dt_min", rules.value("routing", "dt_min")))
+    dt_s = dt_min * SECONDS_PER_MINUTE
+    tc_min = get("tc_min", site.design.get("tc_min", rules.value("rational_hydrograph", "tc_min")))
+    rows_design, rows_shape, rows_scale, shape_list = [], [], [], []
+    if site.design.get("hydrograph", "rational") == "scs":
+        storm_spec = rules.data["design_storm_10yr_24h"]
+        depth = get("storm_depth_in", float(storm_spec["depth_in"]))
+        cn = get("cn", site.design.get("cn"))
+        flows = [None] * n
+        keys = np.stack([depth, tc_min])
+        for key in np.unique(keys, axis=1).T:
+            rows = np.flatnonzero((depth == key[0]) & (tc_min == key[1]))
+            rain = hydrology.design_storm(float(key[0]), str(storm_spec["distribution"]), dt_min)
+            hyd = hydrology.unit_hydrograph_runoff(trib_ac[rows] / ACRES_PER_SQMI, cn[rows], tc_min[rows] / MINUTES_PER_HOUR, rain)
+            v = np.atleast_2d(hyd.values)
+            for j, r in enumerate(rows):
+                flows[r] = np.concatenate([[0.0], v[j]])
+        width = max(len(f) for f in flows)
+        shapes = np.zeros((n, width))
+        for r, f in enumerate(flows):
+            shapes[r, : len(f)] = f
+        rows_design, rows_shape, rows_scale = np.arange(n), np.arange(n), np.ones(n)
+    else:
+        durs = np.asarray(rules.value("rational_hydrograph", "durations_min"), float)
+        crit = np.round(t_crit, 3)
+        t_end = max(float(np.maximum(np.maximum(durs.max(), crit.max()), tc_min.max()) + tc_min.max()), 0.0)
+        t = np.arange(0.0, t_end + dt_min, dt_min)
+        for tc in np.unique(tc_min):
+            base = len(shape_list)
+            _, sh, _ = rational_hydrograph_shapes(durs, float(tc), a_idf, b_idf, dt_min)
+            for row in sh:
+                full = np.zeros(t.size)
+                full[: row.size] = row
+                shape_list.append(full)
+            for i in np.flatnonzero(tc_min == tc):
+                rows_design += [i] * len(durs)
+                rows_shape += list(range(base, base + len(durs)))
+        for i in range(n):
+            if t_crit[i] > 0:
+                td = max(float(crit[i]), float(tc_min[i]))
+                p = a_idf / (td + b_idf)
+                shape_list.append(np.interp(t, [0.0, tc_min[i], td, td + tc_min[i]], [0.0, p, p, 0.0], right=0.0))
+                rows_design.append(i)
+                rows_shape.append(len(shape_list) - 1)
+        shapes = np.stack(shape_list)
+        rows_design, rows_shape = np.asarray(rows_design), np.asarray(rows_shape)
+        scale = k_rat * cw * trib_ac
+        rows_scale = scale[rows_design]
+    order = np.argsort(rows_design, kind="stable")
+    rows_design, rows_shape, rows_scale = rows_design[order], rows_shape[order], np.asarray(rows_scale)[order]
+    inv = get("orifice_invert_ft", site.system["orifice_invert_ft"])
+    weir = site.system.get("overflow_weir_length_ft")
+    weir = None if weir is None else np.full(n, float(weir))
+    losses = np.stack([q_inf, q_rec], axis=1)
+    peak_in = np.zeros(n)
+    np.maximum.at(peak_in, rows_design, shapes[rows_shape].max(axis=1) * rows_scale)
+
+    if "orifice_diameter_in" in cols:
+        diam = get("orifice_diameter_in", 0.0)
+        q, s, v = _route_max_rows(table, diam, inv, cd, losses, weir, shapes, dt_s, rows_design, rows_shape, rows_scale)
+        ok = (q <= rr * (1 + 1e-6)) & (s <= table.top_ft * (1 + 1e-9))
+        rel_lim = np.full(n, np.nan)
+        spl_lim = np.full(n, np.nan)
+        for i in np.flatnonzero(~ok):
+            message[i] = (f"release {q[i]:.4g} cfs > rate {rr[i]:.4g} cfs" if q[i] > rr[i] * (1 + 1e-6)
+                          else f"overtops: max depth {s[i]:.2f} ft > {table.top_ft[i]:.2f} ft")
+    else:
+        rel_lim, spl_lim, ok, q, s, v = _size_rows(table, rr, inv, cd, losses, weir, shapes, dt_s, rows_design, rows_shape,
+                                                   rows_scale, BISECTION_STEPS)
+        diam = np.where(ok, rel_lim, np.nan)
+        for i in np.flatnonzero(~ok):
+            message[i] = ("no orifice keeps the release rate without overtopping" if rel_lim[i] > 0
+                          else "no orifice meets the release rate")
+    short = capacity < v_req * (1 - 1e-9)
+    for i in np.flatnonzero(short & ok):
+        message[i] = f"storage {capacity[i]:,.0f} ft3 < required {v_req[i]:,.0f} ft3"
+    passed = ok & ~short & valid
+    out = {"status": np.where(valid, DONE, FAILED).astype(np.int8), "verdict": np.where(valid, passed.astype(np.int8), -1).astype(np.int8),
+           "message": message,
+           "allowable_flow_cfs": q_allow, "release_rate_cfs": rr, "weighted_c": cw, "required_volume_cf": v_req,
+           "storage_provided_cf": capacity, "system_height_ft": table.top_ft, "orifice_diameter_in": diam,
+           "release_limit_in": rel_lim, "spill_limit_in": np.where(np.isinf(spl_lim), np.nan, spl_lim),
+           "peak_inflow_cfs": peak_in, "peak_outflow_cfs": q, "max_depth_ft": s, "max_storage_cf": v}
+    for k in DETENTION_VARS:
+        out[k] = np.where(valid, np.asarray(out[k], float), np.nan)
+    return out
+
+
+def block_task(payload, spec: SweepSpec, block: np.ndarray) -> tuple[int, int, dict]:
+    """Dask task: one block of a vectorized sweep (flat indices ``block``, contiguous)."""
+    start, stop = int(block[0]), int(block[-1]) + 1
+    try:
+        rec = _vector_block(payload, spec.columns(start, stop))
+    except Exception as exc:  # noqa: BLE001
+        rec = failed_record(exc)
+    return start, stop, rec
+
+
+# ==============================================================================================
+# the store
+# ==============================================================================================
+def result_variables(spec: SweepSpec, bundle: NetworkBundle | None) -> dict[str, tuple]:
+    """Variables of the store: name -> (extra dims, extra sizes, dtype, units/description)."""
+    base = {"status": ((), (), "int8", "0 missing, 1 done, 2 failed"),
+            "verdict": ((), (), "int8", "-1 none, 0 fail, 1 pass, 2 untrusted"),
+            "message": ((), (), f"<U{MESSAGE_CHARS}", "failure message or the verdict's reasons")}
+    if spec.kind == "swmm":
+        n_out = len(bundle.outlets)
+        outf = sorted({bundle.plant, *bundle.cso_outfalls})
+        for k, u in (("plant_peak_inflow_cfs", "cfs"), ("max_q_over_qfull", "-"), ("flooding_volume_cf", "ft3"), ("cso_volume_cf", "ft3"),
+                     ("runoff_continuity_error_pct", "%"), ("flow_routing_continuity_error_pct", "%"),
+                     ("plant_peak_inflow_before_cfs", "cfs"), ("cso_volume_before_cf", "ft3")):
+            base[k] = ((), (), "float64", u)
+        base["outlet_peak_inflow_cfs"] = (("outlet",), (n_out,), "float64", "cfs, peak inflow at each basin outlet")
+        base["outfall_volume_cf"] = (("outfall",), (len(outf),), "float64", "ft3, volume at each outfall")
+    else:
+        for k in DETENTION_VARS if spec.kind == "detention" else RUNOFF_VARS:
+            base[k] = ((), (), "float64", "")
+    return base
+
+
+def _sweep_attrs(spec: SweepSpec) -> dict:
+    return {"sweep": json.dumps({"kind": spec.kind, "mode": spec.mode, "grid": [[k, v] for k, v in spec.grid.items()],
+                                 "name": spec.name, "criteria": spec.criteria}),
+            "dims": json.dumps(spec.dims), "verdicts": json.dumps(VERDICTS)}
+
+
+def create_store(path: str | os.PathLike, spec: SweepSpec, bundle: NetworkBundle | None, chunk: int) -> None:
+    """Create the Zarr store (metadata and grid values only; scenarios stay unwritten = missing)."""
+    import dask.array as da
+    import xarray as xr
+
+    n = spec.n_scenarios
+    chunk = max(1, min(chunk, n))
+    data_vars = {}
+    encoding = {}
+    for name, (dims, sizes, dtype, desc) in result_variables(spec, bundle).items():
+        shape = (n, *sizes)
+        fill = np.nan if dtype == "float64" else (-1 if name == "verdict" else 0)
+        arr = da.full(shape, fill if dtype != f"<U{MESSAGE_CHARS}" else "", dtype=dtype, chunks=(chunk, *sizes))
+        data_vars[name] = (("scenario", *dims), arr, {"description": desc})
+        encoding[name] = {"chunks": (chunk, *sizes)}
+    coords = {}
+    if spec.mode == "product":
+        for k, v in spec.grid.items():
+            coords[k] = (k, np.asarray(v))
+    else:
+        for k, v in spec.grid.items():
+            coords[f"param_{k}"] = ("scenario", np.asarray(v))
+    if spec.kind == "swmm":
+        coords["outlet"] = ("outlet", np.asarray(bundle.outlets))
+        coords["outfall"] = ("outfall", np.asarray(sorted({bundle.plant, *bundle.cso_outfalls})))
+    ds = xr.Dataset(data_vars, coords=coords, attrs=_sweep_attrs(spec))
+    if spec.kind == "swmm":
+        ds.attrs.update(plant=bundle.plant, model=bundle.name, cso_outfalls=json.dumps(list(bundle.cso_outfalls)))
+    ds.to_zarr(str(path), mode="w", compute=False, encoding=encoding, zarr_format=2, consolidated=False)
+
+
+def missing_indices(path: str | os.PathLike, spec: SweepSpec) -> np.ndarray:
+    """Flat indices of the scenarios still missing in an existing store (checks it is this sweep)."""
+    import zarr
+
+    g = zarr.open_group(str(path), mode="r")
+    stored = json.loads(g.attrs.get("sweep", "{}"))
+    want = json.loads(_sweep_attrs(spec)["sweep"])
+    if stored != want:
+        raise DataFileError(f"{path}: holds another sweep (grid, kind or criteria differ); use a new --out or remove it")
+    status = g["status"][:]
+    return np.flatnonzero(status == MISSING)
+
+
+class _Writer:
+    """Writes finished scenarios into the store (status last: a half-written scenario stays missing)."""
+
+    def __init__(self, path, names):
+        import zarr
+
+        self.g = zarr.open_group(str(path), mode="r+")
+        self.arrays = {k: self.g[k] for k in names}
+        self.order = [k for k in names if k != "status"] + ["status"]
+
+    def write(self, sl: slice, rec: dict) -> None:
+        n = sl.stop - sl.start
+        for k in self.order:
+            if k in rec:
+                arr = self.arrays[k]
+                self.arrays[k][sl] = np.broadcast_to(np.asarray(rec[k], dtype=arr.dtype), (n, *arr.shape[1:]))
+
+
+# ==============================================================================================
+# running a sweep
+# ==============================================================================================
+@dataclass
+class SweepRun:
+    """What a run of :func:`run_sweep` did."""
+
+    path: str
+    n_scenarios: int
+    computed: int = 0
+    failed: int = 0
+    skipped: int = 0  # already in the store (resume)
+    seconds: float = 0.0
+    workers: int = 0
+    scheduler: str = ""
+    failures: list = field(default_factory=list)
+
+    def as_json(self) -> dict:
+        return {"out": self.path, "scenarios": self.n_scenarios, "computed": self.computed, "failed": self.failed,
+                "skipped": self.skipped, "seconds": self.seconds, "workers": self.workers, "scheduler": self.scheduler,
+                "failures": self.failures[:20]}
+
+
+def default_workers() -> int:
+    """One single-threaded worker process per core."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def _client(workers: int | None, scheduler: str | None):
+    """A dask.distributed Client: to ``scheduler``, or to a new LocalCluster of single-threaded processes."""
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        try:
+            return Client(scheduler, timeout="20s"), None
+        except (OSError, TimeoutError) as exc:
+            raise InputError(f"--scheduler {scheduler}: cannot reach a dask scheduler there ({exc})") from None
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    cluster = LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1, processes=True,
+                           dashboard_address=None, host="127.0.0.1", silence_logs=40)
+    return Client(cluster), cluster
+
+
+def run_sweep(spec: SweepSpec, out: str | os.PathLike, *, workers: int | None = None, scheduler: str | None = None,
+              resume: bool = False, progress=None, max_scenarios: int | None = None) -> SweepRun:
+    """Run a sweep into a Zarr store, writing scenarios as they finish.
+
+    Parameters
+    ----------
+    spec : SweepSpec
+    out : path
+        The Zarr store; refused when it exists unless ``resume``.
+    workers : int, optional
+        Worker processes of the LocalCluster (default: one per core); ``0`` runs everything in
+        this process without dask.distributed (small sweeps, tests).
+    scheduler : str, optional
+        Address of an existing dask.distributed scheduler (``tcp://host:8786``); the same tasks
+        are submitted there.
+    resume : bool
+        Continue an existing store: only scenarios with status 0 are computed.
+    progress : callable(done: int, failed: int, total: int), optional
+        Called after each finished scenario or block (the CLI's progress bar).
+    max_scenarios : int, optional
+        Stop after this many new scenarios (for tests of interrupted sweeps).
+    """
+    out = Path(out)
+    t0 = time.perf_counter()
+    bundle = make_bundle(spec) if spec.kind == "swmm" else None
+    chunk = 64 if spec.kind == "swmm" else spec.chunk_size
+    if out.exists():
+        if not resume:
+            raise InputError(f"--out {out} exists; add --resume to continue it, or choose a new path")
+        todo = missing_indices(out, spec)
+    else:
+        create_store(out, spec, bundle, chunk)
+        todo = np.arange(spec.n_scenarios)
+    run = SweepRun(str(out), spec.n_scenarios, skipped=spec.n_scenarios - todo.size)
+    if max_scenarios is not None:
+        todo = todo[:max_scenarios]
+    writer = _Writer(out, list(result_variables(spec, bundle)))
+    total = int(todo.size)
+
+    def record(sl: slice, rec: dict):
+        writer.write(sl, rec)
+        st = np.atleast_1d(rec["status"])
+        n = sl.stop - sl.start
+        st = np.broadcast_to(st, (n,))
+        run.computed += n
+        nf = int((st == FAILED).sum())
+        run.failed += nf
+        if nf and len(run.failures) < 20:
+            msg = np.broadcast_to(np.atleast_1d(rec["message"]), (n,))
+            run.failures += [{"scenario": sl.start + int(j), "message": str(msg[j])} for j in np.flatnonzero(st == FAILED)[:5]]
+        if progress is not None:
+            progress(run.computed, run.failed, total)
+
+    if total == 0:
+        run.seconds = time.perf_counter() - t0
+        return run
+    if workers == 0 and not scheduler:
+        run.workers, run.scheduler = 0, "in-process"
+        _run_inline(spec, bundle, todo, chunk, record)
+    else:
+        client, cluster = _client(workers, scheduler)
+        try:
+            run.workers = len(client.scheduler_info()["workers"])
+            run.scheduler = client.scheduler.address
+            _run_distributed(client, spec, bundle, todo, record, max(run.workers, 1))
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    run.seconds = time.perf_counter() - t0
+    return run
+
+
+def _blocks(todo: np.ndarray, chunk: int) -> list[np.ndarray]:
+    """Missing indices grouped into contiguous blocks that never cross a ``chunk`` boundary."""
+    import dask.array as da
+
+    if todo.size == 0:
+        return []
+    # the flat scenario index as a chunked dask array; a block of it is one vectorized task
+    idx = da.arange(int(todo.max()) + 1, chunks=chunk)
+    missing = np.zeros(int(todo.max()) + 1, bool)
+    missing[todo] = True
+    out = []
+    for blk in idx.to_delayed().ravel():
+        (lo, hi) = blk.key[1] * chunk, min((blk.key[1] + 1) * chunk, int(todo.max()) + 1)
+        sel = np.flatnonzero(missing[lo:hi]) + lo
+        # split at gaps so every block is contiguous
+        if sel.size:
+            for part in np.split(sel, np.flatnonzero(np.diff(sel) != 1) + 1):
+                out.append(part)
+    return out
+
+
+def _run_inline(spec, bundle, todo, chunk, record):
+    if spec.kind == "swmm":
+        baselines: dict = {}
+        for i in todo:
+            params = spec.scenario(int(i))
+            key = json.dumps(baseline_params(params), sort_keys=True)
+            if key not in baselines:
+                try:
+                    baselines[key] = run_baseline_task(bundle, params)
+                except Exception as exc:  # noqa: BLE001
+                    baselines[key] = exc
+            before = baselines[key]
+            if isinstance(before, Exception):
+                rec = failed_record(before)
+            else:
+                rec = run_scenario_task(bundle, int(i), params, before, spec.criteria)[1]
+            record(slice(int(i), int(i) + 1), rec)
+    else:
+        payload = make_payload(spec)
+        for blk in _blocks(todo, chunk):
+            start, stop, rec = block_task(payload, spec, blk)
+            record(slice(start, stop), rec)
+
+
+def _run_distributed(client, spec, bundle, todo, record, n_workers):
+    from distributed import as_completed
+
+    window = IN_FLIGHT_PER_WORKER * n_workers
+    if spec.kind == "swmm":
+        shipped = client.scatter(bundle, broadcast=True, hash=False)
+        base_futs: dict = {}
+        meta: dict = {}
+        pending = deque(int(i) for i in todo)
+
+        def submit_next():
+            i = pending.popleft()
+            params = spec.scenario(i)
+            key = json.dumps(baseline_params(params), sort_keys=True)
+            if key not in base_futs:
+                base_futs[key] = client.submit(run_baseline_task, shipped, params, pure=False, key=f"baseline-{len(base_futs)}-{bundle.sha}")
+            f = client.submit(run_scenario_task, shipped, i, params, base_futs[key], spec.criteria, pure=False)
+            meta[f.key] = i
+            return f
+
+        ac = as_completed([submit_next() for _ in range(min(window, len(pending)))])
+        for fut in ac:
+            i = meta.pop(fut.key)
+            if fut.status == "finished":
+                rec = fut.result()[1]
+            else:  # the baseline failed, or the worker died too often (KilledWorker)
+                rec = failed_record(fut.exception())
+            record(slice(i, i + 1), rec)
+            fut.release()
+            if pending:
+                ac.add(submit_next())
+    else:
+        shipped = client.scatter(make_payload(spec), broadcast=True, hash=False)
+        spec_f = client.scatter(spec, broadcast=True, hash=False)
+        blocks = deque(_blocks(todo, spec.chunk_size))
+        meta: dict = {}
+
+        def submit_next():
+            blk = blocks.popleft()
+            f = client.submit(block_task, shipped, spec_f, blk, pure=False)
+            meta[f.key] = blk
+            return f
+
+        ac = as_completed([submit_next() for _ in range(min(window, len(blocks)))])
+        for fut in ac:
+            blk = meta.pop(fut.key)
+            if fut.status == "finished":
+                start, stop, rec = fut.result()
+            else:
+                start, stop, rec = int(blk[0]), int(blk[-1]) + 1, failed_record(fut.exception())
+            record(slice(start, stop), rec)
+            fut.release()
+            if blocks:
+                ac.add(submit_next())
+
+
+# ==============================================================================================
+# reading results
+# ==============================================================================================
+def open_results(path: str | os.PathLike):
+    """The sweep's results as an xarray.Dataset with one dimension per swept parameter (product
+    grids) or ``scenario`` (zip), ``verdict`` as text ("pass", "fail", "untrusted", "" when failed
+    or missing) and ``status`` as text ("done", "failed", "missing")."""
+    import xarray as xr
+
+    p = Path(path)
+    if not p.exists():
+        raise DataFileError(f"{p}: no sweep results here")
+    try:
+        flat = xr.open_zarr(str(p), consolidated=False).load()
+    except Exception as exc:  # noqa: BLE001
+        raise DataFileError(f"{p}: not a sweep results store ({exc})") from None
+    if "sweep" not in flat.attrs:
+        raise DataFileError(f"{p}: not a sweep results store (no sweep attributes)")
+    meta = json.loads(flat.attrs["sweep"])
+    meta["grid"] = dict(meta["grid"])  # file order (the flat index is C order over it)
+    codes = {int(k): v for k, v in json.loads(flat.attrs["verdicts"]).items()}
+    flat["verdict"] = ("scenario", np.array([codes[int(c)] for c in flat.verdict.values], dtype=object))
+    flat["status"] = ("scenario", np.array([("missing", "done", "failed")[int(s)] for s in flat.status.values], dtype=object))
+    flat["message"] = flat.message.astype(object)
+    if meta["mode"] == "zip":
+        return flat.rename({f"param_{k}": k for k in meta["grid"]}).set_coords(list(meta["grid"]))
+    dims = list(meta["grid"])
+    shape = tuple(len(v) for v in meta["grid"].values())
+    out = {}
+    for name, var in flat.data_vars.items():
+        rest = var.dims[1:]
+        out[name] = (dims + list(rest), var.values.reshape(shape + var.shape[1:]), var.attrs)
+    coords = {k: flat[k].values for k in dims}
+    for extra in ("outlet", "outfall"):
+        if extra in flat.coords:
+            coords[extra] = flat[extra].values
+    return xr.Dataset(out, coords=coords, attrs=flat.attrs)
