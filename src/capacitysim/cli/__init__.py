@@ -16,8 +16,46 @@ from capacitysim import __version__
 from capacitysim.errors import CapacitysimError, CapacitysimWarning
 
 
+#: Which module registers each top-level command. Modules are imported only when their command
+#: runs (``capacitysim bank ...`` does not pay for SWMM's or xarray's import); ``--help`` imports
+#: them all. tests/cli/test_cli_registry.py keeps this map complete.
+COMMANDS = {
+    "storm": "hydrology",
+    "runoff": "hydrology",
+    "peak": "hydrology",
+    "hydrograph": "hydrology",
+    "demo": "demo",
+    "spdes": "spdes",
+    "detention": "detention",
+    "bank": "bank",
+    "credits": "bank",
+    "capacity": "network",
+    "basins": "network",
+    "bench": "bench",
+    "sweep": "sweep",
+}
+
+
+def _import_command_module(name: str) -> None:
+    import importlib
+
+    importlib.import_module(f"capacitysim.cli.{name}")
+
+
 class CapacitysimGroup(click.Group):
-    """A click group that turns capacitysim's errors into one line and an exit code."""
+    """A click group that turns capacitysim's errors into one line and an exit code, and loads
+    each command family's module on first use."""
+
+    def get_command(self, ctx, cmd_name):
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is None and cmd_name in COMMANDS:
+            _import_command_module(COMMANDS[cmd_name])
+            cmd = super().get_command(ctx, cmd_name)
+        return cmd
+
+    def list_commands(self, ctx):
+        _register()
+        return super().list_commands(ctx)
 
     def invoke(self, ctx):
         with warnings.catch_warnings(record=True) as caught:
@@ -46,13 +84,9 @@ COMMAND_MODULES = ("hydrology", "demo", "spdes", "detention", "bank", "network",
 
 
 def _register():
-    import importlib
-
+    """Import every command module (for --help and the registry test)."""
     for name in COMMAND_MODULES:
-        importlib.import_module(f"capacitysim.cli.{name}")
-
-
-_register()
+        _import_command_module(name)
 
 
 def main(argv=None):
