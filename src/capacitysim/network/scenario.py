@@ -310,6 +310,17 @@ def _most_used_patterns(dwf) -> list[str]:
     return list(max(set(pats), key=pats.count))
 
 
+def _with_columns(df, columns, index_name):
+    """swmmio gives an empty frame without columns for a section the model lacks."""
+    import pandas as pd
+
+    if all(c in df.columns for c in columns):
+        return df
+    if len(df):
+        raise InputError(f"unexpected layout of a model section (columns {list(df.columns)})")
+    return pd.DataFrame(columns=columns, index=pd.Index([], name=index_name))
+
+
 def write_scenario(model: SwmmInp, edits, out_path: str | Path, *, rain: tuple[np.ndarray, np.ndarray] | None = None) -> dict:
     """Apply ``edits`` to a copy of ``model`` and write it to ``out_path``; return a record of what was done.
 
@@ -342,9 +353,9 @@ def _apply(m, model: SwmmInp, edits, out_path: Path, rain) -> dict:
             rain = model_rainfall(model)
     ts_rows: list[tuple[str, str, str, float]] = []
 
-    dwf = m.inp.dwf.copy()
-    inflows = m.inp.inflows.copy()
-    rdii = m.inp.rdii.copy()
+    dwf = _with_columns(m.inp.dwf.copy(), ["Parameter", "AverageValue", "TimePatterns"], "Node")
+    inflows = _with_columns(m.inp.inflows.copy(), ["Constituent", "Time Series", "Type", "Mfactor", "Sfactor", "Baseline"], "Node")
+    rdii = _with_columns(m.inp.rdii.copy(), ["UnitHydrograph", "SewerArea"], "Node")
     for e in edits:
         if isinstance(e, Connection):
             if e.node not in nodes:
@@ -442,7 +453,7 @@ def _apply(m, model: SwmmInp, edits, out_path: Path, rain) -> dict:
         record["storm"] = {"name": storm.name, "total_in": float(np.sum(storm.depth_in)), "dt_min": storm.dt_min,
                            "start_hr": storm.start_hr, "series": name}
     if ts_rows:
-        ts = m.inp.timeseries.copy()
+        ts = _with_columns(m.inp.timeseries.copy(), ["Date", "Time", "Value"], "Name")
         add = pd.DataFrame([{"Date": None, "Time": t, "Value": v} for _, _, t, v in ts_rows],
                            index=pd.Index([n for n, _, _, _ in ts_rows], name=ts.index.name))
         for c in ts.columns:

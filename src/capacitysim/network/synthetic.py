@@ -274,7 +274,7 @@ def generate(n_nodes: int, seed: int = 1, *, duration_hr: float = 48.0, storm_st
     fm_to = nodes[nodes[ps_root].parent].name if nodes[ps_root].parent >= 0 else "PLANT"
     add("")
     add("[PUMPS]\n;;Name  From  To  Curve  Status  Startup  Shutoff")
-    add(f"PS1_PUMP   PS1_WW     {fm_to:<10} PS1_CURVE ON 3 1.5")
+    add(f"PS1_PUMP   PS1_WW     {fm_to:<10} PS1_CURVE ON 0 0")  # no on/off cycling: a variable-speed station (PUMP4)
     add("")
     add("[WEIRS]\n;;Name  From  To  Type  CrestHt  Qcoeff  Gated  EndCon  EndCoeff  Surcharge")
     crest = CSO_CREST_FRACTION * diam[reg] / INCHES_PER_FOOT  # crest above the regulator invert

@@ -1,0 +1,141 @@
+"""Capacity demonstrations with real SWMM runs on the bundled 50-node model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from capacitysim.errors import InputError
+from capacitysim.hydrology import design_storm, unit_hydrograph_runoff
+from capacitysim.network.basins import find_basins
+from capacitysim.network.engine import node_series
+from capacitysim.network.model import load_model
+from capacitysim.network.scenario import Connection, InjectedInflow, Remediation, Storm, rtk_hydrograph_cfs
+from capacitysim.units import ACRES_PER_SQMI, GPD_PER_CFS, SECONDS_PER_HOUR
+from capacitysim.workflows.demonstration import Criteria, parse_connection, parse_remediation, run_demonstration, write_report
+
+SMALL = Path(__file__).resolve().parents[2] / "models" / "synthetic-50.inp"
+DRY = Storm(depth_in=(0.0,), dt_min=6.0, name="no rain")
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_model(SMALL)
+
+
+@pytest.fixture(scope="module")
+def plant_local_node(model):
+    basins = find_basins(model)
+    plant = next(b for b in basins if b.kind == "plant")
+    return next(n for n in plant.local if n.startswith("MH") and n != "MH0001")
+
+
+def test_dry_weather_connection_raises_plant_average_by_its_flow(tmp_path, plant_local_node):
+    """In dry weather, X gpd at a manhole raises the plant's daily average inflow by X (within 1 %)."""
+    x_gpd = 80_000.0
+    d = run_demonstration(SMALL, connections=[Connection(plant_local_node, x_gpd)], storm=DRY, work_dir=tmp_path)
+    qb = node_series(d.runs["before"], "PLANT", "total_inflow")
+    qa = node_series(d.runs["after"], "PLANT", "total_inflow")
+    day = (qb.elapsed_hr > 12.0) & (qb.elapsed_hr <= 36.0)  # one full day after 12 h of spin-up
+    added_gpd = float((qa - qb).where(day, drop=True).mean()) * GPD_PER_CFS
+    assert added_gpd == pytest.approx(x_gpd, rel=0.01)
+    assert d.verdict in ("pass", "fail")  # trusted: dry-weather continuity is small
+    assert abs(d.to_json()["after"]["continuity_error_pct"]) <= 1.0
+
+
+def test_tr55_hydrograph_injected_keeps_its_volume(tmp_path, model, plant_local_node):
+    """A TR-55 unit-hydrograph runoff injected as [INFLOWS] leaves the system with its volume (1 %)."""
+    storm = design_storm(2.1, "II", 6.0)
+    q = unit_hydrograph_runoff(10.0 / ACRES_PER_SQMI, 85.0, 0.5, storm)
+    t = np.concatenate([[0.0], q.time_hr.values])
+    f = np.concatenate([[0.0], q.values])
+    volume_cf = float(np.trapezoid(f, t * SECONDS_PER_HOUR))
+    inj = InjectedInflow(plant_local_node, tuple(t), tuple(f), "site")
+    d = run_demonstration(SMALL, storm=DRY, extra_edits=[inj], work_dir=tmp_path)
+    out_b = float(d.before.volume_cf.sum() + d.before.flooding_volume_cf.sum())
+    out_a = float(d.after.volume_cf.sum() + d.after.flooding_volume_cf.sum())
+    assert d.scenario["inflows"][0]["volume_cf"] == pytest.approx(volume_cf, rel=1e-9)
+    assert out_a - out_b == pytest.approx(volume_cf, rel=0.01)
+
+
+def test_offsetting_remediation_passes_and_big_connection_fails(tmp_path, model):
+    basins = find_basins(model)
+    cso = next(b for b in basins if b.kind == "cso")
+    node = next(n for n in cso.local if n != cso.outlet)
+    ok = run_demonstration(SMALL, connections=[f"{node}=50000"], remediations=[f"basin={cso.outlet},gpd=150000"],
+                           work_dir=tmp_path / "ok")
+    assert ok.verdict == "pass"
+    doc = ok.to_json()
+    outlet = next(c for c in doc["checks"] if c["criterion"].startswith("peak inflow"))
+    assert outlet["element"] == cso.outlet and outlet["after"] <= outlet["before"] * 1.01
+    # without the remediation the CSO grows: the same connection alone fails
+    alone = run_demonstration(SMALL, connections=[f"{node}=50000"], work_dir=tmp_path / "alone")
+    assert alone.verdict == "fail"
+    failed = [c for c in alone.checks if not c["passed"]]
+    assert failed and all(c["after"] > c["before"] for c in failed if c["before"] is not None)
+    html = write_report(ok, tmp_path / "r.html").read_text()
+    assert "data:image/png;base64" in html and "PASS" in html and "http://" not in html.replace("http://www.w3.org", "")
+    assert html.count("<img") == 4  # connection, basin outlet, plant hydrographs + HGL profile
+
+
+def test_untrusted_when_continuity_exceeds_limit(tmp_path, plant_local_node):
+    """The same runs judged with a stricter continuity limit than their errors are 'untrusted', never 'pass'."""
+    d = run_demonstration(SMALL, connections=[Connection(plant_local_node, 1000.0)], work_dir=tmp_path,
+                          criteria=Criteria(continuity_limit_pct=0.01))
+    errs = [abs(d.to_json()[k]["continuity_error_pct"]) for k in ("before", "after")]
+    assert max(errs) > 0.01
+    assert d.verdict == "untrusted"
+
+
+def test_json_document_keys(tmp_path, plant_local_node):
+    d = run_demonstration(SMALL, connections=[Connection(plant_local_node, 20_000.0)], work_dir=tmp_path)
+    doc = d.to_json()
+    assert doc["verdict"] in ("pass", "fail", "untrusted")
+    for k in ("before", "after"):
+        assert isinstance(doc[k]["continuity_error_pct"], float)
+    link = doc["links"][0]
+    assert {"id", "peak_flow_cfs_before", "peak_flow_cfs_after", "max_q_over_qfull_before", "max_q_over_qfull_after"} <= set(link)
+    node = doc["nodes"][0]
+    assert {"id", "flooding_volume_cf_before", "flooding_volume_cf_after", "max_surcharge_ft_before", "max_surcharge_ft_after"} <= set(node)
+    assert len(doc["nodes"]) == 50 and len(doc["links"]) == len(d.before.link)
+    # the connection only adds flow: no link downstream carries less at its peak by more than noise
+    peaks = {l["id"]: (l["peak_flow_cfs_before"], l["peak_flow_cfs_after"]) for l in doc["links"]}
+    assert peaks["P0001"][1] >= peaks["P0001"][0] - 1e-3
+
+
+def test_rtk_peak_and_gpd_remediation_fraction(tmp_path, model):
+    """gpd removed -> fraction of the sewershed's RTK peak RDII; the written sewer areas scale by it."""
+    basins = find_basins(model)
+    ps = next(b for b in basins if b.kind == "pump_station")
+    rem = Remediation(tuple(ps.tributary), gpd=20_000.0, basin=ps.outlet)
+    from capacitysim.network.scenario import model_rainfall, rdii_peak_cfs, write_scenario
+
+    t, d = model_rainfall(model)
+    assert d.sum() == pytest.approx(2.1, rel=1e-3)
+    peak = rdii_peak_cfs(model, ps.tributary, t, d)
+    rec = write_scenario(model, [rem], tmp_path / "s.inp")
+    r = rec["remediations"][0]
+    assert r["fraction"] == pytest.approx(20_000.0 / (peak * GPD_PER_CFS), rel=1e-9)
+    assert r["sewer_area_after"] == pytest.approx(r["sewer_area_before"] * (1 - r["fraction"]), rel=1e-9)
+    # RTK volume = sum(R) x rain x area
+    q = rtk_hydrograph_cfs([(0.02, 1.0, 2.0), (0.01, 5.0, 3.0)], 10.0, t, d)
+    assert q.sum() * 0.05 == pytest.approx(0.03 * 2.1 * 10.0 * 43560 / 12 / 3600, rel=1e-6)
+    with pytest.raises(InputError, match="exceeds"):
+        write_scenario(model, [Remediation(tuple(ps.tributary), gpd=1e12)], tmp_path / "x.inp")
+
+
+def test_bad_specs(model):
+    basins = find_basins(model)
+    for spec in ("MH0002", "MH0002=abc", "MH0002=-100", "MH0002=0"):
+        with pytest.raises(InputError):
+            parse_connection(spec)
+    assert parse_connection("MH0002=40x250").flow_gpd == 10_000.0
+    for spec in ("basin=NOPE,fraction=0.2", "basin=PLANT", "basin=PLANT,fraction=1.5", "nodes=X1,fraction=0.1",
+                 "basin=PLANT,gpd=-5", "zone=PLANT,fraction=0.1", "basin=PLANT,fraction=0.2,gpd=100"):
+        with pytest.raises(InputError):
+            parse_remediation(spec, basins, model)
+    assert parse_remediation("nodes=MH0002;MH0003,fraction=25%", basins, model).fraction == 0.25
+    with pytest.raises(InputError, match="nothing to demonstrate"):
+        run_demonstration(SMALL)

@@ -1,0 +1,130 @@
+"""Loading, validating and graph/basin building on real and deliberately broken models."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from capacitysim.errors import DataFileError, InputError, ModelError
+from capacitysim.network.basins import basin_of, find_basins, find_plant
+from capacitysim.network.model import load_model, network_graph, parse_inp, validate
+
+MODELS = Path(__file__).resolve().parents[2] / "models"
+SMALL = MODELS / "synthetic-50.inp"
+
+
+def _lines(path):
+    return path.read_text().splitlines()
+
+
+def _broken(tmp_path, old, new, name="broken.inp"):
+    text = SMALL.read_text()
+    assert old in text, old
+    p = tmp_path / name
+    p.write_text(text.replace(old, new, 1))
+    return p
+
+
+def test_bundled_models_are_valid_and_sized():
+    for name, n in (("synthetic-50.inp", 50), ("synthetic-500.inp", 500)):
+        m = load_model(MODELS / name)
+        assert len(m.node_ids()) == n
+        g = network_graph(m)
+        assert g.number_of_nodes() == n and g.number_of_edges() == len(m.links())
+
+
+def test_hartfordville_valid(shared_dir):
+    m = load_model(shared_dir / "models" / "hartfordville" / "Hartfordville_1.inp")
+    assert validate(m) == []
+    assert len(m.node_ids()) == 55 and len(m.links()) == 56
+
+
+def test_dangling_node_named_with_line(tmp_path):
+    p = _broken(tmp_path, "P0001      MH0001     PLANT", "P0001      MH0001     NOWHERE")
+    line = next(i for i, l in enumerate(_lines(p), 1) if l.startswith("P0001 "))
+    with pytest.raises(ModelError, match=rf"broken.inp:{line}: conduit P0001: to node NOWHERE is not defined"):
+        load_model(p)
+
+
+def test_missing_cross_section(tmp_path):
+    text = SMALL.read_text()
+    xs_line = next(l for l in text.splitlines() if l.startswith("P0007 ") and "CIRCULAR" in l)
+    p = tmp_path / "noxs.inp"
+    p.write_text(text.replace(xs_line + "\n", ""))
+    line = next(i for i, l in enumerate(_lines(p), 1) if l.startswith("P0007 "))
+    with pytest.raises(ModelError, match=rf"noxs.inp:{line}: conduit P0007 has no cross section"):
+        load_model(p)
+
+
+def test_non_positive_geometry(tmp_path):
+    text = SMALL.read_text()
+    xs_line = next(l for l in text.splitlines() if l.startswith("P0003 ") and "CIRCULAR" in l)
+    p = tmp_path / "geom.inp"
+    p.write_text(text.replace(xs_line, "P0003      CIRCULAR 0 0 0 0 1"))
+    with pytest.raises(ModelError, match=r"cross section of P0003: CIRCULAR depth \(Geom1\) '0' must be a number > 0"):
+        load_model(p)
+    cond = next(l for l in text.splitlines() if l.startswith("P0005 ") and "MH0005" in l)
+    toks = cond.split()
+    toks[3] = "-10"
+    p2 = tmp_path / "len.inp"
+    p2.write_text(text.replace(cond, " ".join(toks)))
+    with pytest.raises(ModelError, match=r"conduit P0005: length '-10' must be a number > 0"):
+        load_model(p2)
+
+
+def test_unknown_section_and_garbage(tmp_path):
+    p = _broken(tmp_path, "[PUMPS]", "[PUMPZ]")
+    with pytest.raises(ModelError) as e:
+        load_model(p)
+    assert "unknown section [PUMPZ]" in str(e.value)
+    bad = tmp_path / "garbage.inp"
+    bad.write_text("this is not a model\n[JUNCTIONS]\n")
+    with pytest.raises(ModelError, match=r"garbage.inp:1: data before the first"):
+        load_model(bad)
+    with pytest.raises(DataFileError, match="not found"):
+        load_model(tmp_path / "missing.inp")
+
+
+def test_all_problems_counted(tmp_path):
+    p = _broken(tmp_path, "P0001      MH0001     PLANT", "P0001      MH0001     NOWHERE")
+    text = p.read_text().replace("[DWF]\n", "[DWF]\nGHOST FLOW 0.1\n")
+    p.write_text(text)
+    problems = validate(parse_inp(p))
+    assert len(problems) == 2
+    assert any("[DWF] refers to node GHOST" in s for s in problems)
+
+
+def test_basins_of_the_small_model():
+    m = load_model(SMALL)
+    basins = {b.outlet: b for b in find_basins(m)}
+    assert find_plant(m) == "PLANT"
+    kinds = {b.kind for b in basins.values()}
+    assert {"plant", "pump_station", "cso"} <= kinds
+    ps = next(b for b in basins.values() if b.kind == "pump_station")
+    cso = next(b for b in basins.values() if b.kind == "cso")
+    plant = basins["PLANT"]
+    # every junction drains to the plant; local basins partition the nodes
+    assert len(plant.tributary) == len(m.node_ids()) - 1  # all but the CSO outfall
+    local = [n for b in basins.values() for n in b.local]
+    assert sorted(local) == sorted(set(local))
+    assert set(local) == set(m.node_ids()) - {"CSO1"}
+    # nesting: the pump station lies upstream of the regulator or the plant, and its tributary is inside theirs
+    assert set(ps.tributary) <= set(plant.tributary)
+    assert cso.overflow_outfall == "CSO1"
+    # DWF of a basin = sum of its nodes' [DWF] baselines
+    dwf = m.dwf_baseline()
+    assert plant.dwf_baseline == pytest.approx(sum(dwf.values()), rel=1e-12)
+    assert basin_of(ps.local[0], list(basins.values())).outlet == ps.outlet
+
+
+def test_basin_override(tmp_path):
+    m = load_model(SMALL)
+    found = find_basins(m, outlets=["MH0002"])
+    assert [b.kind for b in found] == ["user"]
+    g = network_graph(m)
+    import networkx as nx
+
+    assert set(found[0].tributary) == nx.ancestors(g, "MH0002") | {"MH0002"}
+    with pytest.raises(InputError, match="NOPE"):
+        find_basins(m, outlets=["NOPE"])
