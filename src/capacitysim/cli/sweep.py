@@ -1,1 +1,96 @@
-"""CLI commands (placeholder; filled by its issue)."""
+"""CLI: ``capacitysim sweep run SWEEP.toml --out RESULTS.zarr`` and ``capacitysim sweep summarize RESULTS.zarr``."""
+
+from __future__ import annotations
+
+import click
+
+from capacitysim.cli import cli
+from capacitysim.cli.common import emit_json, emit_table, json_option
+
+
+@cli.group()
+def sweep():
+    """Scenario sweeps on dask: many SWMM capacity runs or vectorized detention/runoff designs."""
+
+
+@sweep.command("run")
+@click.argument("sweep_file", type=click.Path(dir_okay=False))
+@click.option("--out", "out", required=True, type=click.Path(), help="Zarr store of the results (RESULTS.zarr).")
+@click.option("--workers", type=click.IntRange(min=0), default=None,
+              help="Worker processes of the local cluster (default: one per core; 0: in this process, no cluster).")
+@click.option("--scheduler", default=None, help="Address of an existing dask.distributed scheduler (tcp://host:8786).")
+@click.option("--resume", is_flag=True, help="Continue an interrupted sweep: compute only the missing scenarios.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@json_option
+def run_cmd(sweep_file, out, workers, scheduler, resume, no_progress, as_json):
+    """Run every scenario of SWEEP_FILE, writing results to --out as they finish."""
+    from capacitysim.io.sweep_files import load_sweep
+    from capacitysim.workflows.sweep import run_sweep
+
+    spec = load_sweep(sweep_file)
+    bar = None
+    progress = None
+    if not no_progress:
+        from tqdm import tqdm
+
+        state = {"bar": None}
+
+        def progress(done, failed, total):
+            if state["bar"] is None:
+                state["bar"] = tqdm(total=total, unit="scn", desc="sweep", file=click.get_text_stream("stderr"),
+                                    dynamic_ncols=True, smoothing=0.1)
+            b = state["bar"]
+            b.set_postfix(failed=failed, refresh=False)
+            b.update(done - b.n)
+
+        bar = state
+    try:
+        run = run_sweep(spec, out, workers=workers, scheduler=scheduler, resume=resume, progress=progress)
+    finally:
+        if bar is not None and bar["bar"] is not None:
+            bar["bar"].close()
+    if as_json:
+        emit_json(run.as_json())
+        return
+    emit_table([("scenarios", f"{run.n_scenarios:,}"), ("computed now", f"{run.computed:,}"),
+                ("already done (resume)", f"{run.skipped:,}"), ("failed", f"{run.failed:,}"),
+                ("scheduler", f"{run.scheduler} ({run.workers} workers)"), ("time", f"{run.seconds:.1f} s"),
+                ("results", run.path)], title=f"Sweep: {spec.name}")
+    for f in run.failures[:5]:
+        click.echo(f"  scenario {f['scenario']}: {f['message']}")
+
+
+@sweep.command("summarize")
+@click.argument("results", type=click.Path())
+@click.option("--report", "report", type=click.Path(dir_okay=False), help="Write the HTML report (verdict map) here.")
+@click.option("--x", "x", default=None, help="Swept parameter on the verdict map's x axis.")
+@click.option("--y", "y", default=None, help="Swept parameter on the verdict map's y axis.")
+@json_option
+def summarize_cmd(results, report, x, y, as_json):
+    """Summarize a sweep: counts, the largest connection that passes at each node, a verdict map."""
+    from capacitysim.workflows.sweep import open_results, summarize, write_summary_report
+
+    ds = open_results(results)
+    s = summarize(ds)
+    if report:
+        write_summary_report(ds, report, x, y)
+        s["report"] = str(report)
+    if as_json:
+        emit_json(s)
+        return
+    emit_table([("scenarios", f"{s['scenarios']:,}"), ("done / failed / missing", f"{s['done']:,} / {s['failed']:,} / {s['missing']:,}"),
+                ("pass / fail / untrusted", f"{s['pass']:,} / {s['fail']:,} / {s['untrusted']:,}")],
+               title=f"Sweep: {s['name']} ({s['kind']})")
+    if s.get("largest_passing"):
+        click.echo("")
+        click.echo("largest connection that passes:")
+        for r in s["largest_passing"]:
+            cond = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()
+                             if k not in ("connect_node", "largest_passing_gpd", "monotone", "undecided"))
+            best = "none passes" if r["largest_passing_gpd"] is None else f"{r['largest_passing_gpd']:,.0f} gpd"
+            note = "" if r["monotone"] else " (a smaller flow fails)"
+            click.echo(f"  {r['connect_node']}{' (' + cond + ')' if cond else ''}: {best}{note}")
+    for m in s["failures"][:5]:
+        click.echo(f"  failed: {m}")
+    if report:
+        click.echo(f"report: {report}")

@@ -1009,3 +1009,112 @@ def open_results(path: str | os.PathLike):
         if extra in flat.coords:
             coords[extra] = flat[extra].values
     return xr.Dataset(out, coords=coords, attrs=flat.attrs)
+
+
+# ==============================================================================================
+# summary and report
+# ==============================================================================================
+def summarize(ds) -> dict:
+    """Counts of the sweep and, for connection sweeps, the largest connection that passes.
+
+    ``largest_passing``: for each ``connect_node`` (and each combination of the other swept
+    parameters), the largest swept ``connect_gpd`` whose verdict is "pass" (None when none passes),
+    and whether every smaller swept flow passes too (``monotone``).
+    """
+    meta = json.loads(ds.attrs["sweep"])
+    grid = dict(meta["grid"])
+    status = np.asarray(ds.status.values, dtype=object).ravel()
+    verdict = np.asarray(ds.verdict.values, dtype=object).ravel()
+    out = {"name": meta["name"], "kind": meta["kind"], "mode": meta["mode"], "dims": list(ds.verdict.dims),
+           "grid": grid, "scenarios": int(status.size),
+           "done": int((status == "done").sum()), "failed": int((status == "failed").sum()),
+           "missing": int((status == "missing").sum()),
+           "pass": int((verdict == "pass").sum()), "fail": int((verdict == "fail").sum()),
+           "untrusted": int((verdict == "untrusted").sum())}
+    msgs = np.asarray(ds.message.values, dtype=object).ravel()
+    out["failures"] = sorted({str(m) for m, s in zip(msgs, status) if s == "failed"})[:10]
+    if meta["mode"] == "product" and "connect_node" in grid and "connect_gpd" in grid:
+        others = [d for d in ds.verdict.dims if d not in ("connect_node", "connect_gpd")]
+        v = ds.verdict.transpose("connect_node", *others, "connect_gpd")
+        gpd = np.asarray(ds.connect_gpd.values, float)
+        order = np.argsort(gpd)
+        rows = []
+        for idx in np.ndindex(*v.shape[:-1]):
+            line = np.asarray(v.values[idx], dtype=object)[order]
+            ok = line == "pass"
+            best = float(gpd[order][ok].max()) if ok.any() else None
+            row = {"connect_node": str(ds.connect_node.values[idx[0]])}
+            for d, j in zip(others, idx[1:]):
+                val = ds[d].values[j]
+                row[d] = val.item() if hasattr(val, "item") else val
+            row["largest_passing_gpd"] = best
+            row["monotone"] = bool(best is None or ok[: int(np.flatnonzero(gpd[order] == best)[0]) + 1].all())
+            row["undecided"] = int(np.isin(line, ["", "untrusted"]).sum())
+            rows.append(row)
+        out["largest_passing"] = rows
+    if meta["kind"] == "detention" and "orifice_diameter_in" in ds:
+        d = np.asarray(ds.orifice_diameter_in.values, float)
+        out["orifice_diameter_in_range"] = [float(np.nanmin(d)), float(np.nanmax(d))] if np.isfinite(d).any() else None
+    return out
+
+
+def verdict_map_axes(ds, x: str | None = None, y: str | None = None) -> tuple[str, str]:
+    """The two swept parameters of the verdict map (default: the first two with several values)."""
+    dims = [d for d in ds.verdict.dims if ds.sizes[d] > 1 and d != "scenario"]
+    for name, val in (("x", x), ("y", y)):
+        if val is not None and val not in ds.verdict.dims:
+            raise InputError(f"--{name} {val!r} is not a swept parameter (swept: {', '.join(ds.verdict.dims)})")
+    if x is None:
+        x = next((d for d in ("connect_gpd", "orifice_diameter_in") if d in dims), dims[0] if dims else None)
+    if y is None:
+        y = next((d for d in dims if d != x), None)
+    if x is None or y is None:
+        raise InputError("a verdict map needs two swept parameters with several values each (product grids)")
+    return x, y
+
+
+def write_summary_report(ds, path, x: str | None = None, y: str | None = None) -> Path:
+    """HTML report: counts, largest passing connections, and the verdict map over two parameters
+    (share of the scenarios over the other swept parameters that pass)."""
+    from capacitysim.report.html import HtmlReport, new_figure
+
+    s = summarize(ds)
+    rep = HtmlReport(f"Scenario sweep: {s['name']}", f"{s['kind']} sweep, {s['scenarios']:,} scenarios ({s['mode']})")
+    rep.key_values([("done", s["done"]), ("failed", s["failed"]), ("missing", s["missing"]), ("pass", s["pass"]),
+                    ("fail", s["fail"]), ("untrusted (continuity error)", s["untrusted"])])
+    rep.table(["parameter", "values"], [[k, ", ".join(map(str, v))] for k, v in s["grid"].items()])
+    if s.get("largest_passing"):
+        rep.heading("Largest connection that passes")
+        keys = [k for k in s["largest_passing"][0] if k not in ("monotone", "undecided")]
+        rep.table(keys + ["every smaller flow passes"],
+                  [[("none" if r[k] is None else r[k]) for k in keys] + ["yes" if r["monotone"] else "NO"] for r in s["largest_passing"]])
+    if s["failures"]:
+        rep.heading("Failed scenarios")
+        for m in s["failures"]:
+            rep.paragraph(m, "fail")
+    if s["mode"] == "product":
+        try:
+            xd, yd = verdict_map_axes(ds, x, y)
+        except InputError as exc:
+            rep.paragraph(str(exc))
+        else:
+            v = ds.verdict.transpose(yd, xd, ...)
+            vals = np.asarray(v.values, dtype=object)
+            decided = np.isin(vals, ["pass", "fail"])
+            passing = (vals == "pass").reshape(vals.shape[0], vals.shape[1], -1)
+            dec = decided.reshape(passing.shape)
+            with np.errstate(invalid="ignore"):
+                share = passing.sum(-1) / dec.sum(-1)
+            fig, ax = new_figure(7.0, 4.0)
+            im = ax.imshow(share, origin="lower", aspect="auto", cmap="RdYlGn", vmin=0, vmax=1)
+            ax.set_xticks(range(ds.sizes[xd]), [f"{t:g}" if isinstance(t, float) else str(t) for t in ds[xd].values.tolist()], rotation=45)
+            ax.set_yticks(range(ds.sizes[yd]), [f"{t:g}" if isinstance(t, float) else str(t) for t in ds[yd].values.tolist()])
+            ax.set_xlabel(xd)
+            ax.set_ylabel(yd)
+            fig.colorbar(im, ax=ax, label="share passing")
+            rest = [d for d in ds.verdict.dims if d not in (xd, yd)]
+            rep.figure(fig, f"Verdict map over {xd} and {yd}" + (f" (share of scenarios over {', '.join(rest)} that pass; "
+                                                                   "blank: none decided)" if rest else " (green: pass, red: fail)"))
+    rep.citation("Verdict criteria: " + (json.dumps({**DEFAULT_CRITERIA, **json.loads(ds.attrs['sweep']).get('criteria', {})})
+                                         if s["kind"] == "swmm" else "15 RCNY § 31-03 release rate, no overtopping, required volume provided"))
+    return rep.write(path)
