@@ -1,0 +1,68 @@
+"""`capacitysim capacity` and `capacitysim basins` end to end (real SWMM runs, 50-node model)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+SMALL = str(Path(__file__).resolve().parents[2] / "models" / "synthetic-50.inp")
+
+
+def test_basins_json(run_cli):
+    r = run_cli("basins", "--model", SMALL, "--json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    kinds = {b["kind"] for b in doc["basins"]}
+    assert {"plant", "pump_station", "cso"} <= kinds
+    plant = next(b for b in doc["basins"] if b["kind"] == "plant")
+    assert plant["n_tributary_nodes"] == 49
+
+
+def test_capacity_json_and_report(run_cli, tmp_path):
+    report = tmp_path / "cap.html"
+    r = run_cli("capacity", "--model", SMALL, "--connect", "MH0040=50000", "--remediate", "basin=MH0004,gpd=150000",
+                "--json", "--report", str(report), "--work-dir", str(tmp_path / "w"))
+    doc = json.loads(r.stdout)
+    assert doc["verdict"] == "pass" and r.exit_code == 0
+    assert set(doc["before"]) >= {"continuity_error_pct"} and set(doc["after"]) >= {"continuity_error_pct"}
+    assert {"id", "peak_flow_cfs_before", "peak_flow_cfs_after", "max_q_over_qfull_before", "max_q_over_qfull_after"} <= set(doc["links"][0])
+    assert {"id", "flooding_volume_cf_before", "flooding_volume_cf_after", "max_surcharge_ft_before",
+            "max_surcharge_ft_after"} <= set(doc["nodes"][0])
+    assert report.read_text().startswith("<!DOCTYPE html>")
+    # the input model folder was not written to
+    assert sorted(p.name for p in Path(SMALL).parent.glob("synthetic-50.*")) == ["synthetic-50.inp"]
+
+
+def test_capacity_fail_exit_code(run_cli, tmp_path):
+    r = run_cli("capacity", "--model", SMALL, "--connect", "MH0040=50000", "--work-dir", str(tmp_path))
+    assert r.exit_code == 1
+    assert "FAIL" in r.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--connect", "NOPE=1000"], "node 'NOPE' is not a node"),
+        (["--connect", "MH0040=-500"], "flow must be > 0 gpd"),
+        (["--connect", "MH0040=lots"], "is not a number of gpd"),
+        (["--connect", "MH0040=1000", "--peaking", "0.5"], "--peaking"),
+        (["--remediate", "basin=NOPE,fraction=0.2"], "is not a basin outlet"),
+        (["--remediate", "basin=PLANT,fraction=2"], "fraction must be in (0, 1]"),
+        (["--connect", "MH0040=1000", "--storm", "no-such-storm"], "no bundled storm"),
+    ],
+)
+def test_bad_input_exit_2(run_cli, args, message):
+    r = run_cli("capacity", "--model", SMALL, *args)
+    assert r.exit_code == 2
+    assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_malformed_model_exit_2(run_cli, tmp_path):
+    bad = tmp_path / "bad.inp"
+    bad.write_text(Path(SMALL).read_text().replace("[CONDUITS]", "[CONDUITZ]"))
+    r = run_cli("capacity", "--model", str(bad), "--connect", "MH0040=1000")
+    assert r.exit_code == 2 and "unknown section [CONDUITZ]" in r.stderr
+    r = run_cli("basins", "--model", str(tmp_path / "missing.inp"))
+    assert r.exit_code == 2 and "not found" in r.stderr
