@@ -8,8 +8,8 @@ A SWMM connection sweep::
     storm = "binghamton-1yr-24h"       # optional: a bundled storm or a storm TOML; else the model's own rainfall
     mode = "product"                   # full factorial (default) or "zip" (all lists of one length)
 
-    [criteria]                         # optional; the defaults of capacitysim.workflows.sweep.DEFAULT_CRITERIA
-    max_q_over_qfull = 1.0
+    [criteria]                         # optional: fields of capacitysim.workflows.demonstration.Criteria
+    outlet_peak_tol_pct = 1.0
 
     [grid]
     connect_node = ["MH0005", "MH0012"]
@@ -88,9 +88,6 @@ SYSTEM_GRID_KEYS = {
 }
 #: Defaults of the runoff sweep's fixed values when the grid leaves them out.
 RUNOFF_DEFAULTS = {"area_ac": 10.0, "cn": 80.0, "tc_min": 30.0}
-#: Criteria a SWMM sweep file may set (see capacitysim.workflows.sweep.DEFAULT_CRITERIA).
-CRITERIA_KEYS = {"max_q_over_qfull", "max_d_over_d", "freeboard_ft", "flooding_tolerance_cf",
-                 "peak_flow_tolerance_pct", "cso_volume_tolerance_pct", "max_continuity_error_pct"}
 #: Largest grid accepted (scenarios).
 MAX_SCENARIOS = 10_000_000
 
@@ -254,7 +251,9 @@ def load_sweep(path: str | os.PathLike) -> SweepSpec:
         raise DataFileError(f"{where}: [criteria] must be a table")
     if crit and kind != "swmm":
         raise DataFileError(f"{where} [criteria]: criteria are for swmm sweeps (detention sweeps follow the rule set)")
-    check_keys(crit, f"{where} [criteria]", set(), CRITERIA_KEYS)
+    from capacitysim.workflows.demonstration import Criteria
+
+    check_keys(crit, f"{where} [criteria]", set(), set(Criteria.__dataclass_fields__))
     for k, v in crit.items():
         spec.criteria[k] = _check_value(f"{where} [criteria]", k, v, (float, 0.0, None, True, True, "criterion"))
 
@@ -281,8 +280,6 @@ def load_sweep(path: str | os.PathLike) -> SweepSpec:
     if kind == "swmm":
         if "connect_node" not in spec.grid and any(k in spec.grid for k in ("connect_gpd", "remediation_fraction", "peaking_factor")):
             raise DataFileError(f"{w}: connect_gpd, peaking_factor and remediation_fraction need connect_node (the node and its basin)")
-        if "storm_depth_in" in spec.grid and spec.storm is None:
-            pass  # the model's own rainfall is scaled to each depth
         _check_nodes(spec, w)
     if kind == "detention":
         _check_site_keys(spec, w)
@@ -323,5 +320,3 @@ def _check_site_keys(spec: SweepSpec, w: str) -> None:
     scs_keys = {"cn", "storm_depth_in"} & set(spec.grid)
     if scs_keys and site.design.get("hydrograph") != "scs":
         raise DataFileError(f"{w}: {', '.join(sorted(scs_keys))} need a site with [design] hydrograph = \"scs\"")
-    if "weighted_c" in spec.grid and "site_area_sf" in spec.grid:
-        pass

@@ -72,19 +72,6 @@ VERDICTS = {-1: "", 0: "fail", 1: "pass", 2: "untrusted"}
 VERDICT_CODE = {v: k for k, v in VERDICTS.items()}
 #: Characters kept of a failure or verdict message.
 MESSAGE_CHARS = 240
-#: Default verdict criteria of SWMM sweeps (after the connection vs before it, issue 3 defaults).
-DEFAULT_CRITERIA = {
-    "max_q_over_qfull": 1.0,  # a link may not newly exceed full-flow capacity (or exceed it more)
-    "max_d_over_d": 1.0,  # nor newly run fuller than this depth ratio
-    "freeboard_ft": 1.0,  # no node may newly rise within this distance of its rim
-    "flooding_tolerance_cf": 1.0,  # no new or increased flooding beyond this volume per node [ft3]
-    "peak_flow_tolerance_pct": 5.0,  # peak inflow at the connection's basin outlet
-    "cso_volume_tolerance_pct": 5.0,  # total CSO volume
-    "max_continuity_error_pct": 1.0,  # above this (before or after): untrusted
-}
-#: Absolute tolerance when comparing depths after vs before [ft] and ratios [-].
-DEPTH_TOLERANCE_FT = 0.01
-RATIO_TOLERANCE = 0.01
 #: Tasks kept in flight per worker (bounded so memory stays flat on huge sweeps).
 IN_FLIGHT_PER_WORKER = 3
 
@@ -100,64 +87,39 @@ class NetworkBundle:
     inp_text: str
     sha: str
     plant: str
-    outlets: tuple[str, ...]  # basin outlets (plant first)
-    basin_of: dict  # node -> basin outlet
-    basin_nodes: dict  # basin outlet -> local node ids
+    basins: tuple  # capacitysim.network.basins.Basin, plant first
     cso_outfalls: tuple[str, ...]
-    storm: tuple | None  # (depths [in], dt_min, name, start_hr) of the design storm, or None
-    storm_depth_in: float | None  # its total depth
+    storm: object | None  # capacitysim.network.scenario.Storm of the sweep, or None (the model's rainfall)
     timeout_s: float | None = None
+
+    @property
+    def outlets(self) -> tuple[str, ...]:
+        return tuple(b.outlet for b in self.basins)
 
 
 def make_bundle(spec: SweepSpec) -> NetworkBundle:
     """Read the sweep's model once in the driver: text, plant, basins, CSO outfalls, storm."""
-    from capacitysim.network.basins import find_basins
+    from capacitysim.network.basins import find_basins, find_plant
     from capacitysim.network.model import load_model
+    from capacitysim.network.scenario import Storm
 
     model = load_model(spec.model)
     basins = find_basins(model, spec.outlets, spec.plant)
-    plant = next((b.outlet for b in basins if b.kind == "plant"), spec.plant or basins[0].outlet)
+    plant = spec.plant or next((b.outlet for b in basins if b.kind == "plant"), None) or find_plant(model)
     outfalls = {r.tokens[0] for r in model.rows("OUTFALLS")}
-    cso = tuple(sorted(outfalls - {plant}))
-    basin_of: dict[str, str] = {}
-    for b in basins:
-        for n in b.local:
-            basin_of.setdefault(n, b.outlet)
-    for b in basins:
-        for n in b.tributary:
-            basin_of.setdefault(n, b.outlet)
     text = Path(spec.model).read_text(encoding="utf-8", errors="replace")
-    storm = None
-    depth = None
-    if spec.storm is not None:
-        h = np.asarray(spec.storm.hyetograph().values, float)
-        storm = (tuple(float(v) for v in h), float(spec.storm.dt_min), spec.storm.name, _storm_start_hr(model))
-        depth = float(h.sum())
     return NetworkBundle(
         name=Path(spec.model).name, inp_text=text, sha=hashlib.sha256(text.encode()).hexdigest()[:16], plant=plant,
-        outlets=tuple(b.outlet for b in basins), basin_of=basin_of,
-        basin_nodes={b.outlet: tuple(b.local) for b in basins}, cso_outfalls=cso, storm=storm, storm_depth_in=depth,
-        timeout_s=spec.timeout_s,
+        basins=tuple(basins), cso_outfalls=tuple(sorted(outfalls - {plant})),
+        storm=None if spec.storm is None else Storm.from_spec(spec.storm), timeout_s=spec.timeout_s,
     )
-
-
-def _storm_start_hr(model) -> float:
-    """A design storm starts where the model's own rainfall starts (else at the simulation start)."""
-    from capacitysim.network.scenario import model_rainfall
-
-    try:
-        t, d = model_rainfall(model)
-    except CapacitysimError:
-        return 0.0
-    wet = np.flatnonzero(d > 0)
-    return float(t[wet[0]]) if wet.size else 0.0
 
 
 _MODELS: dict[str, object] = {}  # per process: sha -> parsed SwmmInp written to a local file
 
 
 def _local_model(bundle: NetworkBundle):
-    """The bundle's model as a file in this process's temporary folder (written once)."""
+    """The bundle's model as a file in this process's temporary folder (written once per process)."""
     from capacitysim.network.model import parse_inp
 
     m = _MODELS.get(bundle.sha)
@@ -174,24 +136,32 @@ def _local_model(bundle: NetworkBundle):
 # ==============================================================================================
 # one SWMM scenario (the same functions run in the sweep and one by one)
 # ==============================================================================================
-def scenario_edits(bundle: NetworkBundle, model, params: dict) -> list:
-    """The scenario edits of ``params``: storm (scaled to ``storm_depth_in``), connection, remediation.
+def _criteria(criteria: dict | None):
+    from capacitysim.workflows.demonstration import Criteria
 
-    The storm is the sweep's design storm, or the model's own rainfall when the sweep has none,
-    scaled so its total is ``storm_depth_in`` (same temporal pattern). Remediation removes
-    ``remediation_fraction`` of the RDII of the connection node's I/I remediation basin (its local
-    nodes, :func:`capacitysim.network.basins.find_basins`).
+    return Criteria.from_dict(criteria or {})
+
+
+def scenario_edits(bundle: NetworkBundle, model, params: dict) -> tuple[list, list]:
+    """(edits before, edits after) of a scenario, as ``capacitysim capacity`` builds them.
+
+    Before: the storm (the sweep's design storm scaled to ``storm_depth_in``, or the model's own
+    rainfall scaled to it; nothing when neither is given). After: the storm, the connection
+    (``connect_node``, ``connect_gpd``, ``peaking_factor`` or the node's diurnal pattern) and the
+    remediation of ``remediation_fraction`` of the RDII in the connection node's I/I remediation
+    basin (its tributary nodes, as ``--remediate basin=OUTLET,fraction=F``).
     """
+    from capacitysim.network.basins import basin_of
     from capacitysim.network.scenario import Connection, Remediation, Storm, model_rainfall
 
-    edits: list = []
+    before: list = []
     depth = params.get("storm_depth_in")
     if bundle.storm is not None:
-        d, dt_min, name, start = bundle.storm
-        d = np.asarray(d)
+        st = bundle.storm
         if depth is not None:
-            d = d * (float(depth) / d.sum())
-        edits.append(Storm(tuple(float(v) for v in d), dt_min, name, start))
+            d = np.asarray(st.depth_in) * (float(depth) / float(np.sum(st.depth_in)))
+            st = Storm(tuple(float(v) for v in d), st.dt_min, f"{st.name} scaled to {depth:g} in", st.start_hr)
+        before.append(st)
     elif depth is not None:
         t, d = model_rainfall(model)
         if d.size == 0 or d.sum() <= 0:
@@ -201,35 +171,28 @@ def scenario_edits(bundle: NetworkBundle, model, params: dict) -> list:
             raise InputError("storm_depth_in: the model's rainfall has uneven intervals; give storm = ...")
         dt_min = float(steps[0] * MINUTES_PER_HOUR) if steps.size else 60.0
         d = d * (float(depth) / d.sum())
-        edits.append(Storm(tuple(float(v) for v in d), dt_min, f"model rainfall x {depth:g} in", float(t[0])))
+        before.append(Storm(tuple(float(v) for v in d), dt_min, f"model rainfall scaled to {depth:g} in", float(t[0])))
+    after = list(before)
     node = params.get("connect_node")
     gpd = float(params.get("connect_gpd", 0.0) or 0.0)
     if node is not None and gpd > 0:
         pf = params.get("peaking_factor")
-        edits.append(Connection(node, gpd, "pattern" if pf is None else float(pf)))
+        after.append(Connection(node, gpd, "pattern" if pf is None else float(pf)))
     frac = float(params.get("remediation_fraction", 0.0) or 0.0)
     if frac > 0:
         if node is None:
             raise InputError("remediation_fraction needs connect_node (its basin is remediated)")
-        outlet = bundle.basin_of.get(node)
-        if outlet is None:
-            raise InputError(f"connect_node {node!r} lies in no I/I remediation basin; remediation_fraction cannot be applied")
-        edits.append(Remediation(tuple(bundle.basin_nodes[outlet]), fraction=frac, basin=outlet))
-    return edits
+        b = basin_of(node, list(bundle.basins))
+        after.append(Remediation(tuple(b.tributary), fraction=frac, basin=b.outlet))
+    return before, after
 
 
-def run_network(bundle: NetworkBundle, params: dict, work_root: str | None = None) -> dict:
-    """Run one scenario in SWMM; return its statistics as plain arrays (small, picklable).
-
-    Keys: ``node``, ``link``, ``outfall`` ids; ``flooding_volume_cf``, ``max_depth_ft``,
-    ``freeboard_ft``, ``max_inflow_cfs`` per node; ``max_q_over_qfull``, ``max_d_over_d``,
-    ``peak_flow_cfs`` per link; ``volume_cf`` per outfall; the two continuity errors [%].
-    """
+def run_network(bundle: NetworkBundle, edits: list, work_root: str | None = None):
+    """Run the bundle's model with ``edits`` in SWMM (a child process); the results Dataset."""
     from capacitysim.network.engine import read_results, run_inp
     from capacitysim.network.scenario import write_scenario
 
     model = _local_model(bundle)
-    edits = scenario_edits(bundle, model, params)
     tmp = tempfile.mkdtemp(prefix="capsim-scn-", dir=work_root)
     try:
         inp = Path(tmp) / "src" / "scenario.inp"
@@ -239,124 +202,77 @@ def run_network(bundle: NetworkBundle, params: dict, work_root: str | None = Non
             inp.parent.mkdir(parents=True)
             shutil.copyfile(model.path, inp)
         run = run_inp(inp, Path(tmp) / "run", timeout_s=bundle.timeout_s)
-        ds = read_results(run)
-        return {
-            "node": [str(x) for x in ds.node.values], "link": [str(x) for x in ds.link.values],
-            "outfall": [str(x) for x in ds.outfall.values],
-            "flooding_volume_cf": ds.flooding_volume_cf.values.copy(), "max_depth_ft": ds.max_depth_ft.values.copy(),
-            "freeboard_ft": ds.freeboard_ft.values.copy(), "max_inflow_cfs": ds.max_inflow_cfs.values.copy(),
-            "max_q_over_qfull": ds.max_q_over_qfull.values.copy(), "max_d_over_d": ds.max_d_over_d.values.copy(),
-            "peak_flow_cfs": ds.peak_flow_cfs.values.copy(), "volume_cf": ds.volume_cf.values.copy(),
-            "runoff_continuity_error_pct": float(ds.attrs["runoff_continuity_error_pct"]),
-            "flow_routing_continuity_error_pct": float(ds.attrs["flow_routing_continuity_error_pct"]),
-        }
+        return read_results(run)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def baseline_params(params: dict) -> dict:
-    """The 'before' of a scenario: the same storm, no connection, no remediation."""
-    return {k: v for k, v in params.items() if k == "storm_depth_in"}
+def baseline_key(params: dict) -> str:
+    """Scenarios with the same key share their 'before' run (same storm)."""
+    return json.dumps({k: v for k, v in params.items() if k == "storm_depth_in"}, sort_keys=True)
 
 
-def _align(before: dict, after: dict, key: str, dim: str) -> np.ndarray:
-    idx = {n: i for i, n in enumerate(before[dim])}
-    pos = np.array([idx.get(n, -1) for n in after[dim]])
-    vals = np.asarray(before[key], float)
-    return np.where(pos >= 0, vals[np.maximum(pos, 0)], np.nan)
+def swmm_verdict(bundle: NetworkBundle, params: dict, before, after, criteria: dict | None = None) -> tuple[str, str]:
+    """Verdict after vs before with the capacity demonstration's own rules
+    (:func:`capacitysim.workflows.demonstration.judge` and ``verdict_of``): ("pass" | "fail" |
+    "untrusted", the failed checks)."""
+    from capacitysim.network.scenario import Connection
+    from capacitysim.workflows.demonstration import judge, verdict_of
 
-
-def swmm_verdict(bundle: NetworkBundle, params: dict, before: dict, after: dict, criteria: dict | None = None) -> tuple[str, str]:
-    """Verdict of a scenario, after vs before: ("pass" | "fail" | "untrusted", first reason).
-
-    Criteria (defaults :data:`DEFAULT_CRITERIA`, the reviewer defaults of the capacity
-    demonstration): no new or increased flooding at any node; no node newly within ``freeboard_ft``
-    of its rim (or rising further when already within it); no link newly above
-    ``max_q_over_qfull`` or ``max_d_over_d`` (or rising further); peak inflow at the connection's
-    basin outlet and total CSO volume up by at most their tolerances; a continuity error above
-    ``max_continuity_error_pct`` before or after makes the run untrusted rather than passed.
-    """
-    c = dict(DEFAULT_CRITERIA)
-    c.update(criteria or {})
-    for run, label in ((before, "before"), (after, "after")):
-        for key in ("runoff_continuity_error_pct", "flow_routing_continuity_error_pct"):
-            if abs(run[key]) > c["max_continuity_error_pct"]:
-                return "untrusted", f"{key.replace('_pct', '').replace('_', ' ')} {run[key]:.2f} % {label} exceeds {c['max_continuity_error_pct']:g} %"
-    reasons = []
-    nodes = np.asarray(after["node"])
-    fl_b = _align(before, after, "flooding_volume_cf", "node")
-    fl_a = np.asarray(after["flooding_volume_cf"])
-    bad = fl_a > np.nan_to_num(fl_b) + c["flooding_tolerance_cf"]
-    if bad.any():
-        i = int(np.argmax(np.where(bad, fl_a - np.nan_to_num(fl_b), -np.inf)))
-        reasons.append(f"flooding at {nodes[i]} {fl_b[i]:,.0f} -> {fl_a[i]:,.0f} ft3")
-    fb_b = _align(before, after, "freeboard_ft", "node")
-    fb_a = np.asarray(after["freeboard_ft"])
-    bad = (fb_a < c["freeboard_ft"]) & (fb_a < fb_b - DEPTH_TOLERANCE_FT)
-    if bad.any():
-        i = int(np.argmin(np.where(bad, fb_a, np.inf)))
-        reasons.append(f"freeboard at {nodes[i]} {fb_b[i]:.2f} -> {fb_a[i]:.2f} ft (< {c['freeboard_ft']:g} ft)")
-    links = np.asarray(after["link"])
-    for key, limit in (("max_q_over_qfull", c["max_q_over_qfull"]), ("max_d_over_d", c["max_d_over_d"])):
-        b = _align(before, after, key, "link")
-        a = np.asarray(after[key])
-        with np.errstate(invalid="ignore"):
-            bad = (a > limit) & ~(a <= np.nan_to_num(b, nan=-np.inf) + RATIO_TOLERANCE)
-        bad &= np.isfinite(a)
-        if bad.any():
-            i = int(np.argmax(np.where(bad, a, -np.inf)))
-            reasons.append(f"{key.replace('max_', '')} of {links[i]} {b[i]:.2f} -> {a[i]:.2f} (> {limit:g})")
+    c = _criteria(criteria)
     node = params.get("connect_node")
-    outlet = bundle.basin_of.get(node, bundle.plant) if node is not None else bundle.plant
-    i_out = list(after["node"]).index(outlet)
-    q_b = float(_align(before, after, "max_inflow_cfs", "node")[i_out])
-    q_a = float(after["max_inflow_cfs"][i_out])
-    if q_a > q_b * (1 + c["peak_flow_tolerance_pct"] / 100.0) + 1e-9:
-        reasons.append(f"peak inflow at basin outlet {outlet} {q_b:.3f} -> {q_a:.3f} cfs (+{(q_a / q_b - 1) * 100 if q_b else math.inf:.1f} %)")
-    v_b, v_a = _cso_volume(bundle, before), _cso_volume(bundle, after)
-    if v_a > v_b * (1 + c["cso_volume_tolerance_pct"] / 100.0) + 1.0:
-        reasons.append(f"CSO volume {v_b:,.0f} -> {v_a:,.0f} ft3")
-    return ("fail", "; ".join(reasons)) if reasons else ("pass", "")
+    gpd = float(params.get("connect_gpd", 0.0) or 0.0)
+    conns = [Connection(node, gpd)] if node is not None and gpd > 0 else []
+    checks = judge(before, after, c, list(bundle.basins), conns, _local_model(bundle))
+    verdict = verdict_of(before, after, checks, c)
+    failed = [ch for ch in checks if not ch["passed"]]
+    reason = "; ".join(f"{ch['criterion']} at {ch['element']}: {_num(ch['before'])} -> {_num(ch['after'])} {ch['unit']}"
+                       for ch in failed[:3]) + (f" (+{len(failed) - 3} more)" if len(failed) > 3 else "")
+    return verdict, reason
 
 
-def _cso_volume(bundle: NetworkBundle, run: dict) -> float:
-    vol = dict(zip(run["outfall"], np.asarray(run["volume_cf"], float)))
-    return float(sum(np.nan_to_num(vol.get(o, 0.0)) for o in bundle.cso_outfalls))
+def _num(x) -> str:
+    return "-" if x is None else f"{x:,.4g}"
 
 
-def summarize_swmm(bundle: NetworkBundle, params: dict, before: dict, after: dict, criteria: dict | None = None) -> dict:
+def _cso_volume(bundle: NetworkBundle, ds) -> float:
+    vol = ds.volume_cf.sel(outfall=[o for o in bundle.cso_outfalls if o in ds.outfall.values]).values
+    return float(np.nansum(vol))
+
+
+def summarize_swmm(bundle: NetworkBundle, params: dict, before, after, criteria: dict | None = None) -> dict:
     """Per-scenario summary record (scalars and per-outlet/per-outfall vectors) of one SWMM scenario."""
     verdict, reason = swmm_verdict(bundle, params, before, after, criteria)
-    pos = {n: i for i, n in enumerate(after["node"])}
-    inflow = np.asarray(after["max_inflow_cfs"], float)
-    vol = dict(zip(after["outfall"], np.asarray(after["volume_cf"], float)))
-    qq = np.asarray(after["max_q_over_qfull"], float)
+    qq = after.max_q_over_qfull.values
+    outf = sorted({bundle.plant, *bundle.cso_outfalls})
     return {
         "status": DONE,
         "verdict": VERDICT_CODE[verdict],
         "message": reason[:MESSAGE_CHARS],
-        "plant_peak_inflow_cfs": float(inflow[pos[bundle.plant]]),
+        "plant_peak_inflow_cfs": float(after.max_inflow_cfs.sel(node=bundle.plant)),
         "max_q_over_qfull": float(np.nanmax(qq)) if np.isfinite(qq).any() else math.nan,
-        "flooding_volume_cf": float(np.nansum(after["flooding_volume_cf"])),
+        "flooding_volume_cf": float(np.nansum(after.flooding_volume_cf.values)),
         "cso_volume_cf": _cso_volume(bundle, after),
-        "runoff_continuity_error_pct": float(after["runoff_continuity_error_pct"]),
-        "flow_routing_continuity_error_pct": float(after["flow_routing_continuity_error_pct"]),
-        "plant_peak_inflow_before_cfs": float(before["max_inflow_cfs"][list(before["node"]).index(bundle.plant)]),
+        "runoff_continuity_error_pct": float(after.attrs["runoff_continuity_error_pct"]),
+        "flow_routing_continuity_error_pct": float(after.attrs["flow_routing_continuity_error_pct"]),
+        "plant_peak_inflow_before_cfs": float(before.max_inflow_cfs.sel(node=bundle.plant)),
         "cso_volume_before_cf": _cso_volume(bundle, before),
-        "outlet_peak_inflow_cfs": np.array([inflow[pos[o]] for o in bundle.outlets]),
-        "outfall_volume_cf": np.array([vol.get(o, math.nan) for o in sorted({bundle.plant, *bundle.cso_outfalls})]),
+        "outlet_peak_inflow_cfs": after.max_inflow_cfs.sel(node=list(bundle.outlets)).values.astype(float),
+        "outfall_volume_cf": np.array([float(after.volume_cf.sel(outfall=o)) if o in after.outfall.values else math.nan for o in outf]),
     }
 
 
-def run_baseline_task(bundle: NetworkBundle, params: dict) -> dict:
-    """Dask task: the 'before' run of a storm (exceptions propagate to the dependent scenarios)."""
-    return run_network(bundle, baseline_params(params))
+def run_baseline_task(bundle: NetworkBundle, params: dict):
+    """Dask task: the 'before' run of a storm (its exception fails the dependent scenarios)."""
+    before, _ = scenario_edits(bundle, _local_model(bundle), params)
+    return run_network(bundle, before)
 
 
-def run_scenario_task(bundle: NetworkBundle, index: int, params: dict, before: dict, criteria: dict | None) -> tuple[int, dict]:
+def run_scenario_task(bundle: NetworkBundle, index: int, params: dict, before, criteria: dict | None) -> tuple[int, dict]:
     """Dask task: one scenario; a scenario that raises returns a failed record (the sweep goes on)."""
     try:
-        after = run_network(bundle, params)
+        _, edits = scenario_edits(bundle, _local_model(bundle), params)
+        after = run_network(bundle, edits)
         return index, summarize_swmm(bundle, params, before, after, criteria)
     except Exception as exc:  # noqa: BLE001 - recorded, never lost: the sweep goes on
         return index, failed_record(exc)
@@ -897,7 +813,7 @@ def _run_inline(spec, bundle, todo, chunk, record):
         baselines: dict = {}
         for i in todo:
             params = spec.scenario(int(i))
-            key = json.dumps(baseline_params(params), sort_keys=True)
+            key = baseline_key(params)
             if key not in baselines:
                 try:
                     baselines[key] = run_baseline_task(bundle, params)
@@ -929,7 +845,7 @@ def _run_distributed(client, spec, bundle, todo, record, n_workers):
         def submit_next():
             i = pending.popleft()
             params = spec.scenario(i)
-            key = json.dumps(baseline_params(params), sort_keys=True)
+            key = baseline_key(params)
             if key not in base_futs:
                 base_futs[key] = client.submit(run_baseline_task, shipped, params, pure=False, key=f"baseline-{len(base_futs)}-{bundle.sha}")
             f = client.submit(run_scenario_task, shipped, i, params, base_futs[key], spec.criteria, pure=False)
@@ -1115,6 +1031,12 @@ def write_summary_report(ds, path, x: str | None = None, y: str | None = None) -
             rest = [d for d in ds.verdict.dims if d not in (xd, yd)]
             rep.figure(fig, f"Verdict map over {xd} and {yd}" + (f" (share of scenarios over {', '.join(rest)} that pass; "
                                                                    "blank: none decided)" if rest else " (green: pass, red: fail)"))
-    rep.citation("Verdict criteria: " + (json.dumps({**DEFAULT_CRITERIA, **json.loads(ds.attrs['sweep']).get('criteria', {})})
+    rep.citation("Verdict criteria (capacitysim.workflows.demonstration.Criteria): " + (json.dumps(_criteria_dict(json.loads(ds.attrs['sweep']).get('criteria', {})))
                                          if s["kind"] == "swmm" else "15 RCNY § 31-03 release rate, no overtopping, required volume provided"))
     return rep.write(path)
+
+
+def _criteria_dict(criteria: dict) -> dict:
+    from dataclasses import asdict
+
+    return asdict(_criteria(criteria))
