@@ -1,5 +1,7 @@
 """15 RCNY § 31-03 release rate, alteration proration, rational Allowable Flow, modified rational volume."""
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -105,7 +107,7 @@ def test_infiltration_eq_11_3():
 
 # --- modified rational volume --------------------------------------------------------------------
 def test_modified_rational_closed_form_matches_numerical_maximum():
-    c, a_ac, qo, a, b = 0.9, 0.5, 0.25, 211.68, 15.0
+    c, a_ac, qo, a, b = 0.9, 0.5, 0.25, 211.7016, 15.0
     v, t = nyc.modified_rational_volume_cf(c, a_ac, qo, a, b)
     ts = np.linspace(0.01, 600, 600001)
     curve = nyc.modified_rational_storage_curve_cf(ts, c, a_ac, qo, a, b)
@@ -123,13 +125,27 @@ def test_critical_duration_reproduces_pc_eq_11_5_with_the_derived_curve():
 
 
 def test_no_storage_when_outflow_passes_the_shortest_storm():
-    v, t = nyc.modified_rational_volume_cf(0.5, 0.1, 10.0, 211.68, 15.0)
+    v, t = nyc.modified_rational_volume_cf(0.5, 0.1, 10.0, 211.7016, 15.0)
     assert v == 0.0 and t == 0.0
 
 
 @settings(max_examples=50)
 @given(st.floats(0.05, 1.0), st.floats(0.01, 10.0), st.floats(0.01, 5.0), st.floats(0.01, 1.0))
 def test_volume_decreases_with_outflow(c, area_ac, q, dq):
-    v1, _ = nyc.modified_rational_volume_cf(c, area_ac, q, 211.68, 15.0)
-    v2, _ = nyc.modified_rational_volume_cf(c, area_ac, q + dq, 211.68, 15.0)
+    v1, _ = nyc.modified_rational_volume_cf(c, area_ac, q, 211.7016, 15.0)
+    v2, _ = nyc.modified_rational_volume_cf(c, area_ac, q + dq, 211.7016, 15.0)
     assert v2 <= v1 + 1e-9
+
+
+def test_rule_set_idf_constants_reproduce_eq_11_5_to_rounding():
+    # The nyc-2012 rule set documents a = 0.27^2 x 43,560 / 15 and b = 15 min; the stored numbers must be
+    # that (a typo of 211.68 shifted the critical duration by 0.004 min).
+    from capacitysim.io.site_files import load_rule_set
+
+    rs = load_rule_set("nyc-2012")
+    assert rs.value("idf_10yr", "b_min") == 15.0
+    assert rs.value("idf_10yr", "a") == pytest.approx(0.27**2 * 43560 / 15, rel=1e-7)
+    _, t = nyc.modified_rational_volume_cf(0.855, 20000 / 43560, 0.25, rs.value("idf_10yr", "a"), 15.0)
+    # Eq. 11-5 by hand: 0.27 sqrt(0.855 x 20,000 / 0.25) - 15 = 0.27 x 261.534 - 15 = 55.614 min
+    assert t == pytest.approx(0.27 * math.sqrt(0.855 * 20000 / 0.25) - 15, abs=1e-4)
+    assert t == pytest.approx(55.614, abs=1e-3)

@@ -28,7 +28,7 @@ def rules():
 
 
 def _shapes():
-    _, shapes, _ = rational_hydrograph_shapes(DURS, 5.0, 211.68, 15.0, 1.0)
+    _, shapes, _ = rational_hydrograph_shapes(DURS, 5.0, 211.7016, 15.0, 1.0)
     return shapes
 
 
