@@ -599,7 +599,8 @@ def result_variables(spec: SweepSpec, bundle: NetworkBundle | None) -> dict[str,
         base["outfall_volume_cf"] = (("outfall",), (len(outf),), "float64", "ft3, volume at each outfall")
     else:
         for k in DETENTION_VARS if spec.kind == "detention" else RUNOFF_VARS:
-            base[k] = ((), (), "float64", "")
+            if k not in spec.grid:  # a swept input (orifice_diameter_in, weighted_c) is a dimension, not a result
+                base[k] = ((), (), "float64", "")
     return base
 
 
