@@ -99,10 +99,10 @@ def test_withdrawal_at_or_under_threshold_refused(led):
 
 
 def test_withdrawal_reserves_at_once_and_stays_pending(led):
-    w = led.withdraw(B, JC, 3000, "A1", capacity_ref="runs/cap-17")
+    w = led.withdraw(B, JC, 3000, "A1", capacity_ref="cap-run-17")
     assert w["status"] == "pending" and w["note_issued_on"] is None
     assert bal(led) == 7000 and led.balance(B, JC)["reserved_gpd"] == 3000
-    w = led.attach("A1", spdes_ref="spdes/check-3.html", on="2024-05-01")
+    w = led.attach("A1", spdes_ref="spdes-check-3", on="2024-05-01")
     assert w["status"] == "approved" and w["note_issued_on"] == "2024-05-01" and w["co_due_on"] == "2025-05-01"
     assert bal(led) == 7000  # approval does not take credits twice
 
@@ -144,8 +144,11 @@ def test_default_one_year_after_note_unless_extended(led):
     led.withdraw(B, JC, 3000, "A7", capacity_ref="c", spdes_ref="s", on="2024-02-01")
     assert led.check_defaults("2025-02-01") == []  # due on 2025-02-01: not yet in default
     with pytest.raises(RefusedError, match="later than"):
-        led.extend("A7", "2025-01-15", document="Board letter")
-    led.extend("A7", "2025-08-01", document="Board letter 2025-01-20")
+        led.extend("A7", "2025-01-15", document="Board letter", granted_on="2025-01-10")
+    # granted the day after the due date: the note is already in default (DEFAULT definition)
+    with pytest.raises(RefusedError, match="in default since the day after 2025-02-01"):
+        led.extend("A7", "2025-08-01", document="Board letter", granted_on="2025-02-02")
+    led.extend("A7", "2025-08-01", document="Board letter 2025-01-20", granted_on="2025-02-01")  # on the due date: in time
     out = led.check_defaults("2025-02-02")
     assert [d["application"] for d in out] == ["A6"]
     assert led.withdrawal("A6")["status"] == "defaulted" and bal(led) == 10000 - 3000
@@ -153,7 +156,9 @@ def test_default_one_year_after_note_unless_extended(led):
         led.complete("A7", "2025-09-01")
     led.complete("A7", "2025-07-15")
     assert led.withdrawal("A7")["status"] == "completed"
-    assert led.check_defaults("2030-01-01") == []
+    assert led.check_defaults() == []  # today: the completed note can no longer default
+    with pytest.raises(InputError, match="as_of .* is in the future"):
+        led.check_defaults((dt.date.today() + dt.timedelta(days=1)).isoformat())  # a default is final: never ahead of time
     with pytest.raises(RefusedError, match="only an issued flow credit note"):
         led.extend("A7", "2026-01-01", document="x")  # completed, not approved
     assert [e["action"] for e in led.journal() if e["ref"] in ("A6", "A7")].count("default") == 1

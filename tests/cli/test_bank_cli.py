@@ -56,7 +56,7 @@ def test_withdraw_pending_then_attach(bank):
     assert res.exit_code == 0
     out = json.loads(res.stdout)
     assert out["status"] == "pending" and out["amount_gpd"] == 3000 and out["balance_gpd"] == 6000
-    res = bank("attach", "--application", "A1", "--capacity-ref", "runs/17", "--spdes-ref", "spdes/3", "--on", "2024-04-01", "--json")
+    res = bank("attach", "--application", "A1", "--capacity-ref", "run-17", "--spdes-ref", "spdes-3", "--on", "2024-04-01", "--json")
     assert json.loads(res.stdout)["status"] == "approved"
     assert json.loads(res.stdout)["co_due_on"] == "2025-04-01"
 

@@ -25,15 +25,18 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import getpass
+import hashlib
 import json
 import math
 import os
 import sqlite3
+import unicodedata
 import uuid
 from pathlib import Path
 
+from capacitysim.bank import refs as _refs
 from capacitysim.bank.schema import SCHEMA, SCHEMA_VERSION
-from capacitysim.errors import InputError, RefusedError
+from capacitysim.errors import CapacitysimError, InputError, RefusedError
 from capacitysim.rules import ii_offset
 
 #: Default bank file, in the working folder.
@@ -41,6 +44,22 @@ DEFAULT_DB = "capacitysim-bank.sqlite"
 #: Digits kept before rounding an amount to whole gpd (absorbs float noise such as 3168.0000000000005).
 _ROUND_DIGITS = 6
 _TS_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+#: Largest amount one operation may carry [gpd]: 1,000 MGD, about 30 times the Binghamton-Johnson City
+#: plant's design flow (35 MGD) and above the largest US plants. It keeps every sum an exact SQLite
+#: INTEGER (a sum past 2**63 would silently become REAL) and catches mistyped figures (1e30).
+MAX_GPD = 1e9
+#: Longest name, id or reference accepted [characters].
+MAX_TEXT = 500
+#: prev_hash of the first journal row of a new bank.
+GENESIS_HASH = "0" * 64
+#: Unicode categories refused in names and ids: control, format (zero-width...), line/paragraph separators.
+_BAD_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+
+
+class BankBusyError(CapacitysimError):
+    """The bank file is locked by another writer for longer than the timeout, or unreadable."""
+
+    exit_code = 1
 
 
 def default_actor() -> str:
@@ -71,8 +90,8 @@ def _positive_gpd(name: str, value) -> float:
         v = float(value)
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a number of gallons per day, got {value!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise InputError(f"{name} must be > 0 gpd, got {value!r}")
+    if not math.isfinite(v) or v <= 0 or v > MAX_GPD:
+        raise InputError(f"{name} must be > 0 and <= {MAX_GPD:,.0f} gpd, got {value!r}")
     return v
 
 
@@ -87,11 +106,22 @@ def book_up(gpd: float) -> int:
 
 
 def _text(name: str, value, required: bool = True) -> str | None:
-    v = "" if value is None else str(value).strip()
+    """A name, id or reference: NFC-normalised, stripped, no control/format characters, bounded.
+
+    NFC makes a composed and a decomposed "Café" the same name; control and format characters (a
+    newline, a zero-width space) would let two names look identical or break one-line records.
+    """
+    v = "" if value is None else unicodedata.normalize("NFC", str(value)).strip()
     if not v:
         if required:
             raise InputError(f"{name} must not be empty")
         return None
+    bad = [ch for ch in v if unicodedata.category(ch) in _BAD_CATEGORIES]
+    if bad:
+        raise InputError(f"{name} {v!r} contains control or invisible character(s) "
+                         f"{', '.join(f'U+{ord(ch):04X}' for ch in dict.fromkeys(bad))}; allowed: printable text")
+    if len(v) > MAX_TEXT:
+        raise InputError(f"{name} is {len(v)} characters long; allowed: at most {MAX_TEXT}")
     return v
 
 
@@ -143,6 +173,11 @@ class Ledger:
             if row is None:
                 c.close()
                 raise InputError(f"{self.path} is not an initialised credit bank (run `capacitysim bank --db {self.path} init`)")
+            ver = c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if ver is None or ver[0] != str(SCHEMA_VERSION):
+                c.close()
+                raise InputError(f"{self.path}: bank schema version {ver[0] if ver else 'unknown'}, "
+                                 f"this capacitysim reads version {SCHEMA_VERSION}")
 
     # --- plumbing ---------------------------------------------------------------------------------
     def close(self) -> None:
@@ -162,20 +197,37 @@ class Ledger:
 
     @contextlib.contextmanager
     def _tx(self):
-        """One transaction, write lock first (BEGIN IMMEDIATE); rollback on any error."""
+        """One transaction, write lock first (BEGIN IMMEDIATE); rollback on any error.
+
+        SQLite errors become one-line capacitysim errors: a constraint or trigger refusing the change
+        is a :class:`RefusedError`; a lock held past the timeout or a damaged file a
+        :class:`BankBusyError`. Nothing is committed in either case.
+        """
         c = self.conn
-        c.execute("BEGIN IMMEDIATE")
+        try:
+            c.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise BankBusyError(f"credit bank {self.path}: cannot start a transaction ({exc}); nothing was changed") from None
         self._txn = uuid.uuid4().hex
         try:
             yield c
-        except sqlite3.IntegrityError as exc:
-            c.execute("ROLLBACK")
-            raise RefusedError(f"refused by the ledger: {exc}") from None
-        except BaseException:
-            c.execute("ROLLBACK")
+        except BaseException as exc:
+            if c.in_transaction:
+                c.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.IntegrityError):
+                raise RefusedError(f"refused by the ledger: {exc}") from None
+            if isinstance(exc, OverflowError):
+                raise InputError(f"an amount is too large for the ledger ({exc}); allowed: up to {MAX_GPD:,.0f} gpd") from None
+            if isinstance(exc, sqlite3.Error):
+                raise BankBusyError(f"credit bank {self.path}: {exc}; nothing was changed") from None
             raise
         else:
-            c.execute("COMMIT")
+            try:
+                c.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if c.in_transaction:
+                    c.execute("ROLLBACK")
+                raise BankBusyError(f"credit bank {self.path}: commit failed ({exc}); nothing was changed") from None
 
     def _init_schema(self) -> None:
         with self._tx() as c:
@@ -185,6 +237,8 @@ class Ledger:
             if row is None:
                 c.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 c.execute("INSERT INTO meta(key, value) VALUES ('created_at', ?)", (self._now(),))
+                c.execute("INSERT INTO meta(key, value) VALUES ('journal_anchor', ?)", (GENESIS_HASH,))
+                c.execute("INSERT INTO meta(key, value) VALUES ('journal_head', ?)", (GENESIS_HASH,))
                 self._log(c, "init", reason="bank created", detail={"schema_version": SCHEMA_VERSION})
             elif int(row[0]) != SCHEMA_VERSION:
                 raise InputError(f"{self.path}: schema version {row[0]}, this capacitysim knows {SCHEMA_VERSION}")
@@ -194,13 +248,19 @@ class Ledger:
         balance_after = None
         if subaccount_id is not None:
             balance_after = c.execute("SELECT balance_gpd FROM subaccounts WHERE id=?", (subaccount_id,)).fetchone()[0]
-        cur = c.execute(
-            "INSERT INTO journal(txn, at, actor, action, reason, documents, basin_id, subaccount_id, delta_gpd,"
-            " balance_after, ref, detail) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (self._txn, self._now(), self.actor, action, reason or "", json.dumps([d for d in documents if d]),
-             basin_id, subaccount_id, int(delta_gpd), balance_after, ref, json.dumps(detail or {}, sort_keys=True)),
-        )
-        return cur.lastrowid
+        last = c.execute("SELECT seq FROM sqlite_sequence WHERE name='journal'").fetchone()
+        seq = (last[0] if last else 0) + 1
+        prev = c.execute("SELECT value FROM meta WHERE key='journal_head'").fetchone()[0]
+        row = {"seq": seq, "txn": self._txn, "at": self._now(), "actor": self.actor, "action": action,
+               "reason": reason or "", "documents": json.dumps([d for d in documents if d], ensure_ascii=False),
+               "basin_id": basin_id, "subaccount_id": subaccount_id, "delta_gpd": int(delta_gpd),
+               "balance_after": balance_after, "ref": ref,
+               "detail": json.dumps(detail or {}, sort_keys=True, ensure_ascii=False), "prev_hash": prev}
+        row["hash"] = journal_hash(row)
+        cols = list(row)
+        c.execute(f"INSERT INTO journal({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", [row[k] for k in cols])
+        c.execute("UPDATE meta SET value=? WHERE key='journal_head'", (row["hash"],))
+        return seq
 
     def _move(self, c, subaccount_id: int, delta: int, action: str, **log) -> int:
         """Change a balance (never below zero) and journal it, in the caller's transaction."""
@@ -250,8 +310,9 @@ class Ledger:
         """Register an entity (municipal user, developer, other flow credit holder)."""
         name = _text("name", name)
         with self._tx() as c:
-            if c.execute("SELECT 1 FROM entities WHERE name=?", (name,)).fetchone():
-                raise RefusedError(f"entity {name!r} already exists")
+            same = _same_name(c, "entities", "name", name)
+            if same is not None:
+                raise RefusedError(f"entity {name!r} already exists" + ("" if same == name else f" as {same!r}"))
             c.execute("INSERT INTO entities(name, municipal, created_at) VALUES (?,?,?)", (name, int(bool(municipal)), self._now()))
             self._log(c, "add-entity", reason=reason, documents=documents, detail={"name": name, "municipal": bool(municipal)})
         return {"name": name, "municipal": bool(municipal)}
@@ -261,8 +322,9 @@ class Ledger:
         name = _text("name", name)
         outlet = _text("outlet", outlet, required=False)
         with self._tx() as c:
-            if c.execute("SELECT 1 FROM basins WHERE name=?", (name,)).fetchone():
-                raise RefusedError(f"basin {name!r} already exists")
+            same = _same_name(c, "basins", "name", name)
+            if same is not None:
+                raise RefusedError(f"basin {name!r} already exists" + ("" if same == name else f" as {same!r}"))
             cur = c.execute("INSERT INTO basins(name, outlet, created_at) VALUES (?,?,?)", (name, outlet, self._now()))
             self._log(c, "add-basin", reason=reason, documents=documents, basin_id=cur.lastrowid,
                       detail={"name": name, "outlet": outlet})
@@ -287,8 +349,9 @@ class Ledger:
             b, j = self._basin(c, basin), self._entity(c, jurisdiction)
             if not j["municipal"]:
                 raise RefusedError(f"{jurisdiction} is not a municipal user; a project's jurisdiction is a municipal user")
-            if c.execute("SELECT 1 FROM projects WHERE ref=?", (ref,)).fetchone():
-                raise RefusedError(f"project {ref!r} already exists")
+            same = _same_name(c, "projects", "ref", ref)
+            if same is not None:
+                raise RefusedError(f"project {ref!r} already exists" + ("" if same == ref else f" as {same!r}"))
             c.execute("INSERT INTO projects(ref, basin_id, jurisdiction_id, description, priority, estimated_gpd, status,"
                       " created_at) VALUES (?,?,?,?,?,?,'identified',?)",
                       (ref, b["id"], j["id"], description or "", priority, estimated_gpd, self._now()))
@@ -311,6 +374,8 @@ class Ledger:
             raise InputError(f"gpd must be at least 1 whole gpd to deposit, got {gpd!r}")
         ref = _text("project", project)
         on = parse_date("certified_on", certified_on) or self._today()
+        if on > self._today():
+            raise InputError(f"certified_on {on} is in the future; allowed: today ({self._today()}) or earlier")
         certificate = _text("certificate", certificate, required=False)
         docs = [*documents, *([certificate] if certificate else [])]
         with self._tx() as c:
@@ -318,6 +383,9 @@ class Ledger:
             if not e["municipal"]:
                 raise RefusedError(f"{owner} is not a municipal user: certified credits are deposited to the subaccount of the "
                                    "municipal user with jurisdiction over the project site (section B); transfer them after")
+            same = _same_name(c, "projects", "ref", ref)
+            if same is not None and same != ref:
+                raise RefusedError(f"project {ref!r} already exists as {same!r}")
             p = c.execute("SELECT * FROM projects WHERE ref=?", (ref,)).fetchone()
             if p is not None:
                 if p["status"] == "certified":
@@ -346,25 +414,33 @@ class Ledger:
         """Reserve credits for an application at once; approve when the capacity and SPDES refs are attached.
 
         ``peak_flow_gpd`` is the estimated peak sewage flow rate increase of the connection; the
-        credits reserved are ``offset_ratio`` times it, rounded up (section F). A connection adding
-        no more than 2,500 gpd needs no offset, so its withdrawal is refused. Without both the
-        capacity demonstration ref and the SPDES/treatment ref the withdrawal stays *pending*
-        (section H(1)); with both, the flow credit note is issued (``on``, default today) and the
-        certificate of occupancy falls due one year later (DEFAULT).
+        credits reserved are ``offset_ratio`` times it, rounded up (section F; a ratio below one would
+        offset less than the flow added and is refused). A connection adding no more than 2,500 gpd
+        needs no offset, so its withdrawal is refused. Without both the capacity demonstration ref and
+        the SPDES/treatment ref the withdrawal stays *pending* (section H(1)); with both, the flow
+        credit note is issued (``on``, default today, never in the future) and the certificate of
+        occupancy falls due one year later (DEFAULT). A ref that is a file is fingerprinted with
+        SHA-256 and, if it is a capacitysim JSON/HTML result, must pass (:mod:`capacitysim.bank.refs`).
         """
         peak = _positive_gpd("peak_flow_gpd", peak_flow_gpd)
         application = _text("application", application)
-        capacity_ref = _text("capacity_ref", capacity_ref, required=False)
-        spdes_ref = _text("spdes_ref", spdes_ref, required=False)
+        ratio = _offset_ratio(offset_ratio)
+        cap = _refs.resolve_ref("capacity", _text("capacity_ref", capacity_ref, required=False))
+        spd = _refs.resolve_ref("spdes", _text("spdes_ref", spdes_ref, required=False))
         if not ii_offset.offset_required(peak, threshold_gpd):
             raise RefusedError(f"no offset is required: {peak:,.0f} gpd does not exceed the {threshold_gpd:,.0f} gpd "
                                "threshold (definitions, NEW OR MODIFIED SEWER CONNECTION); no credits withdrawn")
-        need = book_up(float(ii_offset.credits_required_gpd(peak, offset_ratio, threshold_gpd)))
-        on = parse_date("on", on)
+        need = book_up(float(ii_offset.credits_required_gpd(peak, ratio, threshold_gpd)))
+        if need > MAX_GPD:
+            raise InputError(f"peak_flow_gpd x offset_ratio = {need:,} gpd; allowed: at most {MAX_GPD:,.0f} gpd")
+        on = self._not_future("on", parse_date("on", on))
+        principal = _text("principal", principal, required=False)
         with self._tx() as c:
             b, e = self._basin(c, basin), self._entity(c, owner)
-            if c.execute("SELECT 1 FROM withdrawals WHERE application=?", (application,)).fetchone():
-                raise RefusedError(f"application {application!r} already has a withdrawal")
+            same = _same_name(c, "withdrawals", "application", application)
+            if same is not None:
+                raise RefusedError(f"application {application!r} already has a withdrawal"
+                                   + ("" if same == application else f" (as {same!r})"))
             if principal is None:
                 if not e["municipal"]:
                     raise InputError("principal (the municipal user whose sewer receives the connection) is required "
@@ -375,48 +451,65 @@ class Ledger:
                 if not p["municipal"]:
                     raise RefusedError(f"{principal} is not a municipal user")
             sub = self._subaccount(c, basin, owner)
-            approved = capacity_ref is not None and spdes_ref is not None
+            approved = cap is not None and spd is not None
             note_on = (on or self._today()) if approved else None
             due = _add_years(note_on, ii_offset.CERTIFICATE_OF_OCCUPANCY_YEARS) if note_on else None
+            status = "approved" if approved else "pending"
             cur = c.execute(
                 "INSERT INTO withdrawals(application, subaccount_id, principal_id, peak_flow_gpd, offset_ratio, amount_gpd,"
-                " status, capacity_ref, spdes_ref, description, requested_at, note_issued_on, co_due_on)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (application, sub["id"], p["id"], peak, float(offset_ratio), need, "approved" if approved else "pending",
-                 capacity_ref, spdes_ref, description or "", self._now(),
-                 note_on.isoformat() if note_on else None, due.isoformat() if due else None))
+                " status, capacity_ref, capacity_sha256, spdes_ref, spdes_sha256, description, requested_at, note_issued_on,"
+                " co_due_on) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (application, sub["id"], p["id"], peak, ratio, need, status,
+                 cap and cap["ref"], cap and cap["sha256"], spd and spd["ref"], spd and spd["sha256"],
+                 description or "", self._now(), note_on.isoformat() if note_on else None, due.isoformat() if due else None))
             self._move(c, sub["id"], -need, "withdraw", reason=reason or f"application {application}",
-                       documents=[*documents, capacity_ref, spdes_ref], basin_id=b["id"], ref=application,
-                       detail={"peak_flow_gpd": peak, "offset_ratio": float(offset_ratio), "reserved_gpd": need,
-                               "status": "approved" if approved else "pending", "principal": p["name"]})
+                       documents=[*documents, *_ref_docs(cap, spd)], basin_id=b["id"], ref=application,
+                       detail={"peak_flow_gpd": peak, "offset_ratio": ratio, "reserved_gpd": need, "status": status,
+                               "principal": p["name"], **_ref_detail(cap, spd),
+                               **({"note_issued_on": note_on.isoformat(), "co_due_on": due.isoformat()} if note_on else {})})
             wid = cur.lastrowid
         return self.withdrawal(application) | {"id": wid}
 
     def attach(self, application: str, *, capacity_ref: str | None = None, spdes_ref: str | None = None, on=None,
                reason: str = "", documents=()) -> dict:
-        """Attach the capacity demonstration and/or SPDES refs; a pending withdrawal with both is approved."""
-        capacity_ref = _text("capacity_ref", capacity_ref, required=False)
-        spdes_ref = _text("spdes_ref", spdes_ref, required=False)
-        if capacity_ref is None and spdes_ref is None:
+        """Attach the capacity demonstration and/or SPDES refs; a pending withdrawal with both is approved.
+
+        A reference already recorded cannot be replaced (the note was, or will be, issued on it):
+        return the credits and apply again instead.
+        """
+        cap = _refs.resolve_ref("capacity", _text("capacity_ref", capacity_ref, required=False))
+        spd = _refs.resolve_ref("spdes", _text("spdes_ref", spdes_ref, required=False))
+        if cap is None and spd is None:
             raise InputError("give capacity_ref and/or spdes_ref to attach")
-        on = parse_date("on", on)
+        on = self._not_future("on", parse_date("on", on))
         with self._tx() as c:
             w = self._withdrawal(c, application)
             if w["status"] not in ("pending", "approved"):
                 raise RefusedError(f"application {application!r} is {w['status']}; nothing to attach")
-            cap = capacity_ref or w["capacity_ref"]
-            spd = spdes_ref or w["spdes_ref"]
+            for new, col in ((cap, "capacity_ref"), (spd, "spdes_ref")):
+                if new is not None and w[col] is not None:
+                    raise RefusedError(f"application {application!r} already cites {col} {w[col]!r}; a recorded reference "
+                                       "cannot be replaced (return the credits and apply again)")
+            cap_ref, cap_sha = (cap["ref"], cap["sha256"]) if cap else (w["capacity_ref"], w["capacity_sha256"])
+            spd_ref, spd_sha = (spd["ref"], spd["sha256"]) if spd else (w["spdes_ref"], w["spdes_sha256"])
             status, note_on, due = w["status"], w["note_issued_on"], w["co_due_on"]
-            if status == "pending" and cap and spd:
+            if status == "pending" and cap_ref and spd_ref:
                 status = "approved"
                 d = on or self._today()
                 note_on, due = d.isoformat(), _add_years(d, ii_offset.CERTIFICATE_OF_OCCUPANCY_YEARS).isoformat()
-            c.execute("UPDATE withdrawals SET capacity_ref=?, spdes_ref=?, status=?, note_issued_on=?, co_due_on=? WHERE id=?",
-                      (cap, spd, status, note_on, due, w["id"]))
+            c.execute("UPDATE withdrawals SET capacity_ref=?, capacity_sha256=?, spdes_ref=?, spdes_sha256=?, status=?,"
+                      " note_issued_on=?, co_due_on=? WHERE id=?",
+                      (cap_ref, cap_sha, spd_ref, spd_sha, status, note_on, due, w["id"]))
             basin_id = c.execute("SELECT basin_id FROM subaccounts WHERE id=?", (w["subaccount_id"],)).fetchone()[0]
-            self._log(c, "attach", reason=reason, documents=[*documents, capacity_ref, spdes_ref], basin_id=basin_id,
-                      ref=application, detail={"status": status, "note_issued_on": note_on, "co_due_on": due})
+            self._log(c, "attach", reason=reason, documents=[*documents, *_ref_docs(cap, spd)], basin_id=basin_id,
+                      ref=application, detail={"status": status, "note_issued_on": note_on, "co_due_on": due,
+                                               **_ref_detail(cap, spd)})
         return self.withdrawal(application)
+
+    def _not_future(self, name: str, d: _dt.date | None) -> _dt.date | None:
+        if d is not None and d > self._today():
+            raise InputError(f"{name} {d} is in the future; allowed: today ({self._today()}) or earlier")
+        return d
 
     def return_credits(self, application: str, *, reason: str, documents=()) -> dict:
         """Return the credits reserved by a pending or approved withdrawal to its subaccount."""
@@ -434,16 +527,25 @@ class Ledger:
         self._move(c, w["subaccount_id"], w["amount_gpd"], action, reason=reason, documents=documents, basin_id=basin_id,
                    ref=w["application"], detail={"returned_gpd": w["amount_gpd"]})
 
-    def extend(self, application: str, until, *, document: str, reason: str = "") -> dict:
-        """Record an extension of the time allowed for the certificate of occupancy (DEFAULT)."""
+    def extend(self, application: str, until, *, document: str, granted_on=None, reason: str = "") -> dict:
+        """Record an extension of the time allowed for the certificate of occupancy (DEFAULT).
+
+        The extension must be granted (``granted_on``, default today) on or before the current due
+        date: the day after it the note is in default by definition, whether or not
+        :meth:`check_defaults` has run yet.
+        """
         until = parse_date("until", until)
         if until is None:
             raise InputError("until must be a date YYYY-MM-DD")
         document = _text("document", document)
+        granted = self._not_future("granted_on", parse_date("granted_on", granted_on)) or self._today()
         with self._tx() as c:
             w = self._withdrawal(c, application)
             if w["status"] != "approved":
                 raise RefusedError(f"application {application!r} is {w['status']}; only an issued flow credit note can be extended")
+            if granted.isoformat() > w["co_due_on"]:
+                raise RefusedError(f"the note of {application!r} has been in default since the day after {w['co_due_on']} "
+                                   f"(DEFAULT); an extension granted on {granted} comes too late")
             if until.isoformat() <= w["co_due_on"]:
                 raise RefusedError(f"the extension must be later than the current due date {w['co_due_on']}")
             c.execute("INSERT INTO extensions(withdrawal_id, old_due_on, new_due_on, document, created_at) VALUES (?,?,?,?,?)",
@@ -451,7 +553,7 @@ class Ledger:
             c.execute("UPDATE withdrawals SET co_due_on=? WHERE id=?", (until.isoformat(), w["id"]))
             basin_id = c.execute("SELECT basin_id FROM subaccounts WHERE id=?", (w["subaccount_id"],)).fetchone()[0]
             self._log(c, "extend", reason=reason, documents=[document], basin_id=basin_id, ref=application,
-                      detail={"old_due_on": w["co_due_on"], "new_due_on": until.isoformat()})
+                      detail={"old_due_on": w["co_due_on"], "new_due_on": until.isoformat(), "granted_on": granted.isoformat()})
         return self.withdrawal(application)
 
     def complete(self, application: str, co_issued_on, *, reason: str = "", documents=()) -> dict:
@@ -459,10 +561,14 @@ class Ledger:
         co = parse_date("co_issued_on", co_issued_on)
         if co is None:
             raise InputError("co_issued_on must be a date YYYY-MM-DD")
+        self._not_future("co_issued_on", co)
         with self._tx() as c:
             w = self._withdrawal(c, application)
             if w["status"] != "approved":
                 raise RefusedError(f"application {application!r} is {w['status']}; only an approved withdrawal can be completed")
+            if co.isoformat() < w["note_issued_on"]:
+                raise InputError(f"co_issued_on {co} is before the flow credit note of {w['note_issued_on']}; "
+                                 "allowed: on or after the note")
             if co.isoformat() > w["co_due_on"]:
                 raise RefusedError(f"the certificate of occupancy ({co}) is after the due date {w['co_due_on']}: "
                                    "the note is in default unless an extension is recorded first")
@@ -478,9 +584,10 @@ class Ledger:
 
         The program defines DEFAULT (no certificate of occupancy within one year of the note, or the
         extended time) but not its consequence; here the reserved credits return to the subaccount
-        they came from, and the note is closed as ``defaulted``.
+        they came from, and the note is closed as ``defaulted``. ``as_of`` cannot be in the future:
+        a default is final, and a note is not in default before its due date has passed.
         """
-        as_of = parse_date("as_of", as_of) or self._today()
+        as_of = self._not_future("as_of", parse_date("as_of", as_of)) or self._today()
         out = []
         with self._tx() as c:
             rows = c.execute("SELECT * FROM withdrawals WHERE status='approved' AND co_due_on < ? ORDER BY id",
@@ -554,6 +661,10 @@ class Ledger:
                 raise RefusedError(f"project {ref!r} is not a certified project of the bank")
             if p["basin_id"] != b["id"] or p["jurisdiction_id"] != m["id"]:
                 raise RefusedError(f"{by} does not have jurisdiction over project {ref!r} in basin {basin} (section D)")
+            taken = c.execute("SELECT coalesce(sum(amount_gpd), 0) FROM condemnations WHERE project_id=?", (p["id"],)).fetchone()[0]
+            if amount > p["certified_gpd"] - taken:
+                raise RefusedError(f"project {ref!r} generated {p['certified_gpd']:,} gpd, {taken:,} gpd of it already condemned: "
+                                   f"at most {p['certified_gpd'] - taken:,} gpd more can be condemned under it (section D)")
             src = self._subaccount(c, basin, from_owner)
             dst = self._subaccount(c, basin, by, open_if_missing=True, reason="condemnation")
             cur = c.execute("INSERT INTO condemnations(from_id, to_id, project_id, amount_gpd, document, created_at)"
@@ -613,18 +724,24 @@ class Ledger:
                                  (cut,)).fetchone()
             if disputed:
                 raise RefusedError(f"basin {disputed['name']} is under dispute {disputed['id']}: its records cannot be purged")
-            seq_max = c.execute("SELECT max(seq) FROM journal WHERE at < ?", (cut,)).fetchone()[0]
-            if seq_max is None:
+            # only a contiguous oldest part of the journal, so the hash chain stays one chain
+            first_kept = c.execute("SELECT min(seq) FROM journal WHERE at >= ?", (cut,)).fetchone()[0]
+            seq_max = (first_kept - 1) if first_kept is not None else c.execute("SELECT max(seq) FROM journal").fetchone()[0]
+            if seq_max is None or c.execute("SELECT count(*) FROM journal WHERE seq <= ?", (seq_max,)).fetchone()[0] == 0:
                 return {"purged_rows": 0, "before": cut}
+            anchor = c.execute("SELECT hash FROM journal WHERE seq <= ? ORDER BY seq DESC LIMIT 1", (seq_max,)).fetchone()[0]
             carry = c.execute("SELECT subaccount_id, basin_id, sum(delta_gpd) AS d FROM journal WHERE seq <= ? AND at < ? "
                               "AND subaccount_id IS NOT NULL GROUP BY subaccount_id", (seq_max, cut)).fetchall()
             c.execute("INSERT INTO purge_permits(seq_max, cutoff) VALUES (?, ?)", (seq_max, cut))
             n = c.execute("DELETE FROM journal WHERE seq <= ? AND at < ?", (seq_max, cut)).rowcount
             c.execute("DELETE FROM purge_permits")
+            c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('journal_anchor', ?)", (anchor,))
+            c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('purged_before', ?)", (cut,))
             for r in carry:
                 self._log(c, "carry-forward", reason=f"movements before {cut} purged", basin_id=r["basin_id"],
                           subaccount_id=r["subaccount_id"], delta_gpd=r["d"], detail={"purged_before": cut})
-            self._log(c, "purge", reason=reason, detail={"before": cut, "rows": n})
+            self._log(c, "purge", reason=reason, detail={"before": cut, "rows": n, "last_purged_seq": seq_max,
+                                                         "last_purged_hash": anchor})
         return {"purged_rows": n, "before": cut}
 
     # --- reading ----------------------------------------------------------------------------------------
@@ -653,7 +770,7 @@ class Ledger:
         if r is None:
             raise InputError(f"unknown application {application!r}")
         keys = ("application", "basin", "owner", "principal", "status", "peak_flow_gpd", "offset_ratio", "amount_gpd",
-                "capacity_ref", "spdes_ref", "description", "requested_at", "note_issued_on", "co_due_on", "co_issued_on", "closed_at")
+                "capacity_ref", "capacity_sha256", "spdes_ref", "spdes_sha256", "description", "requested_at", "note_issued_on", "co_due_on", "co_issued_on", "closed_at")
         return {k: r[k] for k in keys}
 
     def withdrawals(self) -> list[dict]:
@@ -696,19 +813,54 @@ class Ledger:
                         "detail": json.loads(r["detail"])})
         return out
 
-    def verify(self) -> dict:
-        """Check the ledger: every subaccount's journal sums to its balance; no negative balance;
-        every reserved withdrawal's credits accounted; SQLite integrity and foreign keys."""
+    def verify(self, *, check_files: bool = True) -> dict:
+        """Audit the ledger; ``ok`` is False with a list of ``problems`` when anything is off.
+
+        Checks: SQLite integrity and foreign keys; the journal's hash chain (every row's SHA-256, each
+        row linked to the one before, the first to the recorded anchor, the last to the recorded
+        head); per subaccount, each row's ``balance_after`` equals the running sum of its deltas and
+        the sum equals the balance, never negative; credits deposited = held + withdrawn; every
+        certified project has its deposit row of the certified amount, every withdrawal its
+        ``withdraw`` row (once) and, when returned or defaulted, its return row (once), every transfer
+        and condemnation its out and in rows (records older than a purge are exempt); and, with
+        ``check_files``, that every report file a withdrawal cites still has the SHA-256 recorded.
+
+        The head hash (``journal_head``) is printed in the annual report: an administrator who keeps
+        it can later show that the journal up to that row has not been rewritten.
+        """
         c = self.conn
         problems = []
         if c.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
             problems.append("sqlite integrity_check failed")
         if c.execute("PRAGMA foreign_key_check").fetchone() is not None:
             problems.append("foreign key violations")
-        for r in c.execute("SELECT s.id, s.balance_gpd, coalesce(sum(j.delta_gpd), 0) AS total FROM subaccounts s"
-                           " LEFT JOIN journal j ON j.subaccount_id = s.id GROUP BY s.id"):
-            if r["balance_gpd"] != r["total"]:
-                problems.append(f"subaccount {r['id']}: balance {r['balance_gpd']} but journal sums to {r['total']}")
+        meta = {r["key"]: r["value"] for r in c.execute("SELECT key, value FROM meta")}
+        prev = meta.get("journal_anchor", GENESIS_HASH)
+        # a purge's carry-forward rows stand for movements older than every surviving row: they open the books
+        running: dict[int, int] = {r[0]: r[1] for r in c.execute(
+            "SELECT subaccount_id, sum(delta_gpd) FROM journal WHERE action='carry-forward' GROUP BY subaccount_id")}
+        by_ref: dict[tuple[str, str], list[int]] = {}
+        rows = 0
+        for r in c.execute("SELECT * FROM journal ORDER BY seq"):
+            rows += 1
+            if r["prev_hash"] != prev:
+                problems.append(f"journal row {r['seq']}: not linked to the row before it (a row was removed, inserted or reordered)")
+            if journal_hash(r) != r["hash"]:
+                problems.append(f"journal row {r['seq']}: content does not match its hash (the row was altered)")
+            prev = r["hash"]
+            if r["subaccount_id"] is not None and r["action"] != "carry-forward":
+                total = running.get(r["subaccount_id"], 0) + r["delta_gpd"]
+                running[r["subaccount_id"]] = total
+                if r["balance_after"] != total:
+                    problems.append(f"journal row {r['seq']}: balance_after {r['balance_after']} but the movements sum to {total}")
+            if r["ref"] is not None and r["delta_gpd"]:
+                by_ref.setdefault((r["action"], r["ref"]), []).append(r["delta_gpd"])
+        if prev != meta.get("journal_head", GENESIS_HASH):
+            problems.append("the journal does not end at the recorded head (rows were removed from its end)")
+        for r in c.execute("SELECT id, balance_gpd FROM subaccounts"):
+            total = running.get(r["id"], 0)
+            if r["balance_gpd"] != total:
+                problems.append(f"subaccount {r['id']}: balance {r['balance_gpd']} but journal sums to {total}")
             if r["balance_gpd"] < 0:
                 problems.append(f"subaccount {r['id']}: negative balance")
         deposits = c.execute("SELECT coalesce(sum(certified_gpd),0) FROM projects WHERE status='certified'").fetchone()[0]
@@ -716,7 +868,106 @@ class Ledger:
         out = c.execute("SELECT coalesce(sum(amount_gpd),0) FROM withdrawals WHERE status IN ('pending','approved','completed')").fetchone()[0]
         if deposits != held + out:
             problems.append(f"credits deposited {deposits} != held {held} + withdrawn {out}")
-        return {"ok": not problems, "problems": problems, "deposited_gpd": deposits, "held_gpd": held, "withdrawn_gpd": out}
+        problems += self._cross_check(c, by_ref, meta.get("purged_before", ""))
+        refs = []
+        if check_files:
+            for w in c.execute("SELECT application, capacity_ref, capacity_sha256, spdes_ref, spdes_sha256 FROM withdrawals"):
+                for kind in ("capacity", "spdes"):
+                    if w[f"{kind}_sha256"] is not None:
+                        status = _refs.check_ref(w[f"{kind}_ref"], w[f"{kind}_sha256"])
+                        refs.append({"application": w["application"], "kind": kind, "ref": w[f"{kind}_ref"], "status": status})
+                        if status != "ok":
+                            problems.append(f"application {w['application']}: {kind} reference {w[f'{kind}_ref']} is {status} "
+                                            "since it was recorded")
+        return {"ok": not problems, "problems": problems, "deposited_gpd": deposits, "held_gpd": held, "withdrawn_gpd": out,
+                "journal_rows": rows, "journal_head": meta.get("journal_head", GENESIS_HASH), "refs": refs}
+
+    @staticmethod
+    def _cross_check(c, by_ref: dict, purged_before: str) -> list[str]:
+        """Every record that moved credits has exactly its journal rows, of its amounts."""
+        problems = []
+
+        def expect(action, ref, amounts, what):
+            got = by_ref.get((action, ref), [])
+            if sorted(got) != sorted(amounts):
+                problems.append(f"{what}: journal '{action}' rows {got} but the record says {amounts}")
+
+        deposited = {ref for (action, ref) in by_ref if action == "deposit"}
+        for p in c.execute("SELECT ref, certified_gpd, created_at FROM projects WHERE status='certified'"):
+            if p["ref"] in deposited or p["created_at"] >= purged_before:
+                expect("deposit", p["ref"], [p["certified_gpd"]], f"project {p['ref']}")
+        known = {r[0] for r in c.execute("SELECT ref FROM projects WHERE status='certified'")}
+        for ref in deposited - known:
+            problems.append(f"journal deposit of {ref!r} has no certified project")
+        for w in c.execute("SELECT application, amount_gpd, status, requested_at, closed_at FROM withdrawals"):
+            if w["requested_at"] >= purged_before:
+                expect("withdraw", w["application"], [-w["amount_gpd"]], f"application {w['application']}")
+            back = {"returned": "return", "defaulted": "default"}.get(w["status"])
+            for action in ("return", "default"):
+                if action == back and w["closed_at"] < purged_before:
+                    continue
+                expect(action, w["application"], [w["amount_gpd"]] if action == back else [], f"application {w['application']}")
+        apps = {r[0] for r in c.execute("SELECT application FROM withdrawals")}
+        for (action, ref) in by_ref:
+            if action in ("withdraw", "return", "default") and ref not in apps:
+                problems.append(f"journal '{action}' of {ref!r} has no withdrawal record")
+        for table, name in (("transfers", "transfer"), ("condemnations", "condemnation")):
+            short = "transfer" if name == "transfer" else "condemn"
+            for t in c.execute(f"SELECT id, amount_gpd, created_at FROM {table}"):
+                if t["created_at"] >= purged_before:
+                    ref = f"{name}-{t['id']}"
+                    expect(f"{short}-out", ref, [-t["amount_gpd"]], ref)
+                    expect(f"{short}-in", ref, [t["amount_gpd"]], ref)
+        return problems
+
+
+#: Journal columns the hash covers, in this order (every column but the hash itself).
+HASHED_COLUMNS = ("seq", "txn", "at", "actor", "action", "reason", "documents", "basin_id", "subaccount_id", "delta_gpd",
+                  "balance_after", "ref", "detail", "prev_hash")
+
+
+def journal_hash(row) -> str:
+    """SHA-256 (hex) of a journal row: canonical JSON of :data:`HASHED_COLUMNS` (stored values)."""
+    payload = json.dumps([row[k] for k in HASHED_COLUMNS], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _same_name(c, table: str, column: str, value: str):
+    """An existing row of ``table`` whose ``column`` equals ``value`` ignoring case (Unicode casefold)."""
+    key = value.casefold()
+    for row in c.execute(f"SELECT {column} FROM {table}"):
+        if row[0].casefold() == key:
+            return row[0]
+    return None
+
+
+#: Largest offset ratio accepted [-] (other programs use up to 4:1; 10 leaves room, catches typos).
+MAX_OFFSET_RATIO = 10.0
+
+
+def _offset_ratio(value) -> float:
+    """Offset ratio, >= 1: section F requires credits *equal* to the peak flow increase (one to one);
+    a program may ask more (up to 4:1 elsewhere), never less."""
+    try:
+        r = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"offset_ratio must be a number, got {value!r}") from None
+    if not math.isfinite(r) or r < 1.0 or r > MAX_OFFSET_RATIO:
+        raise InputError(f"offset_ratio must be >= 1 and <= {MAX_OFFSET_RATIO:g} (section F: at least one to one), got {value!r}")
+    return r
+
+
+def _ref_docs(*refs) -> list[str]:
+    """Journal document entries for resolved refs: the ref, with its SHA-256 for a file."""
+    return [r["ref"] + (f" (sha256 {r['sha256']})" if r["sha256"] else "") for r in refs if r is not None]
+
+
+def _ref_detail(cap, spd) -> dict:
+    out = {}
+    for kind, r in (("capacity", cap), ("spdes", spd)):
+        if r is not None:
+            out[f"{kind}_ref"], out[f"{kind}_sha256"], out[f"{kind}_verdict"] = r["ref"], r["sha256"], r["verdict"]
+    return out
 
 
 def _whole_gpd(name: str, value) -> int:

@@ -7,9 +7,14 @@ The database itself refuses what the program forbids, so that no code path (nor 
 * the journal is append-only: UPDATE is refused always; DELETE only inside a purge of rows older than
   the retention period and outside any open dispute (records section: three years, extended during
   an unresolved dispute);
+* the journal is hash-chained (each row's SHA-256 covers its content and the previous row's hash),
+  so an edit made after dropping the triggers is found by ``verify``;
 * a journal row that moves credits must carry the subaccount's balance after the move (so a balance
   cannot change without its journal row, in the same transaction);
 * entities, basins, subaccounts, projects, notes, transfers and condemnations cannot be deleted;
+  transfers, condemnations, extensions, entities and basins cannot be changed; a withdrawal's
+  amount and cited references cannot change and its status only moves forward;
+* balances and journal amounts must stay INTEGER (SQLite turns an overflowing sum into REAL);
 * a deposit's project is unique (a project is deposited once);
 * a transfer across basins must cite a Board approval (credit bank section A), every transfer a
   document (section G).
@@ -17,7 +22,7 @@ The database itself refuses what the program forbids, so that no code path (nor 
 Amounts are INTEGER gallons per day: sums are exact, so the journal sums to the balances exactly.
 """
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA = r"""
 CREATE TABLE IF NOT EXISTS meta (
@@ -43,7 +48,8 @@ CREATE TABLE IF NOT EXISTS subaccounts (
     id          INTEGER PRIMARY KEY,
     basin_id    INTEGER NOT NULL REFERENCES basins(id),
     owner_id    INTEGER NOT NULL REFERENCES entities(id),
-    balance_gpd INTEGER NOT NULL DEFAULT 0 CHECK (balance_gpd >= 0),
+    -- typeof: an INTEGER sum that overflows becomes REAL in SQLite; refuse it rather than lose exactness
+    balance_gpd INTEGER NOT NULL DEFAULT 0 CHECK (typeof(balance_gpd) = 'integer' AND balance_gpd >= 0),
     opened_at   TEXT NOT NULL,
     UNIQUE (basin_id, owner_id)
 );
@@ -76,7 +82,9 @@ CREATE TABLE IF NOT EXISTS withdrawals (
     amount_gpd       INTEGER NOT NULL CHECK (amount_gpd > 0),
     status           TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'completed', 'returned', 'defaulted')),
     capacity_ref     TEXT,
+    capacity_sha256  TEXT,
     spdes_ref        TEXT,
+    spdes_sha256     TEXT,
     description      TEXT NOT NULL DEFAULT '',
     requested_at     TEXT NOT NULL,
     note_issued_on   TEXT,
@@ -134,8 +142,12 @@ CREATE TABLE IF NOT EXISTS purge_permits (
     cutoff     TEXT NOT NULL
 );
 
+-- Hash chain: hash = sha256 of the row's content and prev_hash (see Ledger._log); the first row's
+-- prev_hash is meta 'journal_anchor' (64 zeros, or the hash of the last row a purge removed).
 CREATE TABLE IF NOT EXISTS journal (
     seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+    prev_hash      TEXT NOT NULL,
+    hash           TEXT NOT NULL UNIQUE,
     txn            TEXT NOT NULL,
     at             TEXT NOT NULL,
     actor          TEXT NOT NULL CHECK (length(trim(actor)) > 0),
@@ -144,7 +156,7 @@ CREATE TABLE IF NOT EXISTS journal (
     documents      TEXT NOT NULL DEFAULT '[]',
     basin_id       INTEGER REFERENCES basins(id),
     subaccount_id  INTEGER REFERENCES subaccounts(id),
-    delta_gpd      INTEGER NOT NULL DEFAULT 0,
+    delta_gpd      INTEGER NOT NULL DEFAULT 0 CHECK (typeof(delta_gpd) = 'integer'),
     balance_after  INTEGER,
     ref            TEXT,
     detail         TEXT NOT NULL DEFAULT '{}',
@@ -182,12 +194,32 @@ BEGIN SELECT RAISE(ABORT, 'a subaccount cannot change basin or owner'); END;
 CREATE TRIGGER IF NOT EXISTS projects_certified_fixed BEFORE UPDATE ON projects
 WHEN old.status = 'certified'
 BEGIN SELECT RAISE(ABORT, 'a certified project cannot be changed'); END;
+
+-- A withdrawal keeps its amount, subaccount and application; its status only moves forward; a cited
+-- capacity or SPDES reference (and its SHA-256) cannot be replaced once recorded.
+CREATE TRIGGER IF NOT EXISTS withdrawals_forward_only BEFORE UPDATE ON withdrawals
+WHEN new.application IS NOT old.application OR new.subaccount_id IS NOT old.subaccount_id
+  OR new.principal_id IS NOT old.principal_id OR new.peak_flow_gpd IS NOT old.peak_flow_gpd
+  OR new.offset_ratio IS NOT old.offset_ratio OR new.amount_gpd IS NOT old.amount_gpd
+  OR new.requested_at IS NOT old.requested_at
+  OR (old.capacity_ref IS NOT NULL AND (new.capacity_ref IS NOT old.capacity_ref OR new.capacity_sha256 IS NOT old.capacity_sha256))
+  OR (old.spdes_ref IS NOT NULL AND (new.spdes_ref IS NOT old.spdes_ref OR new.spdes_sha256 IS NOT old.spdes_sha256))
+  OR old.status IN ('completed', 'returned', 'defaulted')
+  OR (old.status = 'pending' AND new.status NOT IN ('pending', 'approved', 'returned'))
+  OR (old.status = 'approved' AND new.status NOT IN ('approved', 'completed', 'returned', 'defaulted'))
+BEGIN SELECT RAISE(ABORT, 'a withdrawal keeps its amount and references and its status only moves forward'); END;
+
+-- A dispute is only ever closed, once.
+CREATE TRIGGER IF NOT EXISTS disputes_close_only BEFORE UPDATE ON disputes
+WHEN new.basin_id IS NOT old.basin_id OR new.subject IS NOT old.subject OR new.opened_at IS NOT old.opened_at
+  OR old.closed_at IS NOT NULL OR new.closed_at IS NULL
+BEGIN SELECT RAISE(ABORT, 'a dispute can only be closed, once'); END;
 """
 
 #: Records of the program with no delete path (records section), and those that never change either.
 NO_DELETE = ("entities", "basins", "subaccounts", "projects", "withdrawals", "transfers", "condemnations",
              "extensions", "disputes")
-NO_UPDATE = ("transfers", "condemnations")
+NO_UPDATE = ("transfers", "condemnations", "extensions", "entities", "basins")
 
 SCHEMA += "".join(
     f"CREATE TRIGGER IF NOT EXISTS {t}_no_delete BEFORE DELETE ON {t}\n"
