@@ -7,10 +7,12 @@ Refusals by the program's rules exit 3 with one line; bad input exits 2 (see
 from __future__ import annotations
 
 import json
+import sqlite3
 
 import click
 
 from capacitysim.bank import DEFAULT_DB, Ledger
+from capacitysim.bank.ledger import BankBusyError
 from capacitysim.cli import cli
 from capacitysim.cli.common import emit_json, emit_table, fmt, json_option
 from capacitysim.errors import InputError
@@ -33,7 +35,17 @@ def _emit(obj, as_json: bool, rows=None, title=None):
         emit_table(rows if rows is not None else [(k, "" if v is None else v) for k, v in obj.items()], title)
 
 
-@cli.group()
+class BankGroup(click.Group):
+    """Turns an SQLite error escaping a read (locked or damaged file) into one line, exit 1."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except sqlite3.Error as exc:
+            raise BankBusyError(f"credit bank {ctx.obj['db'] if ctx.obj else DEFAULT_DB}: {exc}") from None
+
+
+@cli.group(cls=BankGroup)
 @click.option("--db", default=DEFAULT_DB, show_default=True, type=click.Path(dir_okay=False), help="The bank file.")
 @click.option("--actor", default=None, help="Who acts (default $CAPACITYSIM_ACTOR or the login name).")
 @click.pass_context
@@ -135,8 +147,10 @@ def deposit(ctx, basin, owner, gpd, project, certified_on, certificate, descript
 @click.option("--owner", required=True, help="Credit holder whose subaccount pays.")
 @click.option("--gpd", type=float, required=True, help="Estimated peak sewage flow increase of the connection [gpd].")
 @click.option("--application", required=True, help="Application id (one withdrawal each).")
-@click.option("--capacity-ref", default=None, help="Capacity demonstration run id or report path.")
-@click.option("--spdes-ref", default=None, help="SPDES / treatment capacity check run id or report path.")
+@click.option("--capacity-ref", default=None, help="Capacity demonstration: run id, or the JSON/HTML file of "
+              "`capacitysim capacity --json/--report` (its SHA-256 is recorded; a FAIL/UNTRUSTED verdict is refused).")
+@click.option("--spdes-ref", default=None, help="SPDES / treatment check: run id, or the JSON/HTML file of "
+              "`capacitysim spdes check --json/--report` (SHA-256 recorded; PROHIBITED is refused).")
 @click.option("--principal", default=None, help="Principal municipal user (default the owner, if municipal).")
 @click.option("--offset-ratio", type=float, default=ii_offset.DEFAULT_OFFSET_RATIO, show_default=True)
 @click.option("--on", "on", default=None, help="Date of the flow credit note if approved now, YYYY-MM-DD.")
@@ -158,8 +172,8 @@ def withdraw(ctx, basin, owner, gpd, application, capacity_ref, spdes_ref, princ
 
 @bank.command()
 @click.option("--application", required=True)
-@click.option("--capacity-ref", default=None)
-@click.option("--spdes-ref", default=None)
+@click.option("--capacity-ref", default=None, help="Capacity demonstration run id or JSON/HTML report path.")
+@click.option("--spdes-ref", default=None, help="SPDES check run id or JSON/HTML report path.")
 @click.option("--on", "on", default=None, help="Date of the flow credit note, YYYY-MM-DD (default today).")
 @reason_option
 @json_option
@@ -188,13 +202,15 @@ def return_(ctx, application, reason, documents, as_json):
 @click.option("--application", required=True)
 @click.option("--until", required=True, help="New due date of the certificate of occupancy, YYYY-MM-DD.")
 @click.option("--document", required=True, help="The Board's extension.")
+@click.option("--granted-on", default=None, help="Date the extension was granted, YYYY-MM-DD (default today); "
+              "it must be on or before the current due date.")
 @reason_option
 @json_option
 @click.pass_context
-def extend(ctx, application, until, document, reason, as_json):
+def extend(ctx, application, until, document, granted_on, reason, as_json):
     """Record an extension of the time allowed for the certificate of occupancy."""
     with _ledger(ctx) as led:
-        out = led.extend(application, until, document=document, reason=reason)
+        out = led.extend(application, until, document=document, granted_on=granted_on, reason=reason)
     _emit(out, as_json, title="extended")
 
 
@@ -383,7 +399,14 @@ def verify(ctx, as_json):
     """Check the ledger: journal sums equal balances, deposits = held + withdrawn, SQLite integrity."""
     with _ledger(ctx) as led:
         out = led.verify()
-    _emit(out, as_json, title="ledger check")
+    if as_json:
+        emit_json(out)
+    else:
+        emit_table([("result", "ok" if out["ok"] else "PROBLEMS FOUND"), ("journal rows", out["journal_rows"]),
+                    ("journal head (sha256)", out["journal_head"]), ("deposited", f"{out['deposited_gpd']:,} gpd"),
+                    ("held", f"{out['held_gpd']:,} gpd"), ("withdrawn", f"{out['withdrawn_gpd']:,} gpd")]
+                   + [(f"{r['application']} {r['kind']} ref", f"{r['status']}: {r['ref']}") for r in out["refs"]]
+                   + [("problem", p) for p in out["problems"]], "ledger check")
     if not out["ok"]:
         ctx.exit(1)
 

@@ -41,7 +41,8 @@ COLUMNS = {
     "b_completed_projects": ["project", "basin", "jurisdiction", "description", "certified_on", "ii_removed_gpd",
                              "certification_letter"],
     "c_applications": ["application", "basin", "principal_municipal_user", "credit_holder", "description", "peak_flow_gpd",
-                       "credits_reserved_gpd", "status", "capacity_ref", "spdes_ref", "note_issued_on", "co_due_on"],
+                       "credits_reserved_gpd", "status", "capacity_ref", "capacity_sha256", "spdes_ref", "spdes_sha256",
+                       "note_issued_on", "co_due_on"],
     "d_connections_completed": ["application", "basin", "principal_municipal_user", "credit_holder", "description",
                                 "peak_flow_gpd", "credits_used_gpd", "note_issued_on", "co_issued_on"],
     "balances": ["basin", "owner", "municipal", "balance_gpd", "reserved_gpd"],
@@ -60,7 +61,9 @@ def annual_report(ledger: Ledger, municipal_user: str | None = None, year: int |
         Restrict A-D to one municipal user (jurisdiction of projects, principal municipal user of
         applications); default all.
     year : int, optional
-        Restrict B and D (and the journal) to one calendar year; A, C and balances are as of now.
+        Restrict B (projects completed) and the journal to one calendar year; D stays cumulative as
+        the records section words it ("completed since January 1, 2013"), up to the end of that
+        year; A, C and balances are as of now.
     """
     if municipal_user is not None:
         known = {e["name"]: e for e in ledger.entities()}
@@ -75,6 +78,9 @@ def annual_report(ledger: Ledger, municipal_user: str | None = None, year: int |
     def in_year(date_text):
         return year is None or (date_text is not None and str(date_text)[:4] == str(year))
 
+    def by_end_of_year(date_text):
+        return year is None or (date_text is not None and str(date_text)[:4] <= str(year))
+
     projects = ledger.projects()
     withdrawals = ledger.withdrawals()
     a = [{"priority": p["priority"], "project": p["ref"], "basin": p["basin"], "jurisdiction": p["jurisdiction"],
@@ -87,13 +93,13 @@ def annual_report(ledger: Ledger, municipal_user: str | None = None, year: int |
     c = [{"application": w["application"], "basin": w["basin"], "principal_municipal_user": w["principal"],
           "credit_holder": w["owner"], "description": w["description"], "peak_flow_gpd": w["peak_flow_gpd"],
           "credits_reserved_gpd": w["amount_gpd"], "status": w["status"], "capacity_ref": w["capacity_ref"] or "",
-          "spdes_ref": w["spdes_ref"] or "", "note_issued_on": w["note_issued_on"] or "", "co_due_on": w["co_due_on"] or ""}
+          "capacity_sha256": w["capacity_sha256"] or "", "spdes_ref": w["spdes_ref"] or "", "spdes_sha256": w["spdes_sha256"] or "", "note_issued_on": w["note_issued_on"] or "", "co_due_on": w["co_due_on"] or ""}
          for w in withdrawals if w["status"] in ("pending", "approved") and mine(w["principal"])]
     d = [{"application": w["application"], "basin": w["basin"], "principal_municipal_user": w["principal"],
           "credit_holder": w["owner"], "description": w["description"], "peak_flow_gpd": w["peak_flow_gpd"],
           "credits_used_gpd": w["amount_gpd"], "note_issued_on": w["note_issued_on"], "co_issued_on": w["co_issued_on"]}
          for w in withdrawals if w["status"] == "completed" and mine(w["principal"])
-         and w["co_issued_on"] >= PROGRAM_EFFECTIVE_DATE.isoformat() and in_year(w["co_issued_on"])]
+         and w["co_issued_on"] >= PROGRAM_EFFECTIVE_DATE.isoformat() and by_end_of_year(w["co_issued_on"])]
     journal = [dict(r, documents="; ".join(r["documents"]), detail=json.dumps(r["detail"], sort_keys=True))
                for r in ledger.journal() if in_year(r["at"])]
     return {
@@ -135,6 +141,9 @@ def render_html(report: dict) -> str:
         + ("" if v["ok"] else "; " + "; ".join(v["problems"])),
         "pass" if v["ok"] else "fail",
     )
+    page.paragraph(f"Journal: {v['journal_rows']:,} rows, hash-chained; head SHA-256 {v['journal_head']}. Keep this value: "
+                   "`capacitysim bank verify` recomputes the chain, and a journal rewritten after this report cannot "
+                   "reproduce it.")
     for key, rows in report["tables"].items():
         page.heading(TITLES[key])
         if not rows:
