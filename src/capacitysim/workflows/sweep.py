@@ -996,6 +996,8 @@ def write_summary_report(ds, path, x: str | None = None, y: str | None = None) -
     from capacitysim.report.html import HtmlReport, new_figure
 
     s = summarize(ds)
+    if x is not None or y is not None:
+        verdict_map_axes(ds, x, y)  # a parameter the user named must exist
     rep = HtmlReport(f"Scenario sweep: {s['name']}", f"{s['kind']} sweep, {s['scenarios']:,} scenarios ({s['mode']})")
     rep.key_values([("done", s["done"]), ("failed", s["failed"]), ("missing", s["missing"]), ("pass", s["pass"]),
                     ("fail", s["fail"]), ("untrusted (continuity error)", s["untrusted"])])
