@@ -206,3 +206,149 @@ def test_connection_peak_flow_and_override_table(run_cli, tmp_path):
     assert out["peak_flow_gpd"] == 2000 and not out["offset_required"] and out["credits_required_gpd"] == 0
     assert run_cli("credits", "connection", "--use", "castle=1").exit_code == 2
     assert run_cli("credits", "connection", "--use", "apartment").exit_code == 2
+
+
+# --- the withdrawal cites the capacity demonstration and SPDES check files it relies on -----------
+
+MODEL = ROOT / "models" / "synthetic-50.inp"
+
+
+@pytest.fixture(scope="module")
+def evidence(tmp_path_factory):
+    """Real outputs of `capacitysim capacity` (one SWMM before/after pair) and `capacitysim spdes check`."""
+    from click.testing import CliRunner
+
+    from capacitysim.cli import cli
+
+    d = tmp_path_factory.mktemp("evidence")
+
+    def run(*args):
+        res = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+        assert res.exit_code == 0, res.output
+        return res.stdout
+
+    (d / "cap.json").write_text(run("capacity", "--model", str(MODEL), "--connect", "MH0001=3000", "--json",
+                                    "--report", str(d / "cap.html")))
+    (d / "spdes.json").write_text(run("spdes", "check", "--flows", "sample-wwtp", "--limit-mgd", "0.6", "--added-gpd", "3000",
+                                      "--json", "--report", str(d / "spdes.html")))
+    (d / "spdes-prohibited.json").write_text(run("spdes", "check", "--flows", "sample-wwtp", "--limit-mgd", "0.3", "--json",
+                                                 "--report", str(d / "spdes-prohibited.html")))
+    return d
+
+
+def _sha(path):
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("suffix", ["json", "html"])
+def test_withdraw_cites_real_capacity_and_spdes_files_with_sha256(bank, evidence, suffix):
+    cap, spd = evidence / f"cap.{suffix}", evidence / f"spdes.{suffix}"
+    assert json.loads((evidence / "cap.json").read_text())["verdict"] == "pass"
+    res = bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1", "--capacity-ref", str(cap),
+               "--spdes-ref", str(spd), "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["status"] == "approved"
+    assert out["capacity_ref"] == str(cap.resolve()) and out["capacity_sha256"] == _sha(cap)
+    assert out["spdes_ref"] == str(spd.resolve()) and out["spdes_sha256"] == _sha(spd)
+    row = [r for r in json.loads(bank("journal", "--json").stdout)["journal"] if r["action"] == "withdraw"][0]
+    assert row["detail"]["capacity_sha256"] == _sha(cap) and row["detail"]["capacity_verdict"] == "pass"
+    assert row["detail"]["spdes_verdict"] == "not prohibited"
+    assert any(_sha(spd) in d for d in row["documents"])
+    assert bank("verify").exit_code == 0
+    # the evidence changes after the note was issued on it: verify says so and fails
+    cap.write_bytes(cap.read_bytes() + b"\n")
+    try:
+        res = bank("verify", "--json")
+        assert res.exit_code == 1
+        v = json.loads(res.stdout)
+        assert {r["kind"]: r["status"] for r in v["refs"]} == {"capacity": "changed", "spdes": "ok"}
+        assert any("changed since it was recorded" in p for p in v["problems"])
+    finally:
+        cap.write_bytes(cap.read_bytes()[:-1])
+    assert bank("verify").exit_code == 0
+
+
+def test_failing_or_prohibiting_evidence_is_refused(bank, evidence, tmp_path):
+    doc = json.loads((evidence / "cap.json").read_text())
+    for verdict in ("fail", "untrusted"):
+        bad = tmp_path / f"cap-{verdict}.json"
+        bad.write_text(json.dumps(doc | {"verdict": verdict}))
+        refused(bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1",
+                     "--capacity-ref", str(bad)), verdict.upper())
+    for suffix in ("json", "html"):
+        refused(bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1",
+                     "--spdes-ref", str(evidence / f"spdes-prohibited.{suffix}")), "PROHIBITED")
+    assert balance(bank) == 9000
+    # a pending withdrawal cannot be approved on a prohibiting check either
+    assert bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A2",
+                "--capacity-ref", str(evidence / "cap.json")).exit_code == 0
+    refused(bank("attach", "--application", "A2", "--spdes-ref", str(evidence / "spdes-prohibited.json")), "PROHIBITED")
+    res = bank("attach", "--application", "A2", "--spdes-ref", str(evidence / "spdes.json"), "--json")
+    assert json.loads(res.stdout)["status"] == "approved"
+    # a recorded reference cannot be swapped afterwards
+    refused(bank("attach", "--application", "A2", "--capacity-ref", "run-99"), "cannot be replaced")
+
+
+@pytest.mark.parametrize(
+    ("opt", "name", "word"),
+    [
+        ("--capacity-ref", "spdes.json", "cite it with --spdes-ref"),  # swapped
+        ("--spdes-ref", "cap.json", "cite it with --capacity-ref"),
+        ("--capacity-ref", "no/such/report.json", "no file"),  # a mistyped path is not a run id
+        ("--spdes-ref", "missing.html", "no file"),
+    ],
+)
+def test_wrong_or_missing_evidence_file_is_bad_input(bank, evidence, opt, name, word):
+    ref = str(evidence / name) if (evidence / name).exists() else name
+    res = bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1", opt, ref)
+    assert res.exit_code == 2, res.output
+    assert len(res.stderr.strip().splitlines()) == 1 and word in res.stderr, res.stderr
+    assert balance(bank) == 9000
+
+
+# --- crafted input through the CLI ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "word"),
+    [
+        (("deposit", "--basin", B, "--owner", JC, "--gpd", "1e300", "--project", "P9"), "<= 1,000,000,000 gpd"),
+        (("deposit", "--basin", B, "--owner", JC, "--gpd", "nan", "--project", "P9"), "gpd must be > 0"),
+        (("deposit", "--basin", B, "--owner", JC, "--gpd", "inf", "--project", "P9"), "gpd must be > 0"),
+        (("deposit", "--basin", B, "--owner", JC, "--gpd", "0", "--project", "P9"), "gpd must be > 0"),
+        (("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A", "--offset-ratio", "0.5"), "offset_ratio"),
+        (("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A", "--on", "2999-01-01"), "future"),
+        (("add-entity", "Bad\nName"), "U+000A"),
+        (("add-entity", "Zero\u200bWidth"), "U+200B"),
+        (("add-entity", "x" * 501), "at most 500"),
+        (("check-defaults", "--as-of", "2999-01-01"), "future"),
+    ],
+)
+def test_crafted_input_exits_2_with_one_line_naming_the_field(bank, args, word):
+    res = bank(*args)
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and word in lines[0], res.stderr
+    assert balance(bank) == 9000
+
+
+def test_lookalike_names_are_one_entity(bank):
+    # "Café" composed (U+00E9) and decomposed (e + U+0301) are the same name; so are names differing in case
+    assert bank("add-entity", "Caf\u00e9").exit_code == 0
+    refused(bank("add-entity", "Cafe\u0301"), "already exists")
+    refused(bank("add-entity", "village of johnson city"), "already exists as 'Village of Johnson City'")
+    refused(bank("add-basin", "jc cso 4"), "already exists")
+    assert bank("transfer", "--basin", B, "--from", JC, "--to", "Cafe\u0301", "--gpd", "10", "--document", "bill").exit_code == 0
+    assert balance(bank, "Caf\u00e9") == 10
+
+
+def test_huge_deposits_never_overflow_the_integer_books(bank):
+    # 1e9 gpd is the largest single amount; repeated, the sum stays an exact integer
+    for i in range(3):
+        assert bank("deposit", "--basin", B, "--owner", JC, "--gpd", "1e9", "--project", f"BIG{i}").exit_code == 0
+    assert balance(bank) == 9000 + 3 * 10**9
+    v = json.loads(bank("verify", "--json").stdout)
+    assert v["ok"] and v["held_gpd"] == 9000 + 3 * 10**9
