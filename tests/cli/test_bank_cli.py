@@ -159,10 +159,12 @@ def test_quantify_example_project_json(run_cli):
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     gpd = [i["gpd"] for i in out["items"]]
-    expected = [3 * 1.1 * 1440, 3 * 2.3 * 1440, 4 * 7200, ii_offset.tr55_inflow_gpd(12000 / 43560, 98),
-                ii_offset.tr55_inflow_gpd(0.35, 98), 5200]
-    assert gpd == pytest.approx(expected, rel=1e-12)
-    assert out["total_gpd"] == pytest.approx(sum(expected), rel=1e-12)
+    # by hand: CN 98, P 2.1 in -> S = 0.2040816 in, Q = (2.1 - 0.0408163)^2 / (2.1 - 0.0408163 + 0.2040816) = 1.8735044 in;
+    # 12,000 ft2 roofs: 12,000 x 1.8735044/12 ft x 7.4805195 gal/ft3 = 14,014.79 gal;
+    # 0.35 ac separated: 0.35 x 43,560 x 1.8735044/12 x 7.4805195 = 17,805.79 gal
+    expected = [3 * 1.1 * 1440, 3 * 2.3 * 1440, 4 * 7200, 14014.79, 17805.79, 5200]
+    assert gpd == pytest.approx(expected, abs=0.01)
+    assert out["total_gpd"] == pytest.approx(4752 + 9936 + 28800 + 14014.79 + 17805.79 + 5200, abs=0.02)
 
 
 def test_quantify_text_report_and_non_qualifying_separation(run_cli):
@@ -194,9 +196,12 @@ def test_quantify_bad_project_files_exit_2(run_cli, tmp_path, text, word):
 def test_connection_peak_flow_and_override_table(run_cli, tmp_path):
     res = run_cli("credits", "connection", "--use", "residence_bedroom=24", "--use", "restaurant_seat=40", "--json")
     out = json.loads(res.stdout)
-    avg = 24 * 110 + 40 * 35
+    avg = 24 * 110 + 40 * 35  # 4,040 gpd
     assert out["average_gpd"] == avg
-    assert out["peak_flow_gpd"] == pytest.approx(avg * ii_offset.harmon_peaking_factor(avg / 100 / 1000))
+    # Harmon by hand: P = 4,040 / 100 gpcd = 40.4 persons = 0.0404 thousand; sqrt = 0.2009975;
+    # PF = 18.2009975 / 4.2009975 = 4.332542; peak = 4,040 x 4.332542 = 17,503.47 gpd
+    assert out["peaking_factor"] == pytest.approx(4.332542, abs=1e-6)
+    assert out["peak_flow_gpd"] == pytest.approx(17503.47, abs=0.01)
     assert out["credits_required_gpd"] == pytest.approx(out["peak_flow_gpd"]) and out["offset_required"]
     assert "residence_bedroom" in out["unverified_values"]
     mine = tmp_path / "flows.toml"
