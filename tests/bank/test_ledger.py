@@ -457,3 +457,11 @@ def test_completion_dates_are_checked(led):
     with pytest.raises(InputError, match="future"):
         led.complete("A-C", (dt.date.today() + dt.timedelta(days=2)).isoformat())
     led.complete("A-C", "2024-05-01")
+
+
+def test_application_ids_differing_only_in_case_or_normal_form_are_one(led):
+    led.withdraw(B, JC, 3000, "BG-2024-Caf\u00e9")
+    for dup in ("bg-2024-café", "BG-2024-Cafe\u0301"):
+        with pytest.raises(RefusedError, match="already has a withdrawal"):
+            led.withdraw(B, JC, 3000, dup)
+    assert bal(led) == 7000

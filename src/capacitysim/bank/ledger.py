@@ -437,7 +437,8 @@ class Ledger:
         principal = _text("principal", principal, required=False)
         with self._tx() as c:
             b, e = self._basin(c, basin), self._entity(c, owner)
-            same = _same_name(c, "withdrawals", "application", application)
+            row = c.execute("SELECT application FROM withdrawals WHERE app_key=?", (application.casefold(),)).fetchone()
+            same = row[0] if row else None
             if same is not None:
                 raise RefusedError(f"application {application!r} already has a withdrawal"
                                    + ("" if same == application else f" (as {same!r})"))
@@ -456,10 +457,10 @@ class Ledger:
             due = _add_years(note_on, ii_offset.CERTIFICATE_OF_OCCUPANCY_YEARS) if note_on else None
             status = "approved" if approved else "pending"
             cur = c.execute(
-                "INSERT INTO withdrawals(application, subaccount_id, principal_id, peak_flow_gpd, offset_ratio, amount_gpd,"
+                "INSERT INTO withdrawals(application, app_key, subaccount_id, principal_id, peak_flow_gpd, offset_ratio, amount_gpd,"
                 " status, capacity_ref, capacity_sha256, spdes_ref, spdes_sha256, description, requested_at, note_issued_on,"
-                " co_due_on) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (application, sub["id"], p["id"], peak, ratio, need, status,
+                " co_due_on) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (application, application.casefold(), sub["id"], p["id"], peak, ratio, need, status,
                  cap and cap["ref"], cap and cap["sha256"], spd and spd["ref"], spd and spd["sha256"],
                  description or "", self._now(), note_on.isoformat() if note_on else None, due.isoformat() if due else None))
             self._move(c, sub["id"], -need, "withdraw", reason=reason or f"application {application}",

@@ -75,6 +75,7 @@ CREATE TABLE IF NOT EXISTS projects (
 CREATE TABLE IF NOT EXISTS withdrawals (
     id               INTEGER PRIMARY KEY,
     application      TEXT NOT NULL UNIQUE CHECK (length(trim(application)) > 0),
+    app_key          TEXT NOT NULL UNIQUE,  -- application casefolded: 'A-1' and 'a-1' are one application
     subaccount_id    INTEGER NOT NULL REFERENCES subaccounts(id),
     principal_id     INTEGER NOT NULL REFERENCES entities(id),
     peak_flow_gpd    REAL NOT NULL CHECK (peak_flow_gpd >= 0),
@@ -198,7 +199,7 @@ BEGIN SELECT RAISE(ABORT, 'a certified project cannot be changed'); END;
 -- A withdrawal keeps its amount, subaccount and application; its status only moves forward; a cited
 -- capacity or SPDES reference (and its SHA-256) cannot be replaced once recorded.
 CREATE TRIGGER IF NOT EXISTS withdrawals_forward_only BEFORE UPDATE ON withdrawals
-WHEN new.application IS NOT old.application OR new.subaccount_id IS NOT old.subaccount_id
+WHEN new.application IS NOT old.application OR new.app_key IS NOT old.app_key OR new.subaccount_id IS NOT old.subaccount_id
   OR new.principal_id IS NOT old.principal_id OR new.peak_flow_gpd IS NOT old.peak_flow_gpd
   OR new.offset_ratio IS NOT old.offset_ratio OR new.amount_gpd IS NOT old.amount_gpd
   OR new.requested_at IS NOT old.requested_at
