@@ -12,8 +12,18 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	touch $(STAMP)
 
+# The main job: the design storm and runoff of a sample sewershed, then a capacity demonstration
+# on the bundled 500-node model (a 100,000 gpd connection offset by 250,000 gpd of RDII removal in
+# its CSO basin) under the Binghamton 1-yr 24-h storm; the HTML report goes to out/.
+DEMO_CAPACITY := --model models/synthetic-500.inp --storm binghamton-1yr-24h \
+	--connect MH0020=100000 --remediate basin=MH0012,gpd=250000 \
+	--report out/capacity-demonstration.html
+
 demo: $(STAMP)
 	$(BIN)/capacitysim demo
+	@echo
+	mkdir -p out
+	$(BIN)/capacitysim capacity $(DEMO_CAPACITY)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
