@@ -465,3 +465,23 @@ def test_application_ids_differing_only_in_case_or_normal_form_are_one(led):
         with pytest.raises(RefusedError, match="already has a withdrawal"):
             led.withdraw(B, JC, 3000, dup)
     assert bal(led) == 7000
+
+
+def test_a_lock_held_past_the_timeout_is_one_clean_error_and_changes_nothing(tmp_path):
+    from capacitysim.bank.ledger import BankBusyError
+
+    path = tmp_path / "locked.sqlite"
+    make(path).deposit(B, JC, 10000, "P1")
+    other = sqlite3.connect(str(path), isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another writer holds the write lock
+    try:
+        led = Ledger(path, actor="tester", timeout_s=0.2)
+        with pytest.raises(BankBusyError, match="nothing was changed") as info:
+            led.withdraw(B, JC, 3000, "A-busy")
+        assert "\n" not in str(info.value) and info.value.exit_code == 1
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    led.withdraw(B, JC, 3000, "A-busy")  # the same call succeeds once the lock is gone
+    assert bal(led) == 7000 and led.verify()["ok"]
+    led.close()

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from capacitysim.rules import ii_offset
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECTS = ROOT / "models" / "projects"

@@ -7,7 +7,12 @@ the program's rules in code first, to refuse with a message that says why
 the same things again (:mod:`capacitysim.bank.schema`). Every change writes journal rows with who,
 when, what, why and which documents; a row that moves credits carries the balance after the move.
 
-Amounts are whole gallons per day. A certified figure is booked rounded *down* and a requirement
+The journal is hash-chained (each row's SHA-256 covers its content and the previous row's hash), and
+:meth:`Ledger.verify` audits the chain, the running balances and every record against its journal
+rows, so an edit made around the triggers (with the ``sqlite3`` shell) is found. Operations that
+cannot get the write lock within the timeout fail cleanly (:class:`BankBusyError`, nothing changed).
+
+Amounts are whole gallons per day, each at most :data:`MAX_GPD`. A certified figure is booked rounded *down* and a requirement
 rounded *up* (never credit more I/I removal than certified, never withdraw less than required).
 
 References
