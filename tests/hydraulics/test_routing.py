@@ -115,3 +115,25 @@ def test_inflow_scale_and_shared_shape_equal_explicit_rows():
     a = route(np.stack([2 * shape, 3 * shape]), 60.0, tables.depth_ft, tables.storage_cf, q)
     b = route(shape, 60.0, tables.depth_ft, tables.storage_cf, q, table_of_row=[0, 1], inflow_of_row=[0, 0], inflow_scale=[2.0, 3.0])
     np.testing.assert_allclose(a.stage_ft, b.stage_ft, rtol=1e-14)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.floats(0.0, 5.0), min_size=3, max_size=120),
+    st.floats(10.0, 120.0),
+    st.floats(200.0, 5000.0),
+    st.floats(0.5, 4.0),
+    st.floats(0.5, 12.0),
+)
+def test_peaks_with_early_stop_equal_full_routing(inflow, dt, area, height, diameter):
+    # route_peaks stops a case once storage + inflow still to come <= the max storage; the peaks
+    # must be exactly those of the full series (multi-peaked random inflows included).
+    inflow = np.array(inflow + [0.0] * 30)
+    table = prism_table(area / 10.0, 10.0, height)
+    q = orifice_flow_cfs(table.depth_ft, diameter)
+    full = route(inflow, dt, table.depth_ft, table.storage_cf, q)
+    fast = route_peaks(inflow, dt, table.depth_ft, table.storage_cf, q)
+    slow = route_peaks(inflow, dt, table.depth_ft, table.storage_cf, q, stop_at_peak=False)
+    assert fast.max_stage_ft[0] == full.stage_ft[0].max() == slow.max_stage_ft[0]
+    assert fast.peak_outflow_cfs[0, 0] == full.outflow_cfs[0, 0].max()
+    assert fast.max_storage_cf[0] == full.storage_cf[0].max()

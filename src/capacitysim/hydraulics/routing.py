@@ -69,7 +69,8 @@ class RoutingPeaks:
 
 
 @numba.njit(cache=True, nogil=True)
-def _route_rows(inflow, dt, depth, storage, outflow, table_of_row, inflow_of_row, inflow_scale, full, stage_out, storage_out, out_out, peaks, clamped):
+def _route_rows(inflow, dt, depth, storage, outflow, table_of_row, inflow_of_row, inflow_scale, full, stage_out, storage_out, out_out, peaks, clamped,
+                remaining=None):
     r_rows = table_of_row.shape[0]
     n_t = inflow.shape[1]
     n_cols = outflow.shape[1]
@@ -77,15 +78,17 @@ def _route_rows(inflow, dt, depth, storage, outflow, table_of_row, inflow_of_row
     si = np.empty(k_pts)
     tot = np.empty(k_pts)
     for r in range(r_rows):
+        j_prev = table_of_row[r - 1] if r > 0 else -1
         j = table_of_row[r]
         i_row = inflow_of_row[r]
         scale = inflow_scale[r]
-        for k in range(k_pts):
-            s = 0.0
-            for c in range(n_cols):
-                s += outflow[j, c, k]
-            tot[k] = s
-            si[k] = 2.0 * storage[j, k] / dt + s
+        if j != j_prev:  # consecutive cases of one table share its storage-indication curve
+            for k in range(k_pts):
+                s = 0.0
+                for c in range(n_cols):
+                    s += outflow[j, c, k]
+                tot[k] = s
+                si[k] = 2.0 * storage[j, k] / dt + s
         # initial state: empty
         seg = 0
         frac = 0.0
@@ -132,9 +135,22 @@ def _route_rows(inflow, dt, depth, storage, outflow, table_of_row, inflow_of_row
                 max_s = s2
             s1 = s2
             o1 = o2
+            # peaks only: stop once the inflow still to come cannot lift the storage above its maximum
+            # (S_m <= S_n + remaining inflow volume, outflows >= 0; stage and every outflow column rise
+            # with storage, so no peak can change after this)
+            if remaining is not None and s2 + scale * remaining[i_row, n + 1] <= max_s:
+                break
         peaks[r, 0] = max_stage
         peaks[r, 1 + n_cols] = max_s
         clamped[r] = lost
+
+
+def _remaining_inflow_volume(inflow, dt):
+    """Trapezoidal inflow volume from each time to the end, per inflow row [ft^3 per unit scale]."""
+    seg = 0.5 * dt * (inflow[:, 1:] + inflow[:, :-1])
+    rem = np.zeros_like(inflow)
+    rem[:, :-1] = np.cumsum(seg[:, ::-1], axis=1)[:, ::-1]
+    return np.ascontiguousarray(rem)
 
 
 def _prepare(inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row, inflow_of_row=None, inflow_scale=None):
@@ -229,10 +245,17 @@ def route(inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row=None
     return RoutingResult(stage, stor, outs, clamped)
 
 
-def route_peaks(inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row=None, inflow_of_row=None, inflow_scale=None) -> RoutingPeaks:
+def route_peaks(inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row=None, inflow_of_row=None, inflow_scale=None,
+                stop_at_peak=True) -> RoutingPeaks:
     """Like :func:`route` but keeps only the peaks (max stage, peak of each outflow column, max storage).
 
     The memory-light form used when sizing thousands of designs at once.
+
+    With ``stop_at_peak`` (default) a case stops routing once its storage plus all the inflow volume
+    still to come is at or below the maximum storage reached: by continuity no later storage, stage or
+    (monotone) outflow can exceed the peaks, which are therefore exact, not approximate. It applies
+    only when every outflow column is non-decreasing in stage; ``clamped_cf`` then counts only up to
+    the stop.
     """
     inflow, dt, depth, storage, out, rows, irows, scale = _prepare(
         inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row, inflow_of_row, inflow_scale)
@@ -242,5 +265,8 @@ def route_peaks(inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_ro
     dummy3 = np.empty((1, 1, 1))
     peaks = np.empty((r, c + 2))
     clamped = np.empty(r)
-    _route_rows(inflow, dt, depth, storage, out, rows, irows, scale, False, dummy2, dummy2, dummy3, peaks, clamped)
+    remaining = None
+    if stop_at_peak and not np.any(np.diff(out, axis=2) < -1e-12):
+        remaining = _remaining_inflow_volume(inflow, dt)
+    _route_rows(inflow, dt, depth, storage, out, rows, irows, scale, False, dummy2, dummy2, dummy3, peaks, clamped, remaining)
     return RoutingPeaks(peaks[:, 0], peaks[:, 1 : 1 + c], peaks[:, 1 + c], clamped)

@@ -26,7 +26,9 @@ import numpy as np
 
 from capacitysim import hydraulics
 from capacitysim.errors import InputError, RefusedError
+from capacitysim.hydraulics.orifice import DEFAULT_DISCHARGE_COEFFICIENT
 from capacitysim.hydraulics.storage import StageStorage
+from capacitysim.hydraulics.weir import FRANCIS_COEFFICIENT
 from capacitysim.io.site_files import RuleSet, Site
 from capacitysim.rules import nyc_stormwater as nyc
 from capacitysim.units import (
@@ -45,8 +47,12 @@ OUTFLOW_COLUMNS = ("orifice", "overflow", "infiltration", "recycling")
 SEWER_COLUMNS = (0, 1)
 #: Upper bound of the orifice search [in] besides the geometric one (height above the invert).
 MAX_ORIFICE_IN = 48.0
-#: Bisection iterations: the diameter is bracketed to MAX/2^N (48 in / 2^24 < 3e-6 in).
+#: Steps of the fixed bisection first used for the orifice (48 in / 2^24 < 3e-6 in); still the
+#: precision :func:`size_orifice` reaches when given ``steps=BISECTION_STEPS`` explicitly.
 BISECTION_STEPS = 24
+#: Default precision of the orifice search [in]: the returned diameter meets the release rate and one
+#: this much larger does not. 1e-4 in is 1/600 of the 1/16-in step orifices are fabricated to.
+ORIFICE_TOLERANCE_IN = 1.0e-4
 #: Points of the stage tables used for sizing and for the final design.
 SIZING_POINTS = 41
 FINAL_POINTS = 161
@@ -80,11 +86,14 @@ class SizingResult:
     reasons: list[str]
 
 
-def outflow_table(table: StageStorage, diameter_in, invert_ft, cd, losses_cfs=None, weir_length_ft=None, weir_coefficient=3.33):
+def outflow_table(table: StageStorage, diameter_in, invert_ft, cd, losses_cfs=None, weir_length_ft=None,
+                  weir_coefficient=FRANCIS_COEFFICIENT):
     """Outflow columns (n, 4, K) of n designs: orifice, overflow weir at the top, infiltration, recycling [cfs].
 
     Losses (infiltration, recycling) are (n, 2) constant rates drawn whenever water is stored,
-    ramped over the first table segment so the outflow is continuous at an empty pool.
+    ramped over the first table segment so the outflow is continuous at an empty pool. The weir
+    coefficient defaults to the Francis value (Brater & King ch. 5); :func:`design_site` passes the
+    rule set's ``weir_coefficient``.
     """
     d = table.depth_ft
     n, k = d.shape
@@ -104,14 +113,15 @@ def outflow_table(table: StageStorage, diameter_in, invert_ft, cd, losses_cfs=No
     return out
 
 
-def _route_max(tables, diam, inv, cd, losses, weir, shapes, dt_s, scale):
+def _route_max(tables, diam, inv, cd, losses, weir, shapes, dt_s, scale, weir_coefficient=FRANCIS_COEFFICIENT):
     """Route every design through every hydrograph shape; max over shapes per design."""
     n = tables.top_ft.shape[0]
     n_shapes = shapes.shape[0]
-    out = outflow_table(tables, diam, inv, cd, losses, weir)
+    out = outflow_table(tables, diam, inv, cd, losses, weir, weir_coefficient)
     rows_t = np.repeat(np.arange(n), n_shapes)
     rows_i = np.tile(np.arange(n_shapes), n)
-    pk = hydraulics.route_peaks(shapes, dt_s, tables.depth_ft, tables.storage_cf, out, rows_t, rows_i, np.repeat(scale, n_shapes))
+    pk = hydraulics.route_peaks(shapes, dt_s, tables.depth_ft, tables.storage_cf, out, rows_t, rows_i,
+                                np.repeat(np.broadcast_to(np.asarray(scale, float), (n,)), n_shapes))
     sewer = pk.peak_outflow_cfs[:, 0] + pk.peak_outflow_cfs[:, 1]
     sewer = sewer.reshape(n, n_shapes)
     stage = pk.max_stage_ft.reshape(n, n_shapes)
@@ -120,82 +130,167 @@ def _route_max(tables, diam, inv, cd, losses, weir, shapes, dt_s, scale):
     return sewer.max(axis=1), stage.max(axis=1), stor.max(axis=1), crit
 
 
-def size_orifice(tables: StageStorage, release_cfs, shapes, dt_s, scale=1.0, invert_ft=0.0, cd=0.61,
-                 losses_cfs=None, weir_length_ft=None, steps=BISECTION_STEPS) -> SizingResult:
-    """Find, for n designs at once, the largest orifice keeping the routed peak release at or below
-    the release rate without overtopping the storage.
+def _sub_tables(tables: StageStorage, idx) -> StageStorage:
+    return StageStorage(tables.depth_ft[idx], tables.area_sf[idx], tables.storage_cf[idx], tables.top_ft[idx], tables.footprint_sf[idx])
 
-    The two constraints are solved separately by bisection on the diameter: the peak release grows
-    with the diameter (upper bound ``release_limit_in``) and the maximum stage falls with it (lower
-    bound ``spill_limit_in``). A design is feasible when spill_limit <= release_limit; the chosen
-    orifice is then the release limit (the largest allowed: the least storage used and the least
-    clogging-prone opening).
 
-    Parameters
-    ----------
-    tables : StageStorage
-        Stage-storage tables of the n designs.
-    release_cfs : array_like (n,)
-        Release rate of each design [cfs].
-    shapes : array_like (S, T)
-        Design hydrograph shapes at step ``dt_s``; design i routes ``scale[i] * shapes[s]`` for each s.
-    scale : array_like (n,), default 1
-        Multiplier of the shapes for each design (e.g. C A of the design for unit rational shapes).
-    invert_ft, cd : array_like (n,)
-        Orifice invert above the bottom [ft] and discharge coefficient [-].
-    losses_cfs : array_like (n, 2), optional
-        Credited infiltration and recycling withdrawals [cfs].
-    weir_length_ft : array_like (n,), optional
-        Overflow weir at the top (its flow counts as release to the sewer).
+class _RowRouter:
+    """Routes any subset of n designs, each through its own hydrograph rows, and keeps the max over a
+    design's rows (peak release to the sewer, max stage, max storage, the row of the max stage)."""
 
-    Returns
-    -------
-    SizingResult
+    def __init__(self, tables, inv, cd, losses, weir, weir_coefficient, shapes, dt_s, row_design, row_shape, row_scale):
+        n = tables.top_ft.shape[0]
+        rd = np.asarray(row_design, dtype=np.int64).reshape(-1)
+        order = np.argsort(rd, kind="stable")
+        self.row_shape = np.asarray(row_shape, dtype=np.int64).reshape(-1)[order]
+        self.row_scale = np.broadcast_to(np.asarray(row_scale, dtype=float), rd.shape)[order]
+        self.counts = np.bincount(rd, minlength=n)
+        if self.counts.size != n or np.any(self.counts == 0):
+            raise InputError(f"every one of the {n} designs needs at least one hydrograph row (row_design in [0, {n}))")
+        self.starts = np.concatenate([[0], np.cumsum(self.counts)[:-1]])
+        self.tables, self.inv, self.cd, self.losses, self.weir = tables, inv, cd, losses, weir
+        self.weir_coefficient, self.shapes, self.dt_s = weir_coefficient, shapes, dt_s
 
-    References
-    ----------
-    15 RCNY § 31-03(a)(1)-(2) (release rate); routing: Chow, Maidment & Mays (1988) § 8.2.
+    def __call__(self, ids, diam, want_row=False):
+        cnt = self.counts[ids]
+        offs = np.concatenate([[0], np.cumsum(cnt)[:-1]])
+        rows = np.repeat(self.starts[ids] - offs, cnt) + np.arange(cnt.sum())
+        sub = _sub_tables(self.tables, ids)
+        out = outflow_table(sub, diam, self.inv[ids], self.cd[ids], None if self.losses is None else self.losses[ids],
+                            None if self.weir is None else self.weir[ids], self.weir_coefficient)
+        # route only the columns that carry flow (orifice always; overflow and losses when present)
+        keep = [c for c in range(out.shape[1]) if c == 0 or np.any(out[:, c])]
+        pk = hydraulics.route_peaks(self.shapes, self.dt_s, sub.depth_ft, sub.storage_cf, out[:, keep],
+                                    np.repeat(np.arange(ids.size), cnt), self.row_shape[rows], self.row_scale[rows])
+        sewer_pk = sum(pk.peak_outflow_cfs[:, j] for j, c in enumerate(keep) if c in SEWER_COLUMNS)
+        q = np.maximum.reduceat(sewer_pk, offs)
+        s = np.maximum.reduceat(pk.max_stage_ft, offs)
+        v = np.maximum.reduceat(pk.max_storage_cf, offs)
+        if not want_row:
+            return q, s, v
+        pos = np.where(pk.max_stage_ft == np.repeat(s, cnt), np.arange(rows.size), rows.size)
+        first = np.minimum.reduceat(pos, offs)
+        return q, s, v, self.row_shape[rows[first]]
+
+
+#: Minimum distance of a search point from the ends of its bracket, as a fraction of the bracket.
+SEARCH_MARGIN = 1.0 / 16.0
+
+
+def _search(ok_d, ok_f, bad_d, bad_f, measure, limit, tol, max_iter, power=2.0):
+    """Safeguarded regula falsi (Illinois) on x = d^power for many designs at once.
+
+    Keeps, per design, a diameter known to satisfy ``measure(d) <= limit`` (ok) and one known to
+    violate it (bad), and shrinks the bracket until |ok - bad| <= tol. The flow through an orifice
+    is nearly proportional to its area (and the max storage falls about linearly with it), so the
+    secant in d^2 converges in a few steps; a bisection
+    step is taken whenever the bracket has not halved over the last two steps, so convergence is
+    never slower than bisection's, and every point keeps :data:`SEARCH_MARGIN` of the bracket from
+    its ends. ``measure(active, d)`` evaluates the entries ``active`` at diameters ``d``. Returns the
+    ok diameters (the boundary on the safe side) and the bad ones.
+    """
+    ok_d, ok_f, bad_d, bad_f = (np.array(a, dtype=float) for a in (ok_d, ok_f, bad_d, bad_f))
+    side = np.zeros(ok_d.size, dtype=np.int8)
+    width = np.abs(bad_d - ok_d)
+    w_prev = np.full(ok_d.size, np.inf)
+    w_prev2 = np.full(ok_d.size, np.inf)
+    power = np.broadcast_to(np.asarray(power, dtype=float), ok_d.shape)
+    active = np.flatnonzero(width > tol)
+    for _ in range(max_iter):
+        if active.size == 0:
+            break
+        a, fa, b, fb = ok_d[active], ok_f[active], bad_d[active], bad_f[active]
+        pw = power[active]
+        xa, xb = a**pw, b**pw
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x = xa - fa * (xb - xa) / (fb - fa)
+            d = np.clip(x, 0.0, None) ** (1.0 / pw)
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        bisect = ~np.isfinite(d) | (d <= lo) | (d >= hi) | (width[active] > 0.5 * w_prev2[active])
+        d = np.where(bisect, 0.5 * (a + b), d)
+        # keep a minimum distance from both ends: when the guess is right it lands across the root
+        # and the bracket collapses to that distance; when the function is flat it still shrinks
+        margin = (hi - lo) * SEARCH_MARGIN
+        d = np.clip(d, lo + margin, hi - margin)
+        f = measure(active, d) - limit[active]
+        good = f <= 0
+        # Illinois: halve the stale end's value when the same end moves twice in a row
+        bad_f[active] = np.where(~good, f, np.where(side[active] == 1, 0.5 * fb, fb))
+        ok_f[active] = np.where(good, f, np.where(side[active] == -1, 0.5 * fa, fa))
+        ok_d[active] = np.where(good, d, a)
+        bad_d[active] = np.where(good, b, d)
+        side[active] = np.where(good, 1, -1)
+        w_prev2[active] = w_prev[active]
+        w_prev[active] = width[active]
+        width[active] = np.abs(bad_d[active] - ok_d[active])
+        active = active[width[active] > tol]
+    return ok_d, bad_d
+
+
+def size_orifice_rows(tables: StageStorage, release_cfs, shapes, dt_s, row_design, row_shape, row_scale, invert_ft=0.0,
+                      cd=DEFAULT_DISCHARGE_COEFFICIENT, losses_cfs=None, weir_length_ft=None, steps=None,
+                      weir_coefficient=FRANCIS_COEFFICIENT) -> SizingResult:
+    """:func:`size_orifice` with each design routed through its own hydrograph rows.
+
+    Row i routes ``row_scale[i] * shapes[row_shape[i]]`` through design ``row_design[i]`` (so each
+    design may carry its own critical duration or its own SCS hydrograph); a design's peak is the max
+    over its rows. ``critical_row`` is the shape index of the row with the highest stage.
     """
     n = tables.top_ft.shape[0]
     rr = np.broadcast_to(np.asarray(release_cfs, dtype=float), (n,)).copy()
-    scale = np.broadcast_to(np.asarray(scale, dtype=float), (n,)).copy()
     inv = np.broadcast_to(np.asarray(invert_ft, dtype=float), (n,)).copy()
     cdv = np.broadcast_to(np.asarray(cd, dtype=float), (n,)).copy()
     shapes = np.atleast_2d(np.asarray(shapes, dtype=float))
     if np.any(inv >= tables.top_ft):
         raise InputError("orifice_invert_ft must be below the top of the system")
     d_geo = np.minimum((tables.top_ft - inv) * INCHES_PER_FOOT, MAX_ORIFICE_IN)
-    losses = None if losses_cfs is None else np.broadcast_to(np.asarray(losses_cfs, float), (n, 2))
-    weir = None if weir_length_ft is None else np.broadcast_to(np.asarray(weir_length_ft, float), (n,))
+    losses = None if losses_cfs is None else np.broadcast_to(np.asarray(losses_cfs, float), (n, 2)).copy()
+    weir = None if weir_length_ft is None else np.broadcast_to(np.asarray(weir_length_ft, float), (n,)).copy()
+    router = _RowRouter(tables, inv, cdv, losses, weir, weir_coefficient, shapes, dt_s, row_design, row_shape, row_scale)
+    tol = ORIFICE_TOLERANCE_IN if steps is None else MAX_ORIFICE_IN / 2.0**steps
+    max_iter = 4 * int(np.ceil(np.log2(MAX_ORIFICE_IN / tol))) + 8  # bisection every other step at worst
+    every = np.arange(n)
 
-    def stack(x):
-        return None if x is None else np.concatenate([x, x])
-
-    tab2 = hydraulics.stack_tables([tables, tables])
-    args2 = (stack(inv), stack(cdv), stack(losses), stack(weir))
-
-    # Bracket: release bisection lo = feasible (small), hi = infeasible (large);
-    # spill bisection lo = overtops (small), hi = fits (large).
-    q_top, s_top, _, _ = _route_max(tables, d_geo, inv, cdv, losses, weir, shapes, dt_s, scale)
-    rel_lo, rel_hi = np.zeros(n), d_geo.copy()
+    # both ends of the search and a first estimate for every design in one routing call: no orifice,
+    # the orifice passing the rate under the full height (Brater & King ch. 4), the largest that fits
+    d_est = np.minimum(np.asarray(hydraulics.orifice_diameter_for_flow_in(rr, tables.top_ft - inv, cdv), float) * np.ones(n),
+                       0.5 * d_geo)
+    q3, s3, _ = router(np.concatenate([every, every, every]), np.concatenate([np.zeros(n), d_est, d_geo]))
+    q0, s0, q_est, s_est, q_top, s_top = q3[:n], s3[:n], q3[n:2 * n], s3[n:2 * n], q3[2 * n:], s3[2 * n:]
     release_not_binding = q_top <= rr
-    spl_lo, spl_hi = np.zeros(n), d_geo.copy()
+    none_passes = q0 > rr  # an overflow or losses alone exceed the rate
     spill_everywhere = s_top > tables.top_ft
-    for _ in range(steps):
-        mid_r = 0.5 * (rel_lo + rel_hi)
-        mid_s = 0.5 * (spl_lo + spl_hi)
-        q, s, _, _ = _route_max(tab2, np.concatenate([mid_r, mid_s]), *args2[:2], args2[2], args2[3], shapes, dt_s, stack(scale))
-        ok_r = q[:n] <= rr
-        rel_lo = np.where(ok_r, mid_r, rel_lo)
-        rel_hi = np.where(ok_r, rel_hi, mid_r)
-        fits = s[n:] <= tables.top_ft
-        spl_hi = np.where(fits, mid_s, spl_hi)
-        spl_lo = np.where(fits, spl_lo, mid_s)
-    release_limit = np.where(release_not_binding, d_geo, rel_lo)
-    spill_limit = np.where(spill_everywhere, np.inf, np.where(spl_lo == 0, 0.0, spl_hi))
-    # d = 0 may already fit (the storage holds the whole storm)
+    fits_without = s0 <= tables.top_ft
+
+    # the two constraints, solved separately; both searches share each routing call
+    rel_ids = np.flatnonzero(~release_not_binding & ~none_passes)
+    spl_ids = np.flatnonzero(~spill_everywhere & ~fits_without)
+    n_rel = rel_ids.size
+    both = np.concatenate([rel_ids, spl_ids])
+
+    def measure(active, d):
+        q, s, _ = router(both[active], d)
+        return np.where(active < n_rel, q, s)
+
+    limit = np.concatenate([rr[rel_ids], tables.top_ft[spl_ids]])
+    # brackets: the estimate replaces the end on its side
+    r_est_ok = q_est[rel_ids] <= rr[rel_ids]
+    s_est_ok = s_est[spl_ids] <= tables.top_ft[spl_ids]
+    ok0 = np.concatenate([np.where(r_est_ok, d_est[rel_ids], 0.0), np.where(s_est_ok, d_est[spl_ids], d_geo[spl_ids])])
+    okf = np.concatenate([np.where(r_est_ok, q_est[rel_ids], q0[rel_ids]) - rr[rel_ids],
+                          np.where(s_est_ok, s_est[spl_ids], s_top[spl_ids]) - limit[n_rel:]])
+    bad0 = np.concatenate([np.where(r_est_ok, d_geo[rel_ids], d_est[rel_ids]), np.where(s_est_ok, 0.0, d_est[spl_ids])])
+    badf = np.concatenate([np.where(r_est_ok, q_top[rel_ids], q_est[rel_ids]) - rr[rel_ids],
+                           np.where(s_est_ok, s0[spl_ids], s_est[spl_ids]) - limit[n_rel:]])
+
+    ok_d, _ = _search(ok0, okf, bad0, badf, measure, limit, tol, max_iter)
+
+    release_limit = np.where(release_not_binding, d_geo, 0.0)
+    release_limit[rel_ids] = ok_d[:n_rel]
+    spill_limit = np.where(spill_everywhere, np.inf, 0.0)
+    spill_limit[spl_ids] = ok_d[n_rel:]
     feasible = (~spill_everywhere) & (spill_limit <= release_limit) & (release_limit > 0)
-    q_fin, s_fin, v_fin, crit = _route_max(tables, release_limit, inv, cdv, losses, weir, shapes, dt_s, scale)
+    q_fin, s_fin, v_fin, crit = router(every, release_limit, want_row=True)
     feasible &= s_fin <= tables.top_ft * (1 + 1e-9)
     reasons = []
     for i in range(n):
@@ -207,7 +302,8 @@ def size_orifice(tables: StageStorage, release_cfs, shapes, dt_s, scale=1.0, inv
                 f"max depth {s_top[i]:.2f} ft > {tables.top_ft[i]:.2f} ft; the storage is too small for the design storm"
             )
         elif release_limit[i] <= 0:
-            reasons.append(f"no orifice meets the release rate {rr[i]:.4g} cfs (losses alone exceed it?)")
+            reasons.append(f"no orifice meets the release rate {rr[i]:.4g} cfs: with no orifice at all the routed release "
+                           f"(overflow) is {q0[i]:.4g} cfs")
         else:
             reasons.append(
                 f"no orifice does both: the largest meeting the release rate {rr[i]:.4g} cfs is {release_limit[i]:.3f} in "
@@ -227,6 +323,63 @@ def size_orifice(tables: StageStorage, release_cfs, shapes, dt_s, scale=1.0, inv
         release_binding=~release_not_binding,
         reasons=reasons,
     )
+
+
+def size_orifice(tables: StageStorage, release_cfs, shapes, dt_s, scale=1.0, invert_ft=0.0, cd=DEFAULT_DISCHARGE_COEFFICIENT,
+                 losses_cfs=None, weir_length_ft=None, steps=None, weir_coefficient=FRANCIS_COEFFICIENT) -> SizingResult:
+    """Find, for n designs at once, the largest orifice keeping the routed peak release at or below
+    the release rate without overtopping the storage.
+
+    The two constraints are solved separately on the diameter: the peak release grows with the
+    diameter (upper bound ``release_limit_in``, the largest diameter whose routed peak release is at
+    or below the rate) and the maximum stage falls with it (lower bound ``spill_limit_in``, the
+    smallest diameter that does not overtop; 0 when the system holds every design hydrograph with
+    no orifice at all). A design is feasible when spill_limit <= release_limit; the chosen orifice is
+    then the release limit (the largest allowed: the least storage used and the least
+    clogging-prone opening). Each limit is bracketed to :data:`ORIFICE_TOLERANCE_IN` (or
+    ``MAX_ORIFICE_IN / 2**steps`` when ``steps`` is given): the returned release limit passes, and a
+    diameter that much larger fails.
+
+    The search is a safeguarded regula falsi on the orifice area (:func:`_search`) over the designs
+    not yet converged, each routing call covering both constraints; routing stops a case once its
+    peak is certain (:func:`capacitysim.hydraulics.route_peaks`).
+
+    Parameters
+    ----------
+    tables : StageStorage
+        Stage-storage tables of the n designs.
+    release_cfs : array_like (n,)
+        Release rate of each design [cfs].
+    shapes : array_like (S, T)
+        Design hydrograph shapes at step ``dt_s``; design i routes ``scale[i] * shapes[s]`` for each s.
+    scale : array_like (n,), default 1
+        Multiplier of the shapes for each design (e.g. C A of the design for unit rational shapes).
+    invert_ft, cd : array_like (n,)
+        Orifice invert above the bottom [ft] and discharge coefficient [-] (default
+        :data:`capacitysim.hydraulics.DEFAULT_DISCHARGE_COEFFICIENT`).
+    losses_cfs : array_like (n, 2), optional
+        Credited infiltration and recycling withdrawals [cfs].
+    weir_length_ft : array_like (n,), optional
+        Overflow weir at the top (its flow counts as release to the sewer).
+    steps : int, optional
+        Precision of the bracket ``MAX_ORIFICE_IN / 2**steps`` [in]; default :data:`ORIFICE_TOLERANCE_IN`.
+    weir_coefficient : float
+        Coefficient of the overflow weir [ft^0.5/s].
+
+    Returns
+    -------
+    SizingResult
+
+    References
+    ----------
+    15 RCNY § 31-03(a)(1)-(2) (release rate); routing: Chow, Maidment & Mays (1988) § 8.2.
+    """
+    n = tables.top_ft.shape[0]
+    shapes = np.atleast_2d(np.asarray(shapes, dtype=float))
+    n_shapes = shapes.shape[0]
+    scale = np.broadcast_to(np.asarray(scale, dtype=float), (n,))
+    return size_orifice_rows(tables, release_cfs, shapes, dt_s, np.repeat(np.arange(n), n_shapes), np.tile(np.arange(n_shapes), n),
+                             np.repeat(scale, n_shapes), invert_ft, cd, losses_cfs, weir_length_ft, steps, weir_coefficient)
 
 
 # ----------------------------------------------------------------------------------------------
