@@ -90,6 +90,17 @@ def summarize_cmd(results, report, x, y, as_json):
             best = "none passes" if r["largest_passing_gpd"] is None else f"{r['largest_passing_gpd']:,.0f} gpd"
             note = "" if r["monotone"] else " (a smaller flow fails)"
             click.echo(f"  {r['connect_node']}{' (' + cond + ')' if cond else ''}: {best}{note}")
+    if s.get("largest_passing_orifice"):
+        rows = s["largest_passing_orifice"]
+        click.echo("")
+        click.echo("largest orifice that passes:")
+        for r in rows[:20]:
+            cond = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()
+                             if k not in ("largest_passing_orifice_diameter_in", "monotone", "undecided"))
+            best = r["largest_passing_orifice_diameter_in"]
+            click.echo(f"  {cond}: {'none passes' if best is None else f'{best:g} in'}")
+        if len(rows) > 20:
+            click.echo(f"  ... {len(rows) - 20} more (--json, --report)")
     for m in s["failures"][:5]:
         click.echo(f"  failed: {m}")
     if report:

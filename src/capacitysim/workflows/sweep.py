@@ -951,28 +951,39 @@ def summarize(ds) -> dict:
     msgs = np.asarray(ds.message.values, dtype=object).ravel()
     out["failures"] = sorted({str(m) for m, s in zip(msgs, status) if s == "failed"})[:10]
     if meta["mode"] == "product" and "connect_node" in grid and "connect_gpd" in grid:
-        others = [d for d in ds.verdict.dims if d not in ("connect_node", "connect_gpd")]
-        v = ds.verdict.transpose("connect_node", *others, "connect_gpd")
-        gpd = np.asarray(ds.connect_gpd.values, float)
-        order = np.argsort(gpd)
-        rows = []
-        for idx in np.ndindex(*v.shape[:-1]):
-            line = np.asarray(v.values[idx], dtype=object)[order]
-            ok = line == "pass"
-            best = float(gpd[order][ok].max()) if ok.any() else None
-            row = {"connect_node": str(ds.connect_node.values[idx[0]])}
-            for d, j in zip(others, idx[1:]):
-                val = ds[d].values[j]
-                row[d] = val.item() if hasattr(val, "item") else val
-            row["largest_passing_gpd"] = best
-            row["monotone"] = bool(best is None or ok[: int(np.flatnonzero(gpd[order] == best)[0]) + 1].all())
-            row["undecided"] = int(np.isin(line, ["", "untrusted"]).sum())
-            rows.append(row)
-        out["largest_passing"] = rows
+        out["largest_passing"] = _largest_passing(ds, "connect_gpd", "connect_node")
+    elif meta["mode"] == "product" and "orifice_diameter_in" in grid:
+        out["largest_passing_orifice"] = _largest_passing(ds, "orifice_diameter_in", None)
     if meta["kind"] == "detention" and "orifice_diameter_in" in ds:
         d = np.asarray(ds.orifice_diameter_in.values, float)
         out["orifice_diameter_in_range"] = [float(np.nanmin(d)), float(np.nanmax(d))] if np.isfinite(d).any() else None
     return out
+
+
+def _largest_passing(ds, value_dim: str, first: str | None) -> list[dict]:
+    """For each combination of the other swept parameters, the largest swept ``value_dim`` that passes
+    (None when none does), whether every smaller swept value passes too (``monotone``), and how many
+    are undecided (failed, missing or untrusted)."""
+    others = [d for d in ds.verdict.dims if d not in (first, value_dim)]
+    lead = [first] if first else []
+    v = ds.verdict.transpose(*lead, *others, value_dim)
+    vals = np.asarray(ds[value_dim].values, float)
+    order = np.argsort(vals)
+    key = "largest_passing_gpd" if value_dim == "connect_gpd" else f"largest_passing_{value_dim}"
+    rows = []
+    for idx in np.ndindex(*v.shape[:-1]):
+        line = np.asarray(v.values[idx], dtype=object)[order]
+        ok = line == "pass"
+        best = float(vals[order][ok].max()) if ok.any() else None
+        row = {}
+        for d, j in zip(lead + others, idx):
+            val = ds[d].values[j]
+            row[d] = val.item() if hasattr(val, "item") else val
+        row[key] = best
+        row["monotone"] = bool(best is None or ok[: int(np.flatnonzero(vals[order] == best)[0]) + 1].all())
+        row["undecided"] = int(np.isin(line, ["", "untrusted"]).sum())
+        rows.append(row)
+    return rows
 
 
 def verdict_map_axes(ds, x: str | None = None, y: str | None = None) -> tuple[str, str]:
@@ -1002,11 +1013,13 @@ def write_summary_report(ds, path, x: str | None = None, y: str | None = None) -
     rep.key_values([("done", s["done"]), ("failed", s["failed"]), ("missing", s["missing"]), ("pass", s["pass"]),
                     ("fail", s["fail"]), ("untrusted (continuity error)", s["untrusted"])])
     rep.table(["parameter", "values"], [[k, ", ".join(map(str, v))] for k, v in s["grid"].items()])
-    if s.get("largest_passing"):
-        rep.heading("Largest connection that passes")
-        keys = [k for k in s["largest_passing"][0] if k not in ("monotone", "undecided")]
-        rep.table(keys + ["every smaller flow passes"],
-                  [[("none" if r[k] is None else r[k]) for k in keys] + ["yes" if r["monotone"] else "NO"] for r in s["largest_passing"]])
+    for field_name, title in (("largest_passing", "Largest connection that passes"),
+                              ("largest_passing_orifice", "Largest orifice that passes")):
+        if s.get(field_name):
+            rep.heading(title)
+            keys = [k for k in s[field_name][0] if k not in ("monotone", "undecided")]
+            rep.table(keys + ["every smaller value passes"],
+                      [[("none" if r[k] is None else r[k]) for k in keys] + ["yes" if r["monotone"] else "NO"] for r in s[field_name]])
     if s["failures"]:
         rep.heading("Failed scenarios")
         for m in s["failures"]:
