@@ -70,3 +70,47 @@ def test_missing_file_and_unknown_rule(run_cli, tmp_path):
     assert r.exit_code == 2 and "file not found" in r.stderr
     r = run_cli("detention", str(SITES / "new-building.toml"), "--rule", "nyc-1999")
     assert r.exit_code == 2 and "bundled" in r.stderr
+
+
+ALT = (SITES / "alteration.toml").read_text()
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        (ALT.replace("new_points_of_discharge = 0", "new_points_of_discharge = 1"), "no new points of discharge are permitted"),
+        (BASE.replace('receiving_sewer = "combined"', 'receiving_sewer = "storm"'), "connections to combined sewers"),
+    ],
+)
+def test_rule_refusals_exit_3(run_cli, tmp_path, text, needle):
+    p = tmp_path / "refused.toml"
+    p.write_text(text)
+    r = run_cli("detention", str(p), "--no-swmm")
+    assert r.exit_code == 3, r.output
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "31-03" in lines[0]
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        (ALT.replace("new_points_of_discharge = 0", "new_points_of_discharge = -1"), "new_points_of_discharge must be a whole number"),
+        (BASE.replace('receiving_sewer = "combined"', 'receiving_sewer = "csos"'), "receiving_sewer must be one of"),
+    ],
+)
+def test_bad_site_keys_exit_2(run_cli, tmp_path, text, needle):
+    p = tmp_path / "bad.toml"
+    p.write_text(text)
+    r = run_cli("detention", str(p), "--no-swmm")
+    assert r.exit_code == 2 and needle in r.stderr
+
+
+def test_unstated_points_of_discharge_is_a_condition_not_a_pass(run_cli, tmp_path):
+    p = tmp_path / "alt.toml"
+    p.write_text(ALT.replace("new_points_of_discharge = 0", ""))
+    r = run_cli("detention", str(p), "--no-swmm", "--json")
+    assert r.exit_code == 0
+    out = json.loads(r.stdout)
+    row = next(c for c in out["checks"] if c["check"] == "New points of discharge")
+    assert row["result"] == "confirm"
+    assert any("no new points of discharge" in c for c in out["conditions"])

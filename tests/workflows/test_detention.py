@@ -89,7 +89,11 @@ def test_alteration_release_is_prorated(rules):
     site = load_site(SITES / "alteration.toml", rules)
     res = design_site(site, rules, swmm=False)
     n = res.numbers
-    assert n["release_rate_cfs"] == pytest.approx(n["site_release_rate_cfs"] * 6000 / 24000)
+    # by hand: Allowable Flow 0.70 x 5.95 x 24,000/43,560 = 2.29477 cfs < 2.5 -> site rate 0.25 cfs;
+    # altered 6,000 of 24,000 ft2 -> 0.25 x 0.25 = 0.0625 cfs (§ 31-03(a)(2))
+    assert n["allowable_flow_cfs"] == pytest.approx(2.29477, abs=1e-5)
+    assert n["site_release_rate_cfs"] == 0.25
+    assert n["release_rate_cfs"] == pytest.approx(0.0625, rel=1e-12)
 
 
 def test_infiltration_credit_reduces_volume(rules):
@@ -181,3 +185,19 @@ def test_rows_form_equals_the_shared_shapes_form():
     np.testing.assert_allclose(a.release_limit_in, b.release_limit_in, rtol=0, atol=0)
     np.testing.assert_allclose(a.max_depth_ft, b.max_depth_ft, rtol=0, atol=0)
     assert list(a.critical_row) == list(b.critical_row)
+
+
+def test_new_building_numbers_by_hand(rules):
+    # Allowable Flow 0.60 x 5.95 x 20,000/43,560 = 1.63912 cfs -> release rate 0.25 cfs (§ 31-03(a)(1)).
+    # Cw = (14,000 x 0.95 + 4,000 x 0.85 + 2,000 x 0.20) / 20,000 = 0.855.
+    # V = 60 (sqrt(Cw A a) - sqrt(b Q))^2 with A = 0.459137 ac, a = 211.7016, b = 15:
+    #   sqrt(0.855 x 0.459137 x 211.7016) = sqrt(83.1056) = 9.11623; sqrt(15 x 0.25) = 1.93649;
+    #   V = 60 x 7.17974^2 = 3,092.9 ft3; tank 40 x 30 x 4 ft = 4,800 ft3.
+    res = design_site(load_site(SITES / "new-building.toml", rules), rules, swmm=False)
+    n = res.numbers
+    assert n["allowable_flow_cfs"] == pytest.approx(1.63912, abs=1e-5)
+    assert n["release_rate_cfs"] == 0.25
+    assert n["weighted_c"] == pytest.approx(0.855, abs=1e-12)
+    assert n["required_volume_cf"] == pytest.approx(3092.9, abs=0.5)
+    assert n["storage_provided_cf"] == pytest.approx(4800.0, rel=1e-12)
+    assert all(c["result"] == "pass" for c in res.checks)

@@ -33,20 +33,25 @@ def detention(site_file, rule, report, no_swmm, as_json):
         return
     d = n["orifice_diameter_in"]
     rows = [
-        ("allowable flow", f"{fmt(n['allowable_flow_cfs'])} cfs"),
-        ("release rate", f"{fmt(n['release_rate_cfs'])} cfs"),
+        ("allowable flow", f"{n['allowable_flow_cfs']:.4g} cfs"),
+        ("release rate", f"{n['release_rate_cfs']:.4g} cfs"),
         ("required volume", f"{fmt(n['required_volume_cf'], 0)} ft3 (provided {fmt(n['storage_provided_cf'], 0)} ft3)"),
         ("orifice diameter", "infeasible" if d is None else f"{d:.3f} in"),
-        ("peak outflow", f"{fmt(n['peak_outflow_cfs'])} cfs"),
+        ("peak outflow", f"{n['peak_outflow_cfs']:.4g} cfs"),
         ("max depth", f"{fmt(n['max_depth_ft'])} ft of {fmt(n['system_height_ft'])} ft"),
     ]
     if n["swmm_peak_outflow_cfs"] is not None:
-        rows.append(("SWMM check", f"{fmt(n['swmm_peak_outflow_cfs'])} cfs, {fmt(n['swmm_max_depth_ft'])} ft "
+        rows.append(("SWMM check", f"{n['swmm_peak_outflow_cfs']:.4g} cfs, {fmt(n['swmm_max_depth_ft'])} ft "
                                    f"({'agrees' if n['swmm_agreement'] else 'DISAGREES'} within 2 %)"))
     rows.append(("status", result.status.upper()))
     emit_table(rows, title=f"Detention design: {site.name}")
     for p in result.problems:
         click.echo(f"  - {p}")
+    for c in result.checks:
+        if c["result"] not in ("pass", "n/a"):
+            click.echo(f"  check {c['check']}: {c['result']} ({c['value']}; {c['requirement']}, {c['citation']})")
+    for c in result.conditions:
+        click.echo(f"  condition: {c}")
     unver = result.rules.unverified()
     if unver:
         click.echo(f"  unverified rule-set values used: {', '.join(unver)} (see the report)")

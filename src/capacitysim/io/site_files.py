@@ -8,6 +8,8 @@ A site file::
     site_area_sf = 20000         # total site area [ft2]
     altered_area_sf = 6000       # alterations only [ft2]
     drainage_plan_c = 0.60       # runoff coefficient of the receiving sewer's drainage plan
+    receiving_sewer = "combined" # optional: combined, storm or sanitary (§ 31-03 is for combined)
+    new_points_of_discharge = 0  # optional: alterations may add none (§ 31-03(a)(2))
 
     [surfaces]                   # area tributary to the system by surface type [ft2]; must sum to
     roof = 14000                 # site_area_sf (new) or altered_area_sf (alteration)
@@ -53,6 +55,8 @@ AREA_SUM_TOLERANCE_SF = 1.0
 AREA_SUM_TOLERANCE_REL = 1e-3
 
 SYSTEM_TYPES = ("blue_roof", "tank", "chamber", "pond")
+#: Kinds of receiving sewer a site file may name ([site] receiving_sewer).
+RECEIVING_SEWERS = ("combined", "storm", "sanitary")
 _SYSTEM_KEYS = {
     "blue_roof": ({"roof_area_sf", "max_depth_in"}, set()),
     "tank": ({"length_ft", "width_ft", "height_ft"}, {"bottom"}),
@@ -212,6 +216,11 @@ class Site:
     recycling: Recycling | None
     design: dict
     path: str
+    #: "combined", "storm" or "sanitary"; None when the site file does not say (§ 31-03 applies to
+    #: connections to combined sewers).
+    receiving_sewer: str | None = None
+    #: New points of discharge to the sewer proposed; § 31-03(a)(2) permits none for alterations.
+    new_points_of_discharge: int | None = None
 
     @property
     def tributary_area_sf(self) -> float:
@@ -227,7 +236,14 @@ def load_site(path: str | os.PathLike, rules: RuleSet) -> Site:
 
     s = data["site"]
     w = f"{where} [site]"
-    check_keys(s, w, {"kind", "site_area_sf", "drainage_plan_c"}, {"name", "altered_area_sf", "address", "block_lot", "borough"})
+    check_keys(s, w, {"kind", "site_area_sf", "drainage_plan_c"},
+               {"name", "altered_area_sf", "address", "block_lot", "borough", "receiving_sewer", "new_points_of_discharge"})
+    sewer = s.get("receiving_sewer")
+    if sewer is not None and sewer not in RECEIVING_SEWERS:
+        raise DataFileError(f"{w}: receiving_sewer must be one of {', '.join(RECEIVING_SEWERS)}; got {sewer!r}")
+    new_points = s.get("new_points_of_discharge")
+    if new_points is not None and (isinstance(new_points, bool) or not isinstance(new_points, int) or new_points < 0):
+        raise DataFileError(f"{w}: new_points_of_discharge must be a whole number >= 0; got {new_points!r}")
     kind = s["kind"]
     if kind not in ("new", "alteration"):
         raise DataFileError(f"{w}: kind must be one of new, alteration; got {kind!r}")
@@ -307,6 +323,8 @@ def load_site(path: str | os.PathLike, rules: RuleSet) -> Site:
         recycling=recycling,
         design=design,
         path=str(p),
+        receiving_sewer=sewer,
+        new_points_of_discharge=new_points,
     )
 
 

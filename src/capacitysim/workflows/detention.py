@@ -18,6 +18,7 @@ Steps (each reported with its citation):
 
 from __future__ import annotations
 
+import html
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -418,11 +419,17 @@ class DetentionResult:
     status: str = "pass"
     problems: list[str] = field(default_factory=list)
     swmm_inp_text: str = ""
+    #: Compliance checks, one row each: check, requirement, value, result ("pass"/"fail"/"n/a"), citation.
+    checks: list[dict] = field(default_factory=list)
+    #: Conditions the reviewer must confirm or the applicant must meet (not computable from the inputs).
+    conditions: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict:
         out = {"site": self.site.name, "site_file": self.site.path, "rule_set": self.rules.name, "status": self.status,
                "problems": self.problems}
         out.update(self.numbers)
+        out["checks"] = self.checks
+        out["conditions"] = self.conditions
         out["unverified_rule_values"] = self.rules.unverified()
         return out
 
@@ -446,10 +453,29 @@ def _step(steps, title, formula, value, unit, cite):
 def design_site(site: Site, rules: RuleSet, *, swmm: bool = True, work_dir: str | Path | None = None) -> DetentionResult:
     """Run the whole detention design of one site: rule, volume, sizing, routing, SWMM check."""
     steps: list[dict] = []
+    conditions: list[str] = []
+    if site.receiving_sewer is not None and site.receiving_sewer != "combined":
+        raise RefusedError(
+            f"15 RCNY § 31-03 sets the Stormwater Release Rate for connections to combined sewers; the site file gives "
+            f"receiving_sewer = {site.receiving_sewer!r} (this command implements the combined-sewer standard only)"
+        )
+    if site.receiving_sewer is None:
+        conditions.append("The site file does not name the receiving sewer: 15 RCNY § 31-03 applies to connections to "
+                          "combined sewers (confirm on the sewer map of the borough office).")
+    if site.kind == "alteration":
+        if site.new_points_of_discharge:
+            raise RefusedError(
+                f"15 RCNY § 31-03(a)(2): no new points of discharge are permitted for alterations; the site file proposes "
+                f"new_points_of_discharge = {site.new_points_of_discharge}"
+            )
+        if site.new_points_of_discharge is None:
+            conditions.append("Not stated in the site file: the alteration must discharge through the existing connection(s); "
+                              "no new points of discharge are permitted (15 RCNY § 31-03(a)(2)).")
     k = float(rules.value("rational_cfs_per_acre_in_hr"))
     i_design = float(rules.value("design_intensity_in_hr"))
     a_idf, b_idf = float(rules.value("idf_10yr", "a")), float(rules.value("idf_10yr", "b_min"))
     cd = float(site.system.get("discharge_coefficient", rules.value("orifice_discharge_coefficient")))
+    weir_c = float(rules.value("weir_coefficient")) if "weir_coefficient" in rules.data else FRANCIS_COEFFICIENT
     c_table = rules.runoff_coefficients()
 
     # 1-2: Allowable Flow and release rate
@@ -458,8 +484,11 @@ def design_site(site: Site, rules: RuleSet, *, swmm: bool = True, work_dir: str 
     _step(steps, "Allowable Flow of the site", f"Q = C_dp i A = {site.drainage_plan_c:g} x {i_design:g} in/h x {site_ac:.4f} ac",
           q_allow, "cfs", "15 RCNY § 31-02 (Allowable Flow), § 31-03(a)(1); PC § 1114.3.1 Eq. 11-1 (rule set: design_intensity_in_hr)")
     rr_site = float(nyc.release_rate_cfs(q_allow))
-    _step(steps, "Stormwater Release Rate of the site", "max(0.25, 0.10 Q), or Q when Q < 0.25 cfs", rr_site, "cfs",
-          "15 RCNY § 31-03(a)(1)")
+    if q_allow < nyc.MIN_RELEASE_RATE_CFS:
+        rr_formula = f"Q = {q_allow:.4f} cfs < 0.25 cfs, so the Allowable Flow itself"
+    else:
+        rr_formula = f"greater of 0.25 cfs and 10 % x {q_allow:.4f} = {nyc.RELEASE_FRACTION_OF_ALLOWABLE * q_allow:.4f} cfs"
+    _step(steps, "Stormwater Release Rate of the site", rr_formula, rr_site, "cfs", "15 RCNY § 31-03(a)(1)")
     if site.kind == "alteration":
         rr = float(nyc.alteration_release_rate_cfs(q_allow, site.altered_area_sf, site.site_area_sf))
         _step(steps, "Release rate of the altered area",
@@ -512,7 +541,7 @@ def design_site(site: Site, rules: RuleSet, *, swmm: bool = True, work_dir: str 
     v_req0, t0 = nyc.modified_rational_volume_cf(cw, trib_ac, rr, a_idf, b_idf, k)
     v_req, t_crit = nyc.modified_rational_volume_cf(cw, trib_ac, rr + q_inf + q_rec, a_idf, b_idf, k)
     t_eq115 = float(nyc.eq_11_5_duration_min(cw, trib_sf, rr))
-    _step(steps, "Critical duration, PC Eq. 11-5", f"tV = 0.27 (Cw A / Q_DRR)^0.5 - 15 = 0.27 ({cw:.3f} x {trib_sf:,.0f} / {rr:.4g})^0.5 - 15",
+    _step(steps, "Critical duration, PC Eq. 11-5 (release rate only, no credits)", f"tV = 0.27 (Cw A / Q_DRR)^0.5 - 15 = 0.27 ({cw:.3f} x {trib_sf:,.0f} / {rr:.4g})^0.5 - 15",
           t_eq115, "min", "PC § 1114.3.1.1 Eq. 11-5 (10-year storm)")
     _step(steps, "Required volume without credits", f"V = 60 (sqrt(k Cw A a) - sqrt(b Q))^2, a = {a_idf:g}, b = {b_idf:g}, t* = {float(t0):.1f} min",
           float(v_req0), "ft3", "Modified rational method, HEC-22 ch. 8, with the rule set's idf_10yr (UNVERIFIED, derived from Eq. 11-5); PC Eq. 11-6 not available")
@@ -550,7 +579,7 @@ def design_site(site: Site, rules: RuleSet, *, swmm: bool = True, work_dir: str 
     inv = site.system["orifice_invert_ft"]
     weir = site.system.get("overflow_weir_length_ft")
     losses = np.array([[q_inf, q_rec]])
-    sz = size_orifice(table, rr, shapes, dt_s, scale, inv, cd, losses, None if weir is None else [weir])
+    sz = size_orifice(table, rr, shapes, dt_s, scale, inv, cd, losses, None if weir is None else [weir], weir_coefficient=weir_c)
     feasible = bool(sz.feasible[0])
     problems = []
     if not feasible:
@@ -560,17 +589,22 @@ def design_site(site: Site, rules: RuleSet, *, swmm: bool = True, work_dir: str 
     if capacity < float(v_req) * (1 - 1e-9):
         problems.append(f"storage provided {capacity:,.0f} ft3 is less than the required volume {float(v_req):,.0f} ft3")
     d_in = float(sz.diameter_in[0]) if feasible else float(sz.release_limit_in[0])
-    _step(steps, "Orifice: largest diameter with routed peak release <= release rate", f"bisection over routed designs ({len(labels)} hydrographs)",
+    _step(steps, "Orifice: largest diameter with routed peak release <= release rate",
+          f"search on the diameter, each trial routed through {len(labels)} design hydrographs (bracket {ORIFICE_TOLERANCE_IN:g} in)",
           float(sz.release_limit_in[0]), "in", "15 RCNY § 31-03(a)(1)-(2); Modified Puls routing, Chow et al. (1988) § 8.2; " + hyd_cite)
-    _step(steps, "Orifice: smallest diameter that does not overtop", "bisection on the max routed stage <= system top",
-          float(sz.spill_limit_in[0]), "in", "storage must hold the routed design storm")
+    spill = float(sz.spill_limit_in[0])
+    _step(steps, "Orifice: smallest diameter that does not overtop",
+          "max routed stage <= system top" + (" (0: the system holds every design hydrograph routed even with no orifice)"
+                                              if spill == 0 else ""),
+          spill if np.isfinite(spill) else "none (overtops with every orifice)", "in",
+          f"storage must hold the routed design storms; feasible when this <= the release limit")
 
     # full routing of the critical hydrograph for the report and the SWMM check
     crit = int(sz.critical_row[0])
     tail = int(round(REPORT_TAIL_HR * MINUTES_PER_HOUR / dt_min))
     inflow = np.concatenate([shapes[crit] * scale, np.zeros(tail)])
     t_full = np.arange(inflow.size) * dt_min
-    out_cols = outflow_table(table, d_in, inv, cd, losses, None if weir is None else [weir])
+    out_cols = outflow_table(table, d_in, inv, cd, losses, None if weir is None else [weir], weir_c)
     res = hydraulics.route(inflow, dt_s, table.depth_ft, table.storage_cf, out_cols)
     sewer = res.outflow_cfs[0, 0] + res.outflow_cfs[0, 1]
     # trim the drained tail
@@ -621,7 +655,50 @@ def design_site(site: Site, rules: RuleSet, *, swmm: bool = True, work_dir: str 
         "swmm_max_depth_ft": None,
         "swmm_agreement": None,
     }
-    result = DetentionResult(site, rules, numbers, steps, problems=problems)
+    # compliance checks, line by line for the reviewer
+    checks: list[dict] = []
+
+    def check(name, requirement, value, ok, cite):
+        checks.append({"check": name, "requirement": requirement, "value": value,
+                       "result": ok if isinstance(ok, str) else ("pass" if ok else "fail"), "citation": cite})
+
+    rate_cite = "15 RCNY § 31-03(a)(2)" if site.kind == "alteration" else "15 RCNY § 31-03(a)(1)"
+    check("Peak release to the sewer", f"<= release rate {rr:.4f} cfs", f"{peak_out:.4f} cfs",
+          feasible and peak_out <= rr * (1 + 1e-6), rate_cite)
+    check("No overtopping", f"max depth <= system height {float(table.top_ft[0]):.3f} ft", f"{max_depth:.3f} ft",
+          max_depth <= float(table.top_ft[0]) * (1 + 1e-9), "routed design storms (Modified Puls)")
+    check("Storage provided", f">= required volume {float(v_req):,.0f} ft3 (modified rational, 10-year curve)",
+          f"{capacity:,.0f} ft3", capacity >= float(v_req) * (1 - 1e-9), "HEC-22 ch. 8; rule set idf_10yr")
+    if site.kind == "alteration":
+        npd = site.new_points_of_discharge
+        check("New points of discharge", "none permitted for alterations", "not stated" if npd is None else str(npd),
+              "confirm" if npd is None else npd == 0, "15 RCNY § 31-03(a)(2)")
+    if site.infiltration is not None:
+        inf = site.infiltration
+        check("Infiltration credit evidence", "open bottom; soil borings at the system location; in-situ permeability test",
+              f"open bottom; borings {', '.join(inf.soil_borings)}; {inf.permeability_test} test, {inf.infiltration_rate_in_hr:g} in/h",
+              True, "15 RCNY § 31-03(a)(3)")
+        conditions.append(
+            f"The infiltration credit ({q_inf:.4f} cfs, PC Eq. 11-3 with the measured {inf.infiltration_rate_in_hr:g} in/h and no "
+            "safety factor) is a request: it must be shown on the Site Connection Proposal and DEP must be satisfied that the "
+            "soil surrounding and below the system has a favorable rate of permeation (15 RCNY § 31-03(a)(3)).")
+    if site.recycling is not None:
+        check("Recycling credit", "independent system; total discharge to the sewer never above the release rate",
+              f"independent; routed peak {peak_out:.4f} cfs with the demand drawn", feasible and peak_out <= rr * (1 + 1e-6),
+              "15 RCNY § 31-03(a)(4)")
+        conditions.append(
+            "Recycling credit: the demand is modelled as a constant withdrawal while water is stored, and 'never above the "
+            "release rate at any time' is shown for the design storms routed here only; the recycling system cannot be "
+            "modified or disconnected without DEP's express written approval, binding current and future owners "
+            "(15 RCNY § 31-03(a)(4)).")
+    if site.design["hydrograph"] == "rational":
+        longest = crit == len(labels) - 1
+        check("Critical storm duration bracketed", "the highest stage comes from a duration shorter than the longest routed",
+              labels[crit], not longest, "modelling check (rule set rational_hydrograph.durations_min)")
+        if longest:
+            problems.append(f"the highest stage comes from the longest design storm routed ({labels[crit]}): add longer "
+                            "durations to rational_hydrograph.durations_min; a longer storm may overtop")
+    result = DetentionResult(site, rules, numbers, steps, problems=problems, checks=checks, conditions=conditions)
     result.series = {
         "time_min": t_full[:end], "inflow_cfs": inflow[:end], "sewer_cfs": sewer[:end], "stage_ft": res.stage_ft[0, :end],
         "storage_cf": res.storage_cf[0, :end], "losses_cfs": (res.outflow_cfs[0, 2] + res.outflow_cfs[0, 3])[:end],
@@ -630,12 +707,15 @@ def design_site(site: Site, rules: RuleSet, *, swmm: bool = True, work_dir: str 
 
     # 7: SWMM
     if swmm:
-        check = swmm_check(result, table, out_cols, work_dir)
-        numbers.update(check)
-        if not check["swmm_agreement"]:
+        sw = swmm_check(result, table, out_cols, work_dir)
+        numbers.update(sw)
+        checks.append({"check": "EPA SWMM 5 cross-check", "requirement": f"peak outflow and max depth within {SWMM_TOLERANCE:.0%}",
+                       "value": f"{sw['swmm_peak_outflow_difference']:.2%} / {sw['swmm_max_depth_difference']:.2%}",
+                       "result": "pass" if sw["swmm_agreement"] else "fail", "citation": "issue 4 (independent engine)"})
+        if not sw["swmm_agreement"]:
             problems.append(
-                f"SWMM check: peak outflow {check['swmm_peak_outflow_cfs']:.4g} vs {peak_out:.4g} cfs, max depth "
-                f"{check['swmm_max_depth_ft']:.4g} vs {max_depth:.4g} ft differ by more than {SWMM_TOLERANCE:.0%}"
+                f"SWMM check: peak outflow {sw['swmm_peak_outflow_cfs']:.4g} vs {peak_out:.4g} cfs, max depth "
+                f"{sw['swmm_max_depth_ft']:.4g} vs {max_depth:.4g} ft differ by more than {SWMM_TOLERANCE:.0%}"
             )
     result.status = "pass" if not problems else "fail"
     return result
@@ -745,6 +825,11 @@ MAINTENANCE_OBLIGATIONS = [
 ]
 
 
+def _sig4(v):
+    """A step value to 4 significant figures (the report's default of 3 would print a 0.2975 cfs rate as 0.298)."""
+    return format(v, ",.4g") if isinstance(v, float) else v
+
+
 def write_report(result: DetentionResult, path) -> Path:
     """Write the self-contained HTML report: inputs, every step with its citation, hydrographs, stage,
     SWMM check, rule-set sources (unverified values flagged) and the § 31-04(a)(8) obligations."""
@@ -763,6 +848,9 @@ def write_report(result: DetentionResult, path) -> Path:
         ("total site area [ft2]", site.site_area_sf),
         *([("altered area [ft2]", site.altered_area_sf)] if site.altered_area_sf else []),
         ("drainage-plan runoff coefficient", site.drainage_plan_c),
+        ("receiving sewer", site.receiving_sewer or "not stated"),
+        *([("new points of discharge", "not stated" if site.new_points_of_discharge is None else site.new_points_of_discharge)]
+          if site.kind == "alteration" else []),
         ("system", f"{site.system['type']} ({site.system['bottom']} bottom)"),
         ("orifice invert above bottom [ft]", n["orifice_invert_ft"]),
         ("rule set", f"{result.rules.name} ({result.rules.path})"),
@@ -777,9 +865,17 @@ def write_report(result: DetentionResult, path) -> Path:
         rep.key_values([("recycling demand [gpd]", site.recycling.demand_gpd), ("independent system", str(site.recycling.independent)),
                         ("use", site.recycling.use or "-")])
 
+    rep.heading("Compliance checks")
+    rep.table(["check", "requirement", "value", "result", "citation"],
+              [[c["check"], c["requirement"], c["value"], c["result"].upper(), c["citation"]] for c in result.checks],
+              classes=[{"pass": "pass", "fail": "fail"}.get(c["result"], "untrusted") for c in result.checks])
+    if result.conditions:
+        rep.heading("Conditions for the DEP reviewer")
+        rep.raw("<ul>" + "".join(f"<li>{html.escape(m)}</li>" for m in result.conditions) + "</ul>")
+
     rep.heading("Calculation, step by step")
     rep.table(["step", "formula", "value", "unit", "citation"],
-              [[st["step"], st["formula"], st["value"], st["unit"], st["citation"]] for st in result.steps])
+              [[st["step"], st["formula"], _sig4(st["value"]), st["unit"], st["citation"]] for st in result.steps])
 
     rep.heading("Design summary")
     rep.table(["quantity", "value"], [
@@ -839,7 +935,7 @@ def write_report(result: DetentionResult, path) -> Path:
                   "depends directly on idf_10yr. PC § 1114.3.1.1 Eq. 11-6 could not be read in full and is not used.", "untrusted")
 
     rep.heading("Maintenance obligations (15 RCNY § 31-04(a)(8))")
-    rep.raw("<ul>" + "".join(f"<li>{__import__('html').escape(m)}</li>" for m in MAINTENANCE_OBLIGATIONS) + "</ul>")
+    rep.raw("<ul>" + "".join(f"<li>{html.escape(m)}</li>" for m in MAINTENANCE_OBLIGATIONS) + "</ul>")
     if site.recycling:
         rep.paragraph("Recycling systems cannot be modified or disconnected without DEP's express written approval; this binds "
                       "current and future owners (15 RCNY § 31-03(a)(4)).")
