@@ -1,6 +1,10 @@
 """Sizing 10,000 NYC detention site variants in one batched call (size_orifice).
 
 Run: .venv/bin/python -m pytest benchmarks/bench_detention.py --benchmark-only -q
+
+Figures (2 shared cores, load average about 3.5, back to back): 12.6-15.6 s with the fixed 24-step
+bisection over all designs and full-length routing (commit f7a7130); 3.2-3.4 s with the safeguarded
+regula falsi over unconverged designs and the exact early stop of peak routing (about 4x).
 """
 
 import numpy as np
