@@ -365,13 +365,13 @@ def runoff_block(payload: VectorPayload, cols: dict[str, np.ndarray]) -> dict:
             "peak_flow_cfs": peak, "time_to_peak_hr": tpk}
 
 
-def _route_max_rows(tables, diam, inv, cd, losses, weir, shapes, dt_s, row_design, row_shape, row_scale):
-    """Route each design through its own set of hydrograph rows; max over its rows per design."""
+def _route_max_rows(tables, diam, inv, cd, losses, weir, shapes, dt_s, row_design, row_shape, row_scale, weir_coefficient):
+    """Route each design (given orifice) through its own hydrograph rows; max over its rows per design."""
     from capacitysim import hydraulics
     from capacitysim.workflows.detention import outflow_table
 
     n = tables.top_ft.shape[0]
-    out = outflow_table(tables, diam, inv, cd, losses, weir)
+    out = outflow_table(tables, diam, inv, cd, losses, weir, weir_coefficient)
     pk = hydraulics.route_peaks(shapes, dt_s, tables.depth_ft, tables.storage_cf, out, row_design, row_shape, row_scale)
     sewer = pk.peak_outflow_cfs[:, 0] + pk.peak_outflow_cfs[:, 1]
     q = np.full(n, -np.inf)
@@ -381,43 +381,6 @@ def _route_max_rows(tables, diam, inv, cd, losses, weir, shapes, dt_s, row_desig
     np.maximum.at(s, row_design, pk.max_stage_ft)
     np.maximum.at(v, row_design, pk.max_storage_cf)
     return q, s, v
-
-
-def _size_rows(tables, rr, inv, cd, losses, weir, shapes, dt_s, row_design, row_shape, row_scale, steps):
-    """The orifice bisection of :func:`capacitysim.workflows.detention.size_orifice`, step for step,
-    with each design routed through its own hydrograph rows (its critical duration included)."""
-    from capacitysim import hydraulics
-    from capacitysim.workflows.detention import MAX_ORIFICE_IN
-
-    n = tables.top_ft.shape[0]
-    if np.any(inv >= tables.top_ft):
-        raise InputError("orifice_invert_ft must be below the top of the system")
-    d_geo = np.minimum((tables.top_ft - inv) * INCHES_PER_FOOT, MAX_ORIFICE_IN)
-    q_top, s_top, _ = _route_max_rows(tables, d_geo, inv, cd, losses, weir, shapes, dt_s, row_design, row_shape, row_scale)
-    rel_lo, rel_hi = np.zeros(n), d_geo.copy()
-    release_not_binding = q_top <= rr
-    spl_lo, spl_hi = np.zeros(n), d_geo.copy()
-    spill_everywhere = s_top > tables.top_ft
-    tab2 = hydraulics.stack_tables([tables, tables])
-    st2 = lambda x: None if x is None else np.concatenate([x, x])  # noqa: E731
-    rd2, rs2, rc2 = np.concatenate([row_design, row_design + n]), st2(row_shape), st2(row_scale)
-    for _ in range(steps):
-        mid_r = 0.5 * (rel_lo + rel_hi)
-        mid_s = 0.5 * (spl_lo + spl_hi)
-        q, s, _ = _route_max_rows(tab2, np.concatenate([mid_r, mid_s]), st2(inv), st2(cd), st2(losses), st2(weir),
-                                  shapes, dt_s, rd2, rs2, rc2)
-        ok_r = q[:n] <= rr
-        rel_lo = np.where(ok_r, mid_r, rel_lo)
-        rel_hi = np.where(ok_r, rel_hi, mid_r)
-        fits = s[n:] <= tables.top_ft
-        spl_hi = np.where(fits, mid_s, spl_hi)
-        spl_lo = np.where(fits, spl_lo, mid_s)
-    release_limit = np.where(release_not_binding, d_geo, rel_lo)
-    spill_limit = np.where(spill_everywhere, np.inf, np.where(spl_lo == 0, 0.0, spl_hi))
-    feasible = (~spill_everywhere) & (spill_limit <= release_limit) & (release_limit > 0)
-    q_fin, s_fin, v_fin = _route_max_rows(tables, release_limit, inv, cd, losses, weir, shapes, dt_s, row_design, row_shape, row_scale)
-    feasible &= s_fin <= tables.top_ft * (1 + 1e-9)
-    return release_limit, spill_limit, feasible, q_fin, s_fin, v_fin
 
 
 def detention_block(payload: VectorPayload, cols: dict[str, np.ndarray]) -> dict:
@@ -433,10 +396,18 @@ def detention_block(payload: VectorPayload, cols: dict[str, np.ndarray]) -> dict
     """
     from capacitysim import hydrology
     from capacitysim.rules import nyc_stormwater as nyc
-    from capacitysim.workflows.detention import BISECTION_STEPS, FINAL_POINTS, rational_hydrograph_shapes, system_table
+    from capacitysim.errors import RefusedError
+    from capacitysim.hydraulics.weir import FRANCIS_COEFFICIENT
+    from capacitysim.workflows.detention import FINAL_POINTS, rational_hydrograph_shapes, size_orifice_rows, system_table
 
     site, rules = payload.site, payload.rules
     n = len(next(iter(cols.values())))
+    receiving = getattr(site, "receiving_sewer", None)
+    if receiving is not None and receiving != "combined":  # as design_site refuses it
+        raise RefusedError(f"15 RCNY § 31-03 sets the release rate for combined sewers; the site gives receiving_sewer = {receiving!r}")
+    if site.kind == "alteration" and getattr(site, "new_points_of_discharge", None):
+        raise RefusedError("15 RCNY § 31-03(a)(2): no new points of discharge are permitted for alterations")
+    weir_c = float(rules.value("weir_coefficient")) if "weir_coefficient" in rules.data else FRANCIS_COEFFICIENT
 
     def get(k, default):
         return np.broadcast_to(np.asarray(cols[k] if k in cols else default, float), (n,)).copy()
@@ -541,7 +512,7 @@ def detention_block(payload: VectorPayload, cols: dict[str, np.ndarray]) -> dict
 
     if "orifice_diameter_in" in cols:
         diam = get("orifice_diameter_in", 0.0)
-        q, s, v = _route_max_rows(table, diam, inv, cd, losses, weir, shapes, dt_s, rows_design, rows_shape, rows_scale)
+        q, s, v = _route_max_rows(table, diam, inv, cd, losses, weir, shapes, dt_s, rows_design, rows_shape, rows_scale, weir_c)
         ok = (q <= rr * (1 + 1e-6)) & (s <= table.top_ft * (1 + 1e-9))
         rel_lim = np.full(n, np.nan)
         spl_lim = np.full(n, np.nan)
@@ -549,12 +520,13 @@ def detention_block(payload: VectorPayload, cols: dict[str, np.ndarray]) -> dict
             message[i] = (f"release {q[i]:.4g} cfs > rate {rr[i]:.4g} cfs" if q[i] > rr[i] * (1 + 1e-6)
                           else f"overtops: max depth {s[i]:.2f} ft > {table.top_ft[i]:.2f} ft")
     else:
-        rel_lim, spl_lim, ok, q, s, v = _size_rows(table, rr, inv, cd, losses, weir, shapes, dt_s, rows_design, rows_shape,
-                                                   rows_scale, BISECTION_STEPS)
-        diam = np.where(ok, rel_lim, np.nan)
+        sz = size_orifice_rows(table, rr, shapes, dt_s, rows_design, rows_shape, rows_scale, inv, cd, losses, weir,
+                               weir_coefficient=weir_c)
+        ok, diam = sz.feasible, sz.diameter_in
+        rel_lim, spl_lim = sz.release_limit_in, sz.spill_limit_in
+        q, s, v = sz.peak_outflow_cfs, sz.max_depth_ft, sz.max_storage_cf
         for i in np.flatnonzero(~ok):
-            message[i] = ("no orifice keeps the release rate without overtopping" if rel_lim[i] > 0
-                          else "no orifice meets the release rate")
+            message[i] = sz.reasons[i][:MESSAGE_CHARS]
     short = capacity < v_req * (1 - 1e-9)
     for i in np.flatnonzero(short & ok):
         message[i] = f"storage {capacity[i]:,.0f} ft3 < required {v_req[i]:,.0f} ft3"
