@@ -104,22 +104,34 @@ def test_physics_of_the_sweep(swmm_sweep):
     assert ds.verdict.sel(connect_node="MH0005", connect_gpd=0, remediation_fraction=0.0).item() == "pass"
 
 
-def test_sweep_verdict_equals_the_capacity_demonstration(swmm_sweep, tmp_path):
-    """An independent path: run_demonstration of the same connection + remediation gives the same
-    verdict and the same plant peak (same .inp edits, same engine)."""
+def test_sweep_scenario_equals_public_engine_calls(swmm_sweep, tmp_path):
+    """An independent path without the sweep's tasks, store or dask: the same edits written with
+    network.scenario.write_scenario, run with engine.run_inp, judged with the capacity demonstration's
+    judge/verdict_of, give the same verdict and the same plant peaks, bit for bit."""
     from capacitysim.network.basins import basin_of, find_basins
+    from capacitysim.network.engine import read_results, run_inp
     from capacitysim.network.model import load_model
-    from capacitysim.workflows.demonstration import run_demonstration
+    from capacitysim.network.scenario import Connection, Remediation, Storm, write_scenario
+    from capacitysim.io.storms import load_storm
+    from capacitysim.workflows.demonstration import Criteria, judge, verdict_of
 
     _, _, ds = swmm_sweep
-    basins = find_basins(load_model(TINY))
-    outlet = basin_of("MH0005", basins).outlet
-    d = run_demonstration(TINY, connections=["MH0005=150000"], remediations=[f"basin={outlet},fraction=0.5"],
-                          storm="binghamton-1yr-24h", work_dir=tmp_path)
+    model = load_model(TINY)
+    basins = find_basins(model)
+    b = basin_of("MH0005", basins)
+    storm = Storm.from_spec(load_storm("binghamton-1yr-24h"))
+    conn = Connection("MH0005", 150000.0)
+    write_scenario(model, [storm], tmp_path / "before.inp")
+    write_scenario(model, [storm, conn, Remediation(tuple(b.tributary), fraction=0.5, basin=b.outlet)], tmp_path / "after.inp")
+    before = read_results(run_inp(tmp_path / "before.inp", tmp_path / "b"))
+    after = read_results(run_inp(tmp_path / "after.inp", tmp_path / "a"))
+    c = Criteria()
+    verdict = verdict_of(before, after, judge(before, after, c, basins, [conn], model), c)
     sel = dict(connect_node="MH0005", connect_gpd=150000, remediation_fraction=0.5)
-    assert ds.verdict.sel(**sel).item() == d.verdict
-    assert float(ds.plant_peak_inflow_cfs.sel(**sel)) == float(d.after.max_inflow_cfs.sel(node=d.plant))
-    assert float(ds.plant_peak_inflow_before_cfs.sel(**sel)) == float(d.before.max_inflow_cfs.sel(node=d.plant))
+    assert ds.verdict.sel(**sel).item() == verdict
+    assert float(ds.plant_peak_inflow_cfs.sel(**sel)) == float(after.max_inflow_cfs.sel(node="PLANT"))
+    assert float(ds.plant_peak_inflow_before_cfs.sel(**sel)) == float(before.max_inflow_cfs.sel(node="PLANT"))
+    assert float(ds.cso_volume_cf.sel(**sel)) == float(after.volume_cf.sel(outfall="CSO1"))
 
 
 def test_summary_largest_passing_connection_and_report(swmm_sweep, tmp_path):
