@@ -85,3 +85,11 @@ def test_console_script_exit_code_without_traceback(tmp_path):
     )
     assert proc.returncode == 2
     assert proc.stderr.strip() == "error: cn must be in (0, 100], got 0.0"
+
+
+def test_unwritable_output_path_is_one_line(run_cli, tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("x")
+    r = run_cli("bench", "run", "--kind", "reference", "--only", "example_6_1", "--out", str(blocked / "sub" / "r.json"))
+    assert r.exit_code == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("error: ")

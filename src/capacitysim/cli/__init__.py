@@ -65,6 +65,10 @@ class CapacitysimGroup(click.Group):
             except CapacitysimError as exc:
                 click.echo(f"error: {exc}", err=True)
                 ctx.exit(exc.exit_code)
+            except OSError as exc:  # a path the user gave cannot be read or written
+                where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+                click.echo(f"error: {where}{exc.strerror or exc}", err=True)
+                ctx.exit(2)
             finally:
                 seen = set()
                 for w in caught:
