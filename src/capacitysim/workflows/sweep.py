@@ -760,24 +760,19 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike, *, workers: int | None = 
     return run
 
 
-def _blocks(todo: np.ndarray, chunk: int) -> list[np.ndarray]:
-    """Missing indices grouped into contiguous blocks that never cross a ``chunk`` boundary."""
+def _blocks(todo: np.ndarray, chunk: int, n_total: int) -> list[np.ndarray]:
+    """Missing indices grouped by the chunks of the flat scenario index (a dask array chunked by
+    ``chunk``), each group split at gaps so every block is contiguous."""
     import dask.array as da
 
     if todo.size == 0:
         return []
-    # the flat scenario index as a chunked dask array; a block of it is one vectorized task
-    idx = da.arange(int(todo.max()) + 1, chunks=chunk)
-    missing = np.zeros(int(todo.max()) + 1, bool)
-    missing[todo] = True
+    bounds = np.cumsum((0,) + da.arange(n_total, chunks=chunk).chunks[0])
     out = []
-    for blk in idx.to_delayed().ravel():
-        (lo, hi) = blk.key[1] * chunk, min((blk.key[1] + 1) * chunk, int(todo.max()) + 1)
-        sel = np.flatnonzero(missing[lo:hi]) + lo
-        # split at gaps so every block is contiguous
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        sel = todo[(todo >= lo) & (todo < hi)]
         if sel.size:
-            for part in np.split(sel, np.flatnonzero(np.diff(sel) != 1) + 1):
-                out.append(part)
+            out.extend(np.split(sel, np.flatnonzero(np.diff(sel) != 1) + 1))
     return out
 
 
@@ -800,7 +795,7 @@ def _run_inline(spec, bundle, todo, chunk, record):
             record(slice(int(i), int(i) + 1), rec)
     else:
         payload = make_payload(spec)
-        for blk in _blocks(todo, chunk):
+        for blk in _blocks(todo, chunk, spec.n_scenarios):
             start, stop, rec = block_task(payload, spec, blk)
             record(slice(start, stop), rec)
 
@@ -839,7 +834,7 @@ def _run_distributed(client, spec, bundle, todo, record, n_workers):
     else:
         shipped = client.scatter(make_payload(spec), broadcast=True, hash=False)
         spec_f = client.scatter(spec, broadcast=True, hash=False)
-        blocks = deque(_blocks(todo, spec.chunk_size))
+        blocks = deque(_blocks(todo, spec.chunk_size, spec.n_scenarios))
         meta: dict = {}
 
         def submit_next():
