@@ -51,6 +51,8 @@ def test_capacity_fail_exit_code(run_cli, tmp_path):
         (["--remediate", "basin=NOPE,fraction=0.2"], "is not a basin outlet"),
         (["--remediate", "basin=PLANT,fraction=2"], "fraction must be in (0, 1]"),
         (["--connect", "MH0040=1000", "--storm", "no-such-storm"], "no bundled storm"),
+        (["--remediate", "nodes=MH0040,sump_pumps=-2"], "sump_pumps must be a number >= 0"),
+        (["--remediate", "nodes=MH0040;NOPE,roof_sqft=5000"], "node 'NOPE' is not a node"),
     ],
 )
 def test_bad_input_exit_2(run_cli, args, message):

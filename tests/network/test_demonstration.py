@@ -12,7 +12,7 @@ from capacitysim.hydrology import design_storm, unit_hydrograph_runoff
 from capacitysim.network.basins import find_basins
 from capacitysim.network.engine import node_series
 from capacitysim.network.model import load_model
-from capacitysim.network.scenario import Connection, InjectedInflow, Remediation, Storm, rtk_hydrograph_cfs
+from capacitysim.network.scenario import Connection, InjectedInflow, Remediation, SourceRemoval, Storm, rtk_hydrograph_cfs
 from capacitysim.units import ACRES_PER_SQMI, GPD_PER_CFS, SECONDS_PER_HOUR
 from capacitysim.workflows.demonstration import Criteria, parse_connection, parse_remediation, run_demonstration, write_report
 
@@ -139,3 +139,106 @@ def test_bad_specs(model):
     assert parse_remediation("nodes=MH0002;MH0003,fraction=25%", basins, model).fraction == 0.25
     with pytest.raises(InputError, match="nothing to demonstrate"):
         run_demonstration(SMALL)
+
+
+# --------------------------------------------------------------------------- sump pumps and roof leaders
+
+
+def _tr55_runoff_in(p_in, cn):
+    """TR-55 eq. 2-1 to 2-4 by hand: S = 1000/CN - 10, Ia = 0.2 S, Q = (P - Ia)^2 / (P - Ia + S)."""
+    s = 1000.0 / cn - 10.0
+    return (p_in - 0.2 * s) ** 2 / (p_in - 0.2 * s + s)
+
+
+def _integral_cf(series):
+    return float(series.sum()) * series.attrs["report_step_s"]
+
+
+def test_disconnected_roofs_and_sump_pumps_leave_the_system(tmp_path, model):
+    """Roof leaders (2 ac of roof, CN 98) and 12 sump pumps (5 gpm) disconnected: the BEFORE run carries them,
+    the AFTER run does not, and the volume leaving the system drops by the TR-55 roof runoff plus the sump
+    pumps' 5 gpm from the start of the rain to the end of the run (1 %)."""
+    basins = find_basins(model)
+    plant = next(b for b in basins if b.kind == "plant")
+    roof_nodes = [n for n in plant.local if n.startswith("MH")][:2]
+    sump_node = [n for n in plant.local if n.startswith("MH")][2]
+    d = run_demonstration(SMALL, storm="binghamton-1yr-24h", work_dir=tmp_path,
+                          remediations=[f"nodes={';'.join(roof_nodes)},roof_ac=2", f"nodes={sump_node},sump_pumps=12"])
+    roof, sump = d.scenario["removed_sources"]
+    roof_cf = _tr55_runoff_in(2.1, 98.0) * 2.0 * 43560.0 / 12.0  # 1.8735 in over 2 ac = 13,601.6 ft3
+    assert roof["roof_tr55_volume_cf"] == pytest.approx(roof_cf, rel=1e-9)
+    assert roof["roof_volume_cf"] == pytest.approx(roof_cf, rel=1e-6)  # the hydrograph written keeps it
+    # sump pumps: on when the storm starts (after the 6 h spin-up), off at the end (storm 24 h + 24 h)
+    assert (sump["sump_on_hr"], sump["sump_off_hr"]) == (6.0, 54.0)
+    q_sump = 12 * 5.0 / 448.831169  # gpm -> cfs
+    assert sump["sump_flow_cfs"] == pytest.approx(q_sump, rel=1e-6)
+    sump_cf = q_sump * (48.0 - 0.5 / 60.0) * 3600.0  # the one-minute ramp costs half a minute
+    # the volume leaving the system (outfalls + flooding) drops by both
+    out_b = float(d.before.volume_cf.sum() + d.before.flooding_volume_cf.sum())
+    out_a = float(d.after.volume_cf.sum() + d.after.flooding_volume_cf.sum())
+    assert out_b - out_a == pytest.approx(roof_cf + sump_cf, rel=0.01)
+    # and each source enters where it was said to
+    lat = {k: {n: node_series(d.runs[k], n, "lateral_inflow") for n in [*roof_nodes, sump_node]} for k in ("before", "after")}
+    assert _integral_cf(lat["before"][sump_node] - lat["after"][sump_node]) == pytest.approx(sump_cf, rel=0.01)
+    roof_in = sum(_integral_cf(lat["before"][n] - lat["after"][n]) for n in roof_nodes)
+    assert roof_in == pytest.approx(roof_cf, rel=0.02)  # 5-min samples of a 0.1-h-Tc hydrograph
+    assert "CAPSIM_SOURCES" in (tmp_path / "before_input.inp").read_text()
+    assert "CAPSIM_SOURCES" not in (tmp_path / "after_input.inp").read_text()
+    assert d.verdict == "pass"  # removing inflow raises nothing
+
+
+def test_source_removal_specs(model):
+    basins = find_basins(model)
+    r = parse_remediation("nodes=MH0002;MH0003,sump_pumps=12", basins, model)
+    assert isinstance(r, SourceRemoval) and r.sump_pumps == 12 and r.nodes == ("MH0002", "MH0003")
+    assert parse_remediation("basin=PLANT,roof_sqft=20_000", basins, model).roof_area_sqft == 20_000.0
+    assert parse_remediation("nodes=MH0002,roof_ac=0.5", basins, model).roof_area_sqft == 0.5 * 43560.0
+    for spec, msg in (("nodes=MH0002,sump_pumps=-3", "sump_pumps must be a number >= 0"),
+                      ("nodes=MH0002,sump_pumps=2.5", "whole number"),
+                      ("nodes=MH0002,roof_sqft=lots", "must be numbers"),
+                      ("nodes=MH0002,roof_sqft=0", "give sump_pumps > 0 and/or a roof area > 0"),
+                      ("nodes=MH0002,sump_pumps=3,fraction=0.2", "separate --remediate"),
+                      ("nodes=MH0002,roof_sqft=10,roof_ac=1", "roof area once")):
+        with pytest.raises(InputError, match=msg):
+            parse_remediation(spec, basins, model)
+
+
+def test_source_removal_needs_readable_rain(tmp_path, model):
+    """Without rainfall (a dry storm) there is no storm to run the roofs under, nor a rain start for the pumps."""
+    with pytest.raises(InputError, match="no rainfall"):
+        run_demonstration(SMALL, storm=DRY, remediations=["nodes=MH0002,roof_ac=1"], work_dir=tmp_path)
+
+
+# --------------------------------------------------------------------------- spin-up
+
+
+def test_spinup_excluded_from_statistics(tmp_path, plant_local_node):
+    """The empty network filling at the start (the pump station's wet well overshoots) is in the statistics
+    when reporting starts at 0 h and out of them with the default 6 h spin-up."""
+    conn = [Connection(plant_local_node, 1000.0)]
+    with_spin = run_demonstration(SMALL, connections=conn, storm=DRY, work_dir=tmp_path / "a")
+    no_spin = run_demonstration(SMALL, connections=conn, storm=DRY, work_dir=tmp_path / "b", spinup_hr=0.0)
+    assert with_spin.scenario["report_start_hr"] == 6.0 and with_spin.scenario["storm"]["start_hr"] == 6.0
+    assert no_spin.scenario["report_start_hr"] == 0.0
+    ww = next(n for n in with_spin.before.node.values if str(n).endswith("_WW"))
+    # the whole-run series (no spin-up run) peaks in the first hours, above anything after 6 h
+    depth = node_series(no_spin.runs["before"], ww, "depth")
+    early, late = depth.where(depth.elapsed_hr <= 6.0, drop=True), depth.where(depth.elapsed_hr > 6.0, drop=True)
+    assert float(early.max()) > float(late.max()) + 0.05
+    assert float(no_spin.before.max_depth_ft.sel(node=ww)) >= float(early.max())
+    # with the spin-up the statistic is the max after 6 h (routing steps >= reporting steps, close to them)
+    stat = float(with_spin.before.max_depth_ft.sel(node=ww))
+    assert float(late.max()) - 1e-6 <= stat <= float(late.max()) + 0.02
+    s = node_series(with_spin.runs["before"], ww, "depth")
+    assert float(s.elapsed_hr[0]) == pytest.approx(6.0)  # the .out starts at REPORT_START too (first sample at it)
+
+
+def test_spinup_report_start_rules(model):
+    from capacitysim.workflows.demonstration import spinup_report_start_hr
+
+    storm = Storm(depth_in=(0.0, 0.1, 0.2), dt_min=30.0, start_hr=6.0)
+    assert spinup_report_start_hr(model, storm, 6.0) == 6.0  # first rain at 6.5 h: the 6 h spin-up stands
+    assert spinup_report_start_hr(model, storm, 8.0) == 6.5  # never past the first rain
+    assert spinup_report_start_hr(model, None, 12.0) == 6.0  # the bundled model's own storm starts at 6 h
+    assert spinup_report_start_hr(model, None, 0.0) == 0.0
+    assert spinup_report_start_hr(model, DRY, 6.0) == 6.0

@@ -29,7 +29,9 @@ def _peaking(value: str) -> str | float:
 @click.option("--peaking", default="pattern", show_default=True,
               help="How connections are peaked: 'pattern' (the model's diurnal DWF pattern) or a constant peaking factor.")
 @click.option("--remediate", "remediates", multiple=True, metavar="SPEC",
-              help="I/I remediation: basin=OUTLET,fraction=0.3 | basin=OUTLET,gpd=50000 | nodes=A;B,fraction=25%. Repeatable.")
+              help="I/I remediation: basin=OUTLET,fraction=0.3 | basin=OUTLET,gpd=50000 | nodes=A;B,fraction=25% | "
+                   "nodes=A;B,sump_pumps=12 | basin=OUTLET,roof_sqft=20000 (or roof_ac=) (disconnected sources: in the "
+                   "before run only). Repeatable.")
 @click.option("--criteria", "criteria_file", type=click.Path(dir_okay=False), help="TOML file overriding the default criteria.")
 @click.option("--plant", help="The plant outfall (default: the outfall with the largest tributary dry-weather flow).")
 @click.option("--work-dir", type=click.Path(file_okay=False), help="Keep the runs' files here (default: a temporary folder).")

@@ -61,6 +61,7 @@ from capacitysim.units import (
     GPM_PER_CFS,
     METERS_PER_FOOT,
     SECONDS_PER_DAY,
+    SECONDS_PER_HOUR,
 )
 
 _CHILD = Path(__file__).with_name("_child.py")
@@ -434,15 +435,31 @@ def _series(run: RunFiles, kind: str, elem_id: str | None, var: str) -> xr.DataA
     # the .out holds the end of each reporting period, starting one step after the start date
     t0 = _dt.datetime(1899, 12, 30) + _dt.timedelta(days=start)
     times = np.array([np.datetime64(t0 + _dt.timedelta(seconds=step_s * (i + 1)), "s") for i in range(len(vals))])
-    elapsed_hr = (np.arange(len(vals)) + 1) * step_s / 3600.0
+    elapsed_hr = (np.arange(len(vals)) + 1) * step_s / SECONDS_PER_HOUR + _report_offset_hr(run, t0)
     name = f"{var}_{unit.replace('^', '').replace('/', '_per_').replace(' ', '_')}"
     return xr.DataArray(vals, dims="time", coords={"time": times, "elapsed_hr": ("time", elapsed_hr)},
                         name=name, attrs={"units": unit, "element": elem_id or "system", "kind": kind,
                                           "report_step_s": step_s, "model_flow_units": flow_units})
 
 
+def _report_offset_hr(run: RunFiles, out_start: _dt.datetime) -> float:
+    """Hours from the simulation start (START_DATE/TIME of the run's .inp) to the .out's start date.
+
+    The .out starts one reporting step before REPORT_START, so ``elapsed_hr`` counts from the
+    simulation start whatever the reporting period (0 when the .inp cannot be read).
+    """
+    from capacitysim.network.model import parse_inp
+    from capacitysim.network.scenario import sim_start
+
+    try:
+        start = sim_start(parse_inp(run.inp))
+    except Exception:  # a run without its .inp: count from the .out's own start
+        return 0.0
+    return round((out_start - start).total_seconds()) / SECONDS_PER_HOUR
+
+
 def node_series(run: RunFiles, node_id: str, var: str = "total_inflow") -> xr.DataArray:
-    """A node's time series at the reporting step: ``total_inflow``/``lateral_inflow``/``flooding`` [cfs],
+    """A node's time series at the reporting step (``elapsed_hr``: hours from the simulation start): ``total_inflow``/``lateral_inflow``/``flooding`` [cfs],
     ``depth``/``head`` (``hgl``) [ft], ``volume`` [ft^3]."""
     return _series(run, "node", node_id, var)
 

@@ -36,6 +36,7 @@ from capacitysim.units import (
     GPD_PER_CFS,
     MILLIMETERS_PER_INCH,
     MINUTES_PER_HOUR,
+    INCHES_PER_FOOT,
     SECONDS_PER_HOUR,
     SQFT_PER_ACRE,
     METERS_PER_FOOT,
@@ -120,6 +121,113 @@ class Storm:
         """From :class:`capacitysim.io.storms.StormSpec`."""
         h = spec.hyetograph()
         return cls(tuple(float(v) for v in h.values), float(spec.dt_min), spec.name, start_hr)
+
+
+#: Table 174-19.2 (Inflow Guidelines), sump pumps: 5 gpm each (Goulds ST51 at 20 ft of head) [gpm].
+SUMP_PUMP_GPM = 5.0
+#: Table 174-19.3, "Paved parking lots, roofs, driveways, etc.": CN 98 in every soil group [-].
+ROOF_CN = 98.0
+#: TR-55 (1986) ch. 3, "Limitations": the minimum time of concentration used is 0.1 hr [hr].
+ROOF_TC_HR = 0.1
+
+
+@dataclass(frozen=True)
+class InflowSources:
+    """Inflow sources that exist in the system today: sump pumps and roof leaders at ``nodes``.
+
+    Written into a model (by :func:`write_scenario`) as [INFLOWS] time series, split evenly over
+    ``nodes``:
+
+    * **sump pumps**: ``sump_pumps`` x ``sump_pump_gpm`` (5 gpm each, Table 174-19.2) as a
+      constant flow from the start of the rainfall to the end of the simulation: a sump pump runs
+      while the groundwater around the foundation is high, i.e. during and for days after the storm
+      (Table 174-19.2 note 1 credits the 5 gpm "over a twenty-four-hour-per-day period");
+    * **roof leaders**: the runoff of ``roof_area_sqft`` [ft^2] of roof by the TR-55 core
+      (:func:`capacitysim.hydrology.unit_hydrograph_runoff`, CN 98 of Table 174-19.3, Tc 0.1 hr, the
+      TR-55 minimum) under the rainfall of the run (the design storm among the edits, else the
+      model's own gauge), as Table 174-19.2 prescribes for roof drains.
+    """
+
+    nodes: tuple[str, ...]
+    sump_pumps: float = 0.0
+    roof_area_sqft: float = 0.0
+    sump_pump_gpm: float = SUMP_PUMP_GPM
+    roof_cn: float = ROOF_CN
+    roof_tc_hr: float = ROOF_TC_HR
+    basin: str = ""
+
+    def __post_init__(self):
+        if not self.nodes:
+            raise InputError("sump pump / roof leader sources: no nodes given")
+        for name in ("sump_pumps", "roof_area_sqft", "sump_pump_gpm"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise InputError(f"{name} must be a number >= 0; got {v!r}")
+        if self.sump_pumps != int(self.sump_pumps):
+            raise InputError(f"sump_pumps must be a whole number; got {self.sump_pumps!r}")
+        if not (self.sump_pumps > 0 or self.roof_area_sqft > 0):
+            raise InputError("sump pump / roof leader sources: give sump_pumps > 0 and/or a roof area > 0")
+        if not (0 < self.roof_cn <= 100):
+            raise InputError(f"roof_cn must be in (0, 100]; got {self.roof_cn!r}")
+        if not (math.isfinite(self.roof_tc_hr) and self.roof_tc_hr > 0):
+            raise InputError(f"roof_tc_hr must be > 0 hr; got {self.roof_tc_hr!r}")
+
+
+@dataclass(frozen=True)
+class SourceRemoval:
+    """I/I remediation by disconnecting sump pumps and/or roof leaders (Table 174-19.2 inflow items).
+
+    The capacity demonstration models the removal as a difference between the runs: the BEFORE
+    model gets :attr:`sources` (the sources as they discharge today) and the AFTER model does not.
+    The model itself is taken NOT to contain them already: if its calibrated RDII includes them,
+    BEFORE counts them twice and AFTER keeps them once, so the after-minus-before differences are
+    still the removal, and absolute levels after the change are overstated (conservative for the
+    d/D and freeboard criteria).
+    """
+
+    nodes: tuple[str, ...]
+    sump_pumps: float = 0.0
+    roof_area_sqft: float = 0.0
+    basin: str = ""
+
+    def __post_init__(self):
+        self.sources  # validate now
+
+    @property
+    def sources(self) -> InflowSources:
+        """The edit that puts the removed sources into the BEFORE model."""
+        return InflowSources(tuple(self.nodes), float(self.sump_pumps), float(self.roof_area_sqft), basin=self.basin)
+
+
+#: Default spin-up [hr]: the dry-weather period before the design storm that the statistics
+#: exclude (REPORT_START). A model starts with empty pipes and wet wells; in the bundled 500-node
+#: model the plant inflow overshoots the DWF at 0.5 h and settles to within 2 % of it by 3-4 h.
+DEFAULT_SPINUP_HR = 6.0
+
+
+@dataclass(frozen=True)
+class ReportStart:
+    """Start of the reporting period [hr after the simulation start] (REPORT_START_DATE/TIME).
+
+    The engine's statistics (max depth, flooding, surcharge, peak flows) ignore everything before
+    it, which keeps the filling of the initially empty network (spin-up) out of the verdict [1]_.
+    Outfall totals (Outfall Loading Summary) and continuity still cover the whole run.
+    """
+
+    hours: float
+
+    def __post_init__(self):
+        if not (isinstance(self.hours, (int, float)) and math.isfinite(self.hours) and self.hours >= 0):
+            raise InputError(f"report start / spin-up must be a number of hours >= 0; got {self.hours!r}")
+
+
+def report_start_hr(model: SwmmInp) -> float:
+    """The model's REPORT_START_DATE/TIME [hr after the simulation start] (0 when absent)."""
+    d = model.option("REPORT_START_DATE")
+    if d is None:
+        return 0.0
+    rs = _dt.datetime.combine(_parse_date(d), _dt.time()) + _dt.timedelta(hours=_parse_clock(model.option("REPORT_START_TIME", "0:00")))
+    return max((rs - sim_start(model)).total_seconds() / SECONDS_PER_HOUR, 0.0)
 
 
 @dataclass(frozen=True)
@@ -296,6 +404,113 @@ def rtk_hydrograph_cfs(rtk, area_ac: float, rain_t_hr, rain_in, dt_hr: float = 0
     return total * CFS_PER_ACRE_INCH_PER_HOUR
 
 
+def run_end_hr(model: SwmmInp, storm: "Storm | None" = None) -> float:
+    """End of the simulation [hr from its start], after :func:`write_scenario` extends it for ``storm``."""
+    end = (sim_end(model) - sim_start(model)).total_seconds() / SECONDS_PER_HOUR
+    if storm is not None:
+        end = max(end, storm.start_hr + len(storm.depth_in) * storm.dt_min / MINUTES_PER_HOUR + STORM_TAIL_HR)
+    return end
+
+
+#: Hours the simulation runs past the end of a design storm (write_scenario extends END_DATE/TIME).
+STORM_TAIL_HR = 24.0
+#: Sump pumps are switched on over this ramp at the start of the rain [hr] (a time series
+#: interpolates linearly; one minute makes the step explicit and costs 0.5 min of flow).
+SUMP_RAMP_HR = 1.0 / MINUTES_PER_HOUR
+
+
+def _uniform_rain(rain_t_hr, rain_in) -> tuple[float, np.ndarray, float]:
+    """(start of the first interval [hr], depths on a uniform grid [in], the interval [hr])."""
+    t = np.asarray(rain_t_hr, float)
+    d = np.asarray(rain_in, float)
+    if t.size == 0 or not np.nansum(d) > 0:
+        raise InputError("sump pumps / roof leaders: the run has no rainfall capacitysim can read "
+                         "(the model's gauge is not a [TIMESERIES]); give --storm")
+    order = np.argsort(t)
+    t, d = t[order], d[order]
+    interval = float(np.min(np.diff(t))) if t.size > 1 else 1.0
+    k = np.rint((t - t[0]) / interval).astype(int)
+    grid = np.zeros(int(k.max()) + 1)
+    np.add.at(grid, k, d)
+    return float(t[0]), grid, interval
+
+
+def source_hydrograph_cfs(src: InflowSources, rain_t_hr, rain_in, end_hr: float) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Total flow [cfs] of sump pumps and roof leaders over time [hr from the simulation start].
+
+    Parameters
+    ----------
+    src : InflowSources
+    rain_t_hr, rain_in : array_like
+        Start of each rainfall interval [hr from the simulation start] and its depth [in].
+    end_hr : float
+        End of the simulation [hr]; the sump pumps run until then.
+
+    Returns
+    -------
+    (time_hr, flow_cfs, record)
+        The series is piecewise linear (as SWMM interpolates a [TIMESERIES]): the sump pumps
+        ``N x gpm / GPM_PER_CFS`` [cfs] from the first interval with rain (after a one-minute ramp)
+        to ``end_hr``; the roof runoff by the SCS unit hydrograph on TR-55 CN excess
+        (NEH 630 ch. 16; TR-55 ch. 2, eq. 2-1 to 2-4), each step's mean flow placed at the middle
+        of the step. ``record`` holds the volumes [ft^3]: of the series as written and, for the
+        roof, TR-55's Q(P, CN) x area (Table 174-19.2).
+    """
+    from capacitysim.units import GPM_PER_CFS, SQFT_PER_SQMI
+
+    t0, grid, dt = _uniform_rain(rain_t_hr, rain_in)
+    rec = {"nodes": list(src.nodes), "basin": src.basin, "sump_pumps": src.sump_pumps, "sump_pump_gpm": src.sump_pump_gpm,
+           "roof_area_sqft": src.roof_area_sqft, "roof_cn": src.roof_cn, "roof_tc_hr": src.roof_tc_hr}
+    pieces = []
+    if src.sump_pumps > 0:
+        wet = np.flatnonzero(grid > 0)
+        on = t0 + float(wet[0]) * dt if wet.size else 0.0
+        if on + SUMP_RAMP_HR >= end_hr:
+            raise InputError(f"sump pumps: the rain starts at {on:g} h, at or after the end of the simulation ({end_hr:g} h)")
+        q = src.sump_pumps * src.sump_pump_gpm / GPM_PER_CFS
+        pieces.append((np.array([on, on + SUMP_RAMP_HR, end_hr]), np.array([0.0, q, q])))
+        rec.update({"sump_flow_cfs": q, "sump_on_hr": on, "sump_off_hr": end_hr,
+                    "sump_volume_cf": q * (end_hr - on - SUMP_RAMP_HR / 2) * SECONDS_PER_HOUR})
+    if src.roof_area_sqft > 0:
+        import xarray as xr
+
+        from capacitysim.hydrology import runoff_depth, unit_hydrograph_runoff
+
+        storm = xr.DataArray(grid, dims="time_hr", coords={"time_hr": dt * np.arange(1, grid.size + 1)}, name="precip_in")
+        hyd = unit_hydrograph_runoff(src.roof_area_sqft / SQFT_PER_SQMI, src.roof_cn, src.roof_tc_hr, storm)
+        mid = t0 + hyd.time_hr.values - dt / 2
+        t = np.concatenate([[mid[0] - dt / 2], mid, [mid[-1] + dt / 2]])
+        f = np.concatenate([[0.0], hyd.values, [0.0]])
+        if t[-1] > end_hr:
+            raise InputError(f"roof leaders: the runoff lasts until {t[-1]:.1f} h, after the end of the simulation ({end_hr:g} h)")
+        pieces.append((t, f))
+        q_in = float(runoff_depth(float(grid.sum()), src.roof_cn))
+        rec.update({"roof_peak_cfs": float(hyd.max()), "roof_volume_cf": float(np.trapezoid(f, t * SECONDS_PER_HOUR)),
+                    "roof_tr55_runoff_in": q_in, "roof_tr55_volume_cf": q_in * src.roof_area_sqft / INCHES_PER_FOOT})
+    times = np.unique(np.concatenate([p[0] for p in pieces]))
+    flow = sum(np.interp(times, pt, pf, left=0.0, right=0.0) for pt, pf in pieces)
+    rec["volume_cf"] = float(np.trapezoid(flow, times * SECONDS_PER_HOUR))
+    return times, flow, rec
+
+
+def _add_series_inflow(inflows, node: str, series: str, sfactor: float = 1.0, what: str = "inflow"):
+    """Attach a FLOW time series to a node's [INFLOWS] (a new row, or an existing baseline-only one)."""
+    import pandas as pd
+
+    mask = (inflows.index == node) & (inflows["Constituent"].astype(str).str.upper() == "FLOW")
+    if mask.any():
+        i = np.flatnonzero(mask)[0]
+        ts = str(inflows.iloc[i]["Time Series"]).strip().strip('"')
+        if ts not in ("", "nan", "None"):
+            raise InputError(f"{what} at node {node}: the node already has a FLOW [INFLOWS] time series ({ts}); "
+                             "put it at another node")
+        inflows.iloc[i, inflows.columns.get_loc("Time Series")] = series
+        inflows.iloc[i, inflows.columns.get_loc("Sfactor")] = sfactor
+        return inflows
+    row = {"Constituent": "FLOW", "Time Series": series, "Type": "FLOW", "Mfactor": 1.0, "Sfactor": sfactor, "Baseline": 0.0}
+    return pd.concat([inflows, pd.DataFrame([row], index=pd.Index([node], name=inflows.index.name))])
+
+
 # --------------------------------------------------------------------------- writing
 
 
@@ -344,7 +559,8 @@ def _apply(m, model: SwmmInp, edits, out_path: Path, rain) -> dict:
 
     fu = model.flow_units
     nodes = set(model.node_ids())
-    record: dict = {"connections": [], "remediations": [], "storm": None, "inflows": []}
+    record: dict = {"connections": [], "remediations": [], "storm": None, "inflows": [], "sources": [],
+                    "report_start_hr": None}
     storm = next((e for e in edits if isinstance(e, Storm)), None)
     if rain is None:
         if storm is not None:
@@ -411,18 +627,24 @@ def _apply(m, model: SwmmInp, edits, out_path: Path, rain) -> dict:
             record["remediations"].append({"basin": e.basin, "n_nodes": len(e.nodes), "fraction": fraction,
                                            "gpd": e.gpd, "peak_rdii_gpd_before": None if peak_cfs is None else peak_cfs * GPD_PER_CFS,
                                            "sewer_area_before": before, "sewer_area_after": before * (1 - fraction)})
+        elif isinstance(e, SourceRemoval):
+            raise InputError("a SourceRemoval is modelled by its sources in the BEFORE model: write "
+                             "its .sources there and nothing in the after model (run_demonstration does this)")
+        elif isinstance(e, InflowSources):
+            unknown = [n for n in e.nodes if n not in nodes]
+            if unknown:
+                raise InputError(f"sump pump / roof leader node {unknown[0]!r} is not a node of {model.path.name}")
         elif isinstance(e, InjectedInflow):
             if e.node not in nodes:
                 raise InputError(f"inflow node {e.node!r} is not a node of {model.path.name}")
             name = PREFIX + re.sub(r"\W", "_", f"{e.name}_{e.node}")
             for t, q in zip(e.time_hr, e.flow_cfs):
                 ts_rows.append((name, "", _hhmm(t), q / CFS_PER_FLOW_UNIT[fu]))
-            mask = (inflows.index == e.node) & (inflows["Constituent"].astype(str).str.upper() == "FLOW")
-            if mask.any():
-                raise InputError(f"node {e.node} already has a FLOW [INFLOWS]; inject the hydrograph at another node")
-            row = {"Constituent": "FLOW", "Time Series": name, "Type": "FLOW", "Mfactor": 1.0, "Sfactor": 1.0, "Baseline": 0.0}
-            inflows = pd.concat([inflows, pd.DataFrame([row], index=pd.Index([e.node], name=inflows.index.name))])
+            inflows = _add_series_inflow(inflows, e.node, name, what=f"hydrograph {e.name}")
             record["inflows"].append({"node": e.node, "series": name, "volume_cf": float(np.trapezoid(e.flow_cfs, np.asarray(e.time_hr) * SECONDS_PER_HOUR))})
+    sources = [e for e in edits if isinstance(e, InflowSources)]
+    if sources:
+        inflows = _write_sources(sources, model, rain, run_end_hr(model, storm), inflows, ts_rows, record)
     m.inp.dwf = dwf
     m.inp.inflows = inflows
     m.inp.rdii = rdii
@@ -445,13 +667,24 @@ def _apply(m, model: SwmmInp, edits, out_path: Path, rain) -> dict:
         dt_s = storm.dt_min * 60.0
         if round(dt_s) % max(round(wet), 1) != 0:  # WET_STEP must divide the rain interval (swmm-notes)
             opts.loc["WET_STEP", "Value"] = _hhmm(dt_s / SECONDS_PER_HOUR) + (":00" if _hhmm(dt_s / SECONDS_PER_HOUR).count(":") == 1 else "")
-        need_end = sim_start(model) + _dt.timedelta(hours=storm.start_hr + len(depth) * storm.dt_min / MINUTES_PER_HOUR + 24.0)
+        need_end = sim_start(model) + _dt.timedelta(hours=storm.start_hr + len(depth) * storm.dt_min / MINUTES_PER_HOUR + STORM_TAIL_HR)
         if sim_end(model) < need_end:
             opts.loc["END_DATE", "Value"] = need_end.strftime("%m/%d/%Y")
             opts.loc["END_TIME", "Value"] = need_end.strftime("%H:%M:%S")
         m.inp.options = opts
         record["storm"] = {"name": storm.name, "total_in": float(np.sum(storm.depth_in)), "dt_min": storm.dt_min,
                            "start_hr": storm.start_hr, "series": name}
+    rs = next((e for e in edits if isinstance(e, ReportStart)), None)
+    if rs is not None:
+        end_hr = run_end_hr(model, storm)
+        if rs.hours >= end_hr:
+            raise InputError(f"report start {rs.hours:g} h is not before the end of the simulation ({end_hr:g} h)")
+        when = sim_start(model) + _dt.timedelta(hours=rs.hours)
+        opts = m.inp.options.copy()
+        opts.loc["REPORT_START_DATE", "Value"] = when.strftime("%m/%d/%Y")
+        opts.loc["REPORT_START_TIME", "Value"] = when.strftime("%H:%M:%S")
+        m.inp.options = opts
+        record["report_start_hr"] = rs.hours
     if ts_rows:
         ts = _with_columns(m.inp.timeseries.copy(), ["Date", "Time", "Value"], "Name")
         add = pd.DataFrame([{"Date": None, "Time": t, "Value": v} for _, _, t, v in ts_rows],
@@ -463,3 +696,34 @@ def _apply(m, model: SwmmInp, edits, out_path: Path, rain) -> dict:
     out_path.parent.mkdir(parents=True, exist_ok=True)
     m.inp.save(str(out_path))
     return record
+
+
+def _write_sources(sources, model: SwmmInp, rain, end_hr: float, inflows, ts_rows: list, record: dict):
+    """Sump pumps and roof leaders as [INFLOWS]: one series per edit, shared by its nodes.
+
+    Each node's inflow is the sum over the edits naming it of (the edit's total flow) / (number of
+    its nodes); nodes with the same shares get one combined [TIMESERIES] (exact: the series are
+    piecewise linear and SWMM interpolates linearly).
+    """
+    fu = model.flow_units
+    series = []
+    for e in sources:
+        t, q, rec = source_hydrograph_cfs(e, *rain, end_hr)
+        series.append((t, q))
+        record["sources"].append(rec)
+    shares: dict[str, list[float]] = {}
+    for k, e in enumerate(sources):
+        for n in dict.fromkeys(e.nodes):
+            shares.setdefault(n, [0.0] * len(sources))[k] += 1.0 / len(e.nodes)
+    groups: dict[tuple, list[str]] = {}
+    for n, sh in shares.items():
+        groups.setdefault(tuple(sh), []).append(n)
+    for g, (sh, group_nodes) in enumerate(groups.items(), start=1):
+        times = np.unique(np.round(np.concatenate([series[k][0] for k, w in enumerate(sh) if w > 0]) * SECONDS_PER_HOUR)) / SECONDS_PER_HOUR
+        flow = sum(w * np.interp(times, series[k][0], series[k][1], left=0.0, right=0.0) for k, w in enumerate(sh) if w > 0)
+        name = f"{PREFIX}SOURCES_{g}"
+        for t, q in zip(times, flow):
+            ts_rows.append((name, "", _hhmm(t), float(q) / CFS_PER_FLOW_UNIT[fu]))
+        for n in group_nodes:
+            inflows = _add_series_inflow(inflows, n, name, what="sump pumps / roof leaders")
+    return inflows

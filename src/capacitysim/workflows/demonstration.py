@@ -24,7 +24,7 @@ import math
 import os
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +35,19 @@ from capacitysim.errors import InputError
 from capacitysim.network.basins import Basin, basin_of, find_basins
 from capacitysim.network.engine import RunFiles, node_series, read_results, run_inp
 from capacitysim.network.model import SwmmInp, load_model, network_graph
-from capacitysim.network.scenario import Connection, Remediation, Storm, write_scenario
+from capacitysim.network.scenario import (
+    DEFAULT_SPINUP_HR,
+    Connection,
+    Remediation,
+    ReportStart,
+    SourceRemoval,
+    Storm,
+    model_rainfall,
+    report_start_hr,
+    write_scenario,
+)
+from capacitysim.units import MINUTES_PER_HOUR
+from capacitysim.units import SQFT_PER_ACRE
 
 
 @dataclass(frozen=True)
@@ -106,20 +118,25 @@ def parse_connection(spec: str, peaking: str | float = "pattern") -> Connection:
     return Connection(node, flow, peaking)
 
 
-def parse_remediation(spec: str, basins: list[Basin], model: SwmmInp) -> Remediation:
-    """``basin=OUTLET,fraction=F`` | ``basin=OUTLET,gpd=G`` | ``nodes=A;B;C,fraction=F`` -> Remediation.
+def parse_remediation(spec: str, basins: list[Basin], model: SwmmInp) -> Remediation | SourceRemoval:
+    """A ``--remediate`` spec -> :class:`Remediation` (RDII) or :class:`SourceRemoval` (inflow sources).
 
+    ``basin=OUTLET`` or ``nodes=A;B;C`` (the sewershed), then either the RDII reduction
+    ``fraction=F`` (0-1 or ``25%``) | ``gpd=G``, or disconnected inflow sources
+    ``sump_pumps=N`` and/or ``roof_sqft=A`` [ft^2] | ``roof_ac=A`` [ac] (Table 174-19.2 items,
+    split evenly over the nodes; see :class:`~capacitysim.network.scenario.InflowSources`).
     ``basin=`` takes the basin's tributary nodes (everything draining to that outlet).
     """
     parts = {}
     for item in spec.split(","):
         if "=" not in item:
-            raise InputError(f"--remediate {spec!r}: expected key=value pairs (basin=, nodes=, fraction=, gpd=)")
+            raise InputError(f"--remediate {spec!r}: expected key=value pairs (basin=|nodes=, then fraction=|gpd= or sump_pumps=, roof_sqft=|roof_ac=)")
         k, v = (s.strip() for s in item.split("=", 1))
         parts[k.lower()] = v
-    unknown = sorted(set(parts) - {"basin", "nodes", "fraction", "gpd"})
+    allowed = {"basin", "nodes", "fraction", "gpd", "sump_pumps", "roof_sqft", "roof_ac"}
+    unknown = sorted(set(parts) - allowed)
     if unknown:
-        raise InputError(f"--remediate {spec!r}: unknown key(s) {', '.join(unknown)} (allowed: basin, nodes, fraction, gpd)")
+        raise InputError(f"--remediate {spec!r}: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})")
     if ("basin" in parts) == ("nodes" in parts):
         raise InputError(f"--remediate {spec!r}: give exactly one of basin= and nodes=")
     if "basin" in parts:
@@ -133,6 +150,19 @@ def parse_remediation(spec: str, basins: list[Basin], model: SwmmInp) -> Remedia
         bad = [n for n in nodes if n not in known]
         if bad:
             raise InputError(f"--remediate: node {bad[0]!r} is not a node of {model.path.name}")
+    source_keys = {"sump_pumps", "roof_sqft", "roof_ac"} & set(parts)
+    if source_keys:
+        if {"fraction", "gpd"} & set(parts):
+            raise InputError(f"--remediate {spec!r}: an RDII reduction (fraction=, gpd=) and disconnected sources "
+                             "(sump_pumps=, roof_sqft=, roof_ac=) go in separate --remediate options")
+        if {"roof_sqft", "roof_ac"} <= set(parts):
+            raise InputError(f"--remediate {spec!r}: give the roof area once, as roof_sqft= or roof_ac=")
+        try:
+            n_pumps = float(parts.get("sump_pumps", "0"))
+            roof = float(parts.get("roof_sqft", "0")) + float(parts.get("roof_ac", "0")) * SQFT_PER_ACRE
+        except ValueError:
+            raise InputError(f"--remediate {spec!r}: sump_pumps, roof_sqft and roof_ac must be numbers") from None
+        return SourceRemoval(nodes, sump_pumps=n_pumps, roof_area_sqft=roof, basin=label)
     try:
         fraction = float(parts["fraction"].rstrip("%")) / (100.0 if parts["fraction"].endswith("%") else 1.0) if "fraction" in parts else None
         gpd = float(parts["gpd"].replace(",", "")) if "gpd" in parts else None
@@ -145,7 +175,8 @@ def parse_remediation(spec: str, basins: list[Basin], model: SwmmInp) -> Remedia
 
 
 def run_demonstration(model_path, *, connections=(), remediations=(), storm=None, criteria: Criteria | None = None,
-                      work_dir=None, outlets=None, plant=None, parallel: bool = True, extra_edits=()) -> Demonstration:
+                      work_dir=None, outlets=None, plant=None, parallel: bool = True, extra_edits=(),
+                      spinup_hr: float | None = None) -> Demonstration:
     """Run the before and after scenarios and judge them.
 
     Parameters
@@ -154,8 +185,10 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         SWMM ``.inp`` (validated first; only read).
     connections : list of Connection or str
         New connections (``NODE=GPD`` strings are parsed).
-    remediations : list of Remediation or str
-        I/I remediation (``basin=...,fraction=...`` strings are parsed).
+    remediations : list of Remediation, SourceRemoval or str
+        I/I remediation (``basin=...,fraction=...`` / ``nodes=...,sump_pumps=...`` strings are
+        parsed). A :class:`SourceRemoval` puts its sump pumps and roof leaders into the BEFORE
+        model only (the scenario record lists them under ``removed_sources``).
     storm : str, path, StormSpec or Storm, optional
         The design storm (a bundled name or a TOML file); both runs get it. ``None`` keeps the
         model's own rainfall.
@@ -164,6 +197,13 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         Folder for the runs (default: a new temporary folder).
     outlets, plant : optional
         Override the automatic basin outlets / plant outfall.
+    spinup_hr : float, optional
+        Dry-weather spin-up excluded from the statistics (default
+        :data:`~capacitysim.network.scenario.DEFAULT_SPINUP_HR`, 6 h; 0 keeps everything). A design
+        storm starts at ``spinup_hr`` after the simulation start, and both runs report from
+        ``min(spinup_hr, first rain)`` (never earlier than the model's own REPORT_START), so peaks,
+        surcharge and flooding exclude the filling of the initially empty pipes and wet wells.
+        See :func:`spinup_report_start_hr`.
     """
     criteria = criteria or Criteria()
     model = load_model(model_path)
@@ -180,18 +220,29 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         if c.node not in node_ids:
             raise InputError(f"--connect: node {c.node!r} is not a node of {model.path.name}")
     storm_edit, storm_name = _storm_edit(storm)
+    spin = DEFAULT_SPINUP_HR if spinup_hr is None else float(check_range("spinup_hr", spinup_hr, 0.0, unit="hr"))
+    if storm_edit is not None and storm_edit.start_hr < spin:
+        storm_edit = replace(storm_edit, start_hr=spin)
+    report_hr = spinup_report_start_hr(model, storm_edit, spin)
     if not conns and not rems and not extra_edits:
         raise InputError("nothing to demonstrate: give at least one connection (--connect) or remediation (--remediate)")
     wd = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="capacitysim-"))
     wd.mkdir(parents=True, exist_ok=True)
-    before_edits = [storm_edit] if storm_edit else []
-    after_edits = before_edits + list(conns) + list(rems) + list(extra_edits)
+    storm_edits = ([storm_edit] if storm_edit else []) + ([ReportStart(report_hr)] if report_hr > report_start_hr(model) else [])
+    removals = [r for r in rems if isinstance(r, SourceRemoval)]
+    # disconnected sump pumps / roof leaders: their sources are in the BEFORE model only
+    before_edits = storm_edits + [r.sources for r in removals]
+    after_edits = storm_edits + list(conns) + [r for r in rems if not isinstance(r, SourceRemoval)] + list(extra_edits)
     before_inp = model.path
+    before_record = None
     if before_edits:
         before_inp = wd / "before_input.inp"
-        write_scenario(model, before_edits, before_inp)
+        before_record = write_scenario(model, before_edits, before_inp)
     after_inp = wd / "after_input.inp"
     record = write_scenario(model, after_edits, after_inp)
+    record["removed_sources"] = before_record["sources"] if before_record else []
+    record["spinup_hr"] = spin
+    record["report_start_hr"] = max(report_hr, report_start_hr(model))
 
     jobs = {"before": (before_inp, wd / "before"), "after": (after_inp, wd / "after")}
     if parallel:
@@ -205,6 +256,24 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
     verdict = verdict_of(before, after, checks, criteria)
     return Demonstration(Path(model_path), verdict, before, after, runs, checks, criteria, record, basins,
                          plant_id, conns, storm_name)
+
+
+def spinup_report_start_hr(model: SwmmInp, storm: Storm | None, spinup_hr: float) -> float:
+    """Start of the statistics [hr after the simulation start]: the spin-up, cut short by early rain.
+
+    ``min(spinup_hr, first rainfall)`` with the rainfall of ``storm`` or else of the model's gauge
+    (``spinup_hr`` when it has none); when the gauge reads a file capacitysim does not parse, the
+    model's own REPORT_START is kept (0 here). Never before the model's own REPORT_START.
+    """
+    if storm is not None:
+        wet = np.flatnonzero(np.asarray(storm.depth_in) > 0)
+        first = storm.start_hr + wet[0] * storm.dt_min / MINUTES_PER_HOUR if wet.size else math.inf
+    elif not model.rows("RAINGAGES"):
+        first = math.inf
+    else:
+        t, d = model_rainfall(model)
+        first = float(t[d > 0].min()) if np.any(d > 0) else (math.inf if t.size else 0.0)
+    return max(min(spinup_hr, first), report_start_hr(model))
 
 
 def _storm_edit(storm):
@@ -381,6 +450,16 @@ def write_report(d: Demonstration, path) -> Path:
     for r in d.scenario.get("remediations", []):
         how = f"{r['gpd']:,.0f} gpd removed = {r['fraction'] * 100:.2f} % of the peak RDII ({r['peak_rdii_gpd_before']:,.0f} gpd)" if r.get("gpd") else f"{r['fraction'] * 100:.1f} % of RDII"
         items.append((f"I/I remediation in basin {r['basin'] or '(node list)'}", f"{how}; {r['n_nodes']} nodes"))
+    for r in d.scenario.get("removed_sources", []):
+        what = []
+        if r["sump_pumps"]:
+            what.append(f"{r['sump_pumps']:g} sump pumps x {r['sump_pump_gpm']:g} gpm (Table 174-19.2), "
+                        f"on from {r['sump_on_hr']:g} h to the end of the run")
+        if r["roof_area_sqft"]:
+            what.append(f"{r['roof_area_sqft']:,.0f} ft2 of roof (TR-55, CN {r['roof_cn']:g}, Tc {r['roof_tc_hr']:g} h: "
+                        f"{r['roof_tr55_runoff_in']:.3f} in, {r['roof_tr55_volume_cf']:,.0f} ft3, peak {r['roof_peak_cfs']:.3f} cfs)")
+        items.append((f"disconnected inflow sources in {('basin ' + r['basin']) if r['basin'] else 'the node list'}",
+                      "; ".join(what) + f"; {len(r['nodes'])} nodes; in the BEFORE model only"))
     rep.key_values(items)
     rep.heading("Criteria")
     c = d.criteria
@@ -462,5 +541,11 @@ def write_report(d: Demonstration, path) -> Path:
                   "depths, flooding and surcharge are the engine's routing-step statistics; q/Qfull and d/D use the engine's "
                   "full-flow capacity and full depth of each conduit; CSO volumes come from the Outfall Loading Summary. "
                   "Connections are added to dry-weather flow with the model's diurnal pattern (or as a constant peak flow); "
-                  "I/I remediation scales the sewershed's RDII sewer areas.")
+                  "I/I remediation scales the sewershed's RDII sewer areas; disconnected sump pumps and roof leaders "
+                  "are [INFLOWS] of the BEFORE model (sump pumps 5 gpm each from the start of the rain to the end of the "
+                  "run; roofs by the TR-55 unit hydrograph with CN 98 under the same rainfall) and absent from the AFTER model. "
+                  f"Spin-up: a design storm starts {d.scenario.get('spinup_hr', 0):g} h after the start of the simulation, and "
+                  f"peaks, depths, surcharge and flooding are counted from {d.scenario.get('report_start_hr') or 0:g} h "
+                  "(REPORT_START), after the initially empty pipes and wet wells have filled with dry-weather flow; "
+                  "outfall and CSO volumes and the continuity errors cover the whole run.")
     return rep.write(path)
