@@ -743,6 +743,8 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike, *, workers: int | None = 
     if total == 0:
         run.seconds = time.perf_counter() - t0
         return run
+    if progress is not None:
+        progress(0, 0, total)  # the bar starts with the sweep, so its rate and time left are true
     if workers == 0 and not scheduler:
         run.workers, run.scheduler = 0, "in-process"
         _run_inline(spec, bundle, todo, chunk, record)
