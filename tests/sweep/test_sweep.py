@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,7 +20,7 @@ import zarr
 from capacitysim.io.sweep_files import load_sweep
 from capacitysim.workflows.sweep import make_bundle, open_results, run_one, run_sweep, summarize, write_summary_report
 
-from .conftest import ROOT, TINY
+from .conftest import TINY
 
 # 2 nodes x 2 flows x 2 fractions; CSO1 (an overflow outfall) lies in no basin: those scenarios fail
 SWMM = """

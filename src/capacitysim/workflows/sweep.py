@@ -54,7 +54,7 @@ from pathlib import Path
 
 import numpy as np
 
-from capacitysim.errors import CapacitysimError, DataFileError, InputError
+from capacitysim.errors import DataFileError, InputError
 from capacitysim.io.sweep_files import SweepSpec
 from capacitysim.units import (
     ACRES_PER_SQMI,
