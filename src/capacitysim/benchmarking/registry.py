@@ -98,13 +98,14 @@ def load_cases(folder: Path) -> tuple[dict[str, ReferenceCase], dict[str, SpeedC
 
 
 def select(cases: dict, only: str | None) -> dict:
-    """Cases whose name contains ``only`` (shell-style wildcards allowed)."""
+    """Cases whose name contains ``only`` (shell-style wildcards allowed; commas separate
+    alternatives: ``bank,network``)."""
     if not only:
         return cases
     import fnmatch
 
-    pattern = only if any(ch in only for ch in "*?[") else f"*{only}*"
-    return {k: v for k, v in cases.items() if fnmatch.fnmatch(k, pattern)}
+    patterns = [p if any(ch in p for ch in "*?[") else f"*{p}*" for p in (x.strip() for x in only.split(",")) if p]
+    return {k: v for k, v in cases.items() if any(fnmatch.fnmatch(k, p) for p in patterns)}
 
 
 @dataclass

@@ -71,7 +71,7 @@ def bench():
 
 
 @bench.command("run")
-@click.option("--only", help="Run only cases whose name contains PATTERN (wildcards allowed).")
+@click.option("--only", help="Run only cases whose name contains PATTERN (wildcards allowed; comma-separated alternatives).")
 @click.option("--kind", type=click.Choice(["all", "reference", "speed"]), default="all", show_default=True)
 @click.option("--repeats", type=click.IntRange(3, 100), default=None, help="Timing samples per speed case.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the results JSON here.")
