@@ -8,7 +8,8 @@ process corrupt each other, threads are unsafe; ../shared/reference/swmm-notes.m
 starts this script with ``stdout`` on ``/dev/null`` (the engine prints its progress from C to file
 descriptor 1) and ``OMP_NUM_THREADS=1``.
 
-The run is ``swmm_open`` / ``swmm_start`` / ``swmm_step`` loop / ``swmm_end`` /
+The run is ``swmm_open`` / ``swmm_start`` / one ``swmm_stride`` over the whole run (the engine's
+C loop of ``swmm_step``, as in ``swmm_run``; no Python per routing step) / ``swmm_end`` /
 ``swmm_close``: the same calls ``swmm_run`` makes, with two additions while the project is open:
 the full-flow capacity and full depth of every link (``swmm_getValue(swmm_LINK_FULLFLOW)``, the
 values behind the report's Max/Full Flow and Max/Full Depth, reached by ctypes on the same
@@ -22,6 +23,10 @@ import ctypes
 import json
 import os
 import sys
+import time
+
+#: Stride [s] longer than any simulation (68 years): swmm_stride then runs the whole simulation in C.
+STRIDE_ALL_S = 2**31 - 1
 
 
 def _libswmm5():
@@ -69,9 +74,12 @@ def main(inp, rpt, out, stats_path):
             links["from"].append(nodes["id"][n1])
             links["to"].append(nodes["id"][n2])
 
+        cpu0 = time.process_time()
         S.swmm_start(True)
-        step = S.swmm_step  # swmm_stride changes the time steps (and results) in 5.2: step as swmm_run does
-        while step() > 0:
+        # one stride longer than any simulation: the engine's own C loop of routing steps, as in
+        # swmm_run. (A shorter stride caps the last routing step of each stride at its end, which
+        # changes the step sequence; a stride past the end of the run changes nothing.)
+        while S.swmm_stride(STRIDE_ALL_S) > 0:
             pass
 
         node_stats = {k: [] for k in ("max_depth", "vol_flooded", "time_flooded", "time_surcharged", "max_inflow", "max_overflow")}
@@ -91,6 +99,7 @@ def main(inp, rpt, out, stats_path):
             link_stats["time_surcharged"].append(st.timeSurcharged)
             link_stats["time_full_flow"].append(st.timeFullFlow)
         S.swmm_end()
+        engine_cpu_s = time.process_time() - cpu0
         runoff_err, flow_err, qual_err = S.swmm_get_mass_balance()
         # no swmm_report(): in 5.2 swmm_end writes the summaries; swmm_report adds the [REPORT]
         # time-series tables (130,000 lines for Hartfordville), which swmm_run does not write either
@@ -104,6 +113,8 @@ def main(inp, rpt, out, stats_path):
         "link_stats": link_stats,
         "runoff_continuity_error_pct": runoff_err,
         "flow_routing_continuity_error_pct": flow_err,
+        "engine_cpu_s": engine_cpu_s,
+        "child_cpu_s": time.process_time(),
     }
     with open(stats_path, "w", encoding="utf-8") as fh:
         json.dump(doc, fh)
