@@ -68,3 +68,17 @@ def test_malformed_model_exit_2(run_cli, tmp_path):
     assert r.exit_code == 2 and "unknown section [CONDUITZ]" in r.stderr
     r = run_cli("basins", "--model", str(tmp_path / "missing.inp"))
     assert r.exit_code == 2 and "not found" in r.stderr
+
+
+def test_engine_input_error_names_users_line_exit_2(run_cli, tmp_path):
+    """A model the validator passes but the engine rejects (a pump curve that does not exist): one line naming
+    the object and the line of the user's file (not of the scenario copies the runs read), exit code 2."""
+    text = Path(SMALL).read_text()
+    pump = next(l for l in text.splitlines() if l.startswith("PS1_PUMP "))
+    bad = tmp_path / "badcurve.inp"
+    bad.write_text(text.replace(pump, pump.replace("PS1_CURVE", "NO_SUCH_CURVE")))
+    line = next(i for i, l in enumerate(bad.read_text().splitlines(), 1) if "NO_SUCH_CURVE" in l)
+    r = run_cli("capacity", "--model", str(bad), "--connect", "MH0040=5000", "--work-dir", str(tmp_path / "w"))
+    assert r.exit_code == 2
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert f"undefined object NO_SUCH_CURVE at badcurve.inp:{line}" in r.stderr

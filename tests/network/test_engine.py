@@ -13,6 +13,7 @@ import pytest
 
 from capacitysim.errors import EngineError
 from capacitysim.network.engine import (
+    EngineInputError,
     CFS_PER_FLOW_UNIT,
     link_series,
     node_series,
@@ -176,6 +177,22 @@ def test_engine_error_text_and_no_write_next_to_input(tmp_path):
     assert [p.name for p in src.iterdir()] == ["bad.inp"]
 
 
+def test_engine_input_error_names_the_line_of_the_users_file(tmp_path):
+    """An input error only the engine sees (an undefined time series) is one line naming the object and the
+    line of the user's file, exit code 2, although the run's copy has an extra THREADS line above it."""
+    text = MINI.format(units="CFS", q=1.0, diam=1.5).replace("THREADS 4\n", "").replace('J1 FLOW "" FLOW', "J1 FLOW GHOST_TS FLOW")
+    bad = tmp_path / "ts.inp"
+    bad.write_text(text)
+    line = next(i for i, l in enumerate(text.splitlines(), 1) if "GHOST_TS" in l)
+    with pytest.raises(EngineInputError) as e:
+        run_inp(bad, tmp_path / "work")
+    msg = str(e.value)
+    assert e.value.exit_code == 2 and isinstance(e.value, EngineError)
+    assert f"undefined object GHOST_TS at ts.inp:{line}" in msg and "J1 FLOW GHOST_TS" in msg and "\n" not in msg
+    copy_line = next(i for i, l in enumerate((tmp_path / "work" / "ts.inp").read_text().splitlines(), 1) if "GHOST_TS" in l)
+    assert copy_line == line + 1  # the copy's line number was mapped back
+
+
 def test_threads_forced_to_one(tmp_path):
     text = prepare_inp_text(MINI.format(units="CFS", q=1.0, diam=1.5), tmp_path)
     assert "THREADS              1" in text and "THREADS 4" not in text
@@ -185,3 +202,24 @@ def test_threads_forced_to_one(tmp_path):
     assert "THREADS              1" in opts
     ts = "[TIMESERIES]\nTS1 FILE rain.dat\n"
     assert f'"{(tmp_path / "rain.dat").resolve()}"' in prepare_inp_text(ts, tmp_path)
+
+
+def test_same_engine_work_as_swmm_run(tmp_path):
+    """The child (open, start, one stride over the run, statistics, end) leaves the same .out byte for byte,
+    and the same report but for its time stamps, as `swmm.toolkit.solver.swmm_run` on the same copy: the
+    wrapper adds no engine work and changes no time step."""
+    model = Path(__file__).resolve().parents[2] / "models" / "synthetic-50.inp"
+    run = run_inp(model, tmp_path / "w")
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    script = "import sys; from swmm.toolkit import solver; solver.swmm_run(*sys.argv[1:4])"
+    subprocess.run([sys.executable, "-c", script, str(run.inp), str(bare / "b.rpt"), str(bare / "b.out")], check=True,
+                   stdout=subprocess.DEVNULL, env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
+    assert run.out.read_bytes() == (bare / "b.out").read_bytes()
+
+    def body(p):
+        return [l for l in p.read_text().splitlines() if not l.strip().startswith(("Analysis begun", "Analysis ended", "Total elapsed"))]
+
+    assert body(run.rpt) == body(bare / "b.rpt")
+    st = json.loads(run.stats.read_text())
+    assert 0 < st["engine_cpu_s"] <= st["child_cpu_s"]

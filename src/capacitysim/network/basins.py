@@ -3,7 +3,7 @@
 The Binghamton-Johnson City I/I Offset Program ties flow credits to an "I/I remediation basin",
 "the sewage collection system ... tributary to a particular component of the POTW, such as a CSO
 or pumping station" (Sewer Use Rules ch. 174, definitions; credits "shall only be used in the
-specific I/I remediation basin in which they were generated", 174-19 A). Here a basin outlet is
+specific I/I remediation basin in which they were generated", sewer flow credit bank paragraph A). Here a basin outlet is
 found automatically:
 
 * the **plant**: the outfall with the largest tributary dry-weather flow (or the one named);

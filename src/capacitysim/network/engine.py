@@ -188,7 +188,7 @@ def _absolutize(line: str, toks: list[str], section: str, source_dir: Path) -> s
 
 
 def run_inp(inp_path: str | os.PathLike, work_dir: str | os.PathLike, *, name: str | None = None,
-            timeout_s: float | None = None) -> RunFiles:
+            timeout_s: float | None = None, origin: str | os.PathLike | None = None) -> RunFiles:
     """Run SWMM on a copy of ``inp_path`` inside ``work_dir`` in a fresh child process.
 
     Parameters
@@ -202,6 +202,9 @@ def run_inp(inp_path: str | os.PathLike, work_dir: str | os.PathLike, *, name: s
         Stem of the files in ``work_dir`` (default: the input's stem).
     timeout_s : float, optional
         Kill the engine after this many seconds of wall time.
+    origin : path, optional
+        The user's model when ``inp_path`` is a scenario written from it: engine input errors then
+        name the line of ``origin`` holding the same element.
 
     Returns
     -------
@@ -212,8 +215,9 @@ def run_inp(inp_path: str | os.PathLike, work_dir: str | os.PathLike, *, name: s
     capacitysim.errors.DataFileError
         The input file does not exist.
     capacitysim.errors.EngineError
-        The engine stopped with an error; the message holds the engine's error lines from the
-        report (e.g. ``ERROR 200: ...``).
+        The engine stopped with an error; the message holds the engine's first error line from
+        the report (e.g. ``ERROR 209: undefined object ...``) and the line of the input it names.
+        :class:`EngineInputError` (exit code 2) for input and file errors (SWMM 200-399).
     """
     from capacitysim.errors import DataFileError
 
@@ -231,11 +235,61 @@ def run_inp(inp_path: str | os.PathLike, work_dir: str | os.PathLike, *, name: s
     rpt, out, stats = wd / f"{stem}.rpt", wd / f"{stem}.out", wd / f"{stem}.stats.json"
     for p in (rpt, out, stats):
         p.unlink(missing_ok=True)
-    run_copy(RunFiles(inp, rpt, out, stats), timeout_s=timeout_s)
+    run_copy(RunFiles(inp, rpt, out, stats), timeout_s=timeout_s, source=src, origin=Path(origin) if origin else None)
     return RunFiles(inp, rpt, out, stats)
 
 
-def run_copy(run: RunFiles, *, timeout_s: float | None = None) -> None:
+class EngineInputError(EngineError):
+    """The engine rejected the input file (SWMM errors 200-399: input and file errors).
+
+    A problem the user can fix in the model, so the CLI exits with code 2 (as for
+    :class:`~capacitysim.errors.InputError`); still an :class:`EngineError` for callers that catch those.
+    """
+
+    exit_code = 2
+
+
+_ENGINE_LINE = re.compile(r"at line (\d+) of (input file|\[\w+\] section)")
+
+
+def _engine_error(run: RunFiles, errors: list[str], source: Path | None, origin: Path | None = None) -> EngineError:
+    """One-line error from the engine's ERROR lines; input errors name the line of the user's file.
+
+    SWMM 5.2 writes e.g. ``ERROR 209: undefined object X at line 28 of [INFLOWS] section: <text>``
+    with the line of the copy it read. The copy differs from ``source`` at most by one inserted
+    ``THREADS 1`` line (:func:`prepare_inp_text`), so the line maps back by comparing texts; when
+    ``source`` is a scenario written from ``origin`` (the user's model), the line of ``origin`` with
+    the same tokens is named instead.
+    """
+    first = errors[0]
+    m = _ENGINE_LINE.search(first)
+    if m:
+        n = int(m.group(1))
+        section = "" if m.group(2) == "input file" else f" ({m.group(2)})"
+        copy_lines = run.inp.read_text(encoding="utf-8", errors="replace").splitlines()
+        text = copy_lines[n - 1].strip() if 0 < n <= len(copy_lines) else None
+        src_n = None
+        if source is not None and text is not None:
+            src_lines = source.read_text(encoding="utf-8", errors="replace").splitlines()
+            src_n = next((k for k in (n, n - 1) if 0 < k <= len(src_lines) and src_lines[k - 1].strip() == text), None)
+        if src_n is not None and origin is not None and text:
+            # a scenario file written from the user's model: the same element line, by its tokens
+            toks = text.split(";", 1)[0].split()
+            orig = origin.read_text(encoding="utf-8", errors="replace").splitlines()
+            hit = next((k for k, l in enumerate(orig, 1) if l.split(";", 1)[0].split() == toks), None)
+            source, src_n = (origin, hit) if hit else (source, src_n)
+        where = f"at {source.name}:{src_n}{section}" if src_n else f"at line {n} of the run's copy {run.inp}{section}"
+        first = first[: m.start()] + where + first[m.end():]
+        if text and " ".join(text.split()) not in first:
+            first += f": {text[:60]}"
+    more = f" (and {len(errors) - 1} more engine error(s) in {run.rpt})" if len(errors) > 1 else ""
+    code = re.match(r"ERROR\s+(\d+)", first)
+    cls = EngineInputError if code and 200 <= int(code.group(1)) < 400 else EngineError
+    return cls(f"{(origin or source or run.inp).name}: SWMM failed: {first}{more}")
+
+
+def run_copy(run: RunFiles, *, timeout_s: float | None = None, source: Path | None = None,
+             origin: Path | None = None) -> None:
     """Run the engine on ``run.inp`` (already prepared) in a child process; raise EngineError on failure."""
     env = dict(os.environ)
     env["OMP_NUM_THREADS"] = "1"
@@ -247,8 +301,10 @@ def run_copy(run: RunFiles, *, timeout_s: float | None = None) -> None:
     except subprocess.TimeoutExpired:
         raise EngineError(f"{run.inp.name}: SWMM did not finish within {timeout_s:g} s") from None
     engine_errors = report_errors(run.rpt)
-    if proc.returncode != 0 or engine_errors or not (run.stats and run.stats.exists()):
-        detail = "; ".join(engine_errors) if engine_errors else proc.stderr.decode(errors="replace").strip()
+    if engine_errors:
+        raise _engine_error(run, engine_errors, source, origin)
+    if proc.returncode != 0 or not (run.stats and run.stats.exists()):
+        detail = " ".join(proc.stderr.decode(errors="replace").split())[-300:]
         raise EngineError(f"{run.inp.name}: SWMM failed: {detail or f'exit code {proc.returncode}'}")
 
 

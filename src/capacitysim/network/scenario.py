@@ -13,8 +13,12 @@ References
    times the RTK unit hydrograph), [HYDROGRAPHS] (R, T, K per response), [RAINGAGES].
 .. [2] Rossman, L.A. (2016). SWMM Reference Manual Vol. I Hydrology, EPA/600/R-15/162A, sec. 10
    (RDII: the RTK triangular unit hydrographs, peak at T, recession K T, volume R x rainfall x area).
-.. [3] Binghamton-Johnson City Sewer Use Rules ch. 174 (I/I Offset Program): flow credits in gpd
-   (174-19 E), one-to-one with the peak sewage flow rate increase (174-19 F).
+.. [3] Binghamton-Johnson City Joint Sewage Board, I/I Offset Program (effective 2013-01-01), sewer
+   flow credit bank paragraphs E (flow credits in gallons per day) and F (credits equal to the
+   estimated peak sewage flow rate increase, one-to-one); Table 174-19.2 (printed "Table 174-19-2",
+   Inflow Guidelines: sump pumps 5 gpm; roof drains by TR-55, 1-year 24-hour Type II storm, 2.1 in);
+   Table 174-19.3 (curve numbers). The program text numbers its tables but not its sections, so
+   paragraphs are cited by section name and letter.
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ class Connection:
     ``flow_gpd`` is the average daily flow [gpd]. ``peaking="pattern"`` adds it to the node's
     [DWF] with the node's own time patterns (or the model's most used ones), so the model's
     diurnal curve peaks it; a number adds ``flow_gpd x factor`` as a constant [INFLOWS] baseline
-    (the design peak held for the whole run, the conservative reading of 174-19 F [3]_).
+    (the design peak held for the whole run, the conservative reading of credit bank paragraph F [3]_).
     """
 
     node: str

@@ -2,16 +2,17 @@
 
 Under the Binghamton-Johnson City I/I Offset Program a flow credit withdrawal needs
 "demonstration by the applicant of adequate hydraulic and treatment capacity in the sewage
-collection system and treatment plant" (ch. 174, 174-19 H(1)); the design storm is the 1-year
-24-hour Type II storm (Table 174-19.2). This workflow runs the model before and after the
+collection system and treatment plant" (I/I Offset Program, sewer flow credit bank paragraph H(1);
+the program text numbers its tables, not its sections); the design storm is the 1-year 24-hour
+Type II storm, 2.1 in (Table 174-19.2, printed "Table 174-19-2"). This workflow runs the model before and after the
 scenario (each run in its own child process, the two at once), compares every node and link,
 and gives a verdict under configurable criteria:
 
 * no new or increased flooding (beyond ``flooding_tol_cf``);
 * no new surcharge within ``freeboard_ft`` of the rim (a node whose max water level comes
   within the freeboard after, and rose);
-* no increase of the peak inflow at the basin outlet of each connection beyond
-  ``outlet_peak_tol_pct``, nor of CSO volume at any CSO outfall beyond ``cso_volume_tol_pct``
+* no increase of the peak inflow at the basin outlet of each connection, nor at the plant (H(1):
+  "... and treatment plant"), beyond ``outlet_peak_tol_pct``, nor of CSO volume at any CSO outfall beyond ``cso_volume_tol_pct``
   (or ``cso_volume_tol_cf``, whichever is larger);
 * max d/D of conduits within ``max_d_over_d`` unless it already was exceeded and did not rise;
 * a run whose runoff or flow-routing continuity error exceeds ``continuity_limit_pct`` (1 %)
@@ -74,6 +75,9 @@ class Criteria:
         unknown = sorted(set(d) - allowed)
         if unknown:
             raise InputError(f"unknown criteria {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})")
+        bad = next((k for k, v in d.items() if isinstance(v, bool) or not isinstance(v, (int, float))), None)
+        if bad is not None:
+            raise InputError(f"criteria.{bad} must be a number; got {d[bad]!r}")
         return cls(**{k: float(v) for k, v in d.items()})
 
 
@@ -247,10 +251,10 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
     jobs = {"before": (before_inp, wd / "before"), "after": (after_inp, wd / "after")}
     if parallel:
         with ThreadPoolExecutor(max_workers=2) as pool:  # threads only wait on child processes
-            futures = {k: pool.submit(run_inp, inp, d, name=k) for k, (inp, d) in jobs.items()}
+            futures = {k: pool.submit(run_inp, inp, d, name=k, origin=model.path) for k, (inp, d) in jobs.items()}
             runs = {k: f.result() for k, f in futures.items()}
     else:
-        runs = {k: run_inp(inp, d, name=k) for k, (inp, d) in jobs.items()}
+        runs = {k: run_inp(inp, d, name=k, origin=model.path) for k, (inp, d) in jobs.items()}
     before, after = read_results(runs["before"]), read_results(runs["after"])
     checks = judge(before, after, criteria, basins, conns, model)
     verdict = verdict_of(before, after, checks, criteria)
@@ -326,11 +330,16 @@ def judge(before: xr.Dataset, after: xr.Dataset, c: Criteria, basins: list[Basin
         b = basin_of(conn.node, basins)
         if b.outlet not in outlets:
             outlets.append(b.outlet)
+    # the plant too: paragraph H(1) asks for capacity "in the sewage collection system and treatment plant"
+    plant = next((b.outlet for b in basins if b.kind == "plant"), None)
+    if conns and plant is not None and plant not in outlets and plant in before.node.values:
+        outlets.append(plant)
     for o in outlets:
         qb = float(before.max_inflow_cfs.sel(node=o))
         qa = float(after.max_inflow_cfs.sel(node=o))
         limit = qb * (1 + c.outlet_peak_tol_pct / 100.0)
-        checks.append({"criterion": f"peak inflow at the basin outlet within +{c.outlet_peak_tol_pct:g} %", "element": o,
+        where = "the plant" if o == plant else "the basin outlet"
+        checks.append({"criterion": f"peak inflow at {where} within +{c.outlet_peak_tol_pct:g} %", "element": o,
                        "kind": "node", "before": qb, "after": qa, "limit": limit, "unit": "cfs", "passed": bool(qa <= limit + 1e-9)})
     for b in basins:
         if b.kind != "cso" or b.overflow_outfall is None:
@@ -439,9 +448,12 @@ def write_report(d: Demonstration, path) -> Path:
     rep.paragraph("Demonstration of adequate hydraulic capacity in the sewage collection system for a new or modified "
                   "sewer connection and the I/I remediation offsetting it, by SWMM runs of the network before and after "
                   "the change under the same rainfall.")
-    rep.citation("Binghamton-Johnson City Joint Sewage Treatment Plant I/I Offset Program (Sewer Use Rules ch. 174): "
-                 "174-19 H(1) (demonstration of adequate hydraulic and treatment capacity), 174-19 F (one-to-one offset of "
-                 "the peak sewage flow rate increase), Table 174-19.2 (1-year 24-hour Type II storm, 2.1 in).")
+    rep.citation("Binghamton-Johnson City Joint Sewage Board I/I Offset Program (effective January 1, 2013), sewer flow "
+                 "credit bank paragraph H(1) (withdrawal subject to \u201cdemonstration by the applicant of adequate hydraulic "
+                 "and treatment capacity in the sewage collection system and treatment plant\u201d), paragraph F (credits equal "
+                 "to the estimated peak sewage flow rate increase, one-to-one), paragraph A (credits used only in the I/I "
+                 "remediation basin that generated them); Table 174-19.2, Inflow Guidelines (1-year 24-hour Type II storm, "
+                 "2.1 in; sump pumps 5 gpm; roof drains by TR-55); Table 174-19.3 (CN 98 for roofs).")
     rep.heading("Inputs")
     items = [("model", str(d.model)), ("plant outfall", d.plant), ("rainfall", d.storm_name or "model rainfall")]
     for c in d.scenario.get("connections", []):
@@ -466,7 +478,7 @@ def write_report(d: Demonstration, path) -> Path:
     rep.key_values([
         ("flooding", f"no new or increased flooding (tolerance {c.flooding_tol_cf:g} ft3)"),
         ("surcharge", f"no node may newly come within {c.freeboard_ft:g} ft of its rim"),
-        ("basin outlet", f"peak inflow at the connection's basin outlet may rise at most {c.outlet_peak_tol_pct:g} %"),
+        ("basin outlet and plant", f"peak inflow at the connection's basin outlet and at the plant may rise at most {c.outlet_peak_tol_pct:g} %"),
         ("CSO", f"CSO volume may rise at most {c.cso_volume_tol_pct:g} % or {c.cso_volume_tol_cf:g} ft3"),
         ("d/D", f"max d/D of conduits <= {c.max_d_over_d:g} unless already exceeded and not rising"),
         ("model quality", f"runoff and flow-routing continuity errors within {c.continuity_limit_pct:g} %, else untrusted"),
