@@ -124,8 +124,10 @@ def _local_model(bundle: NetworkBundle):
 
     m = _MODELS.get(bundle.sha)
     if m is None or not Path(m.path).is_file():
-        folder = Path(tempfile.gettempdir()) / f"capacitysim-sweep-{os.getpid()}-{bundle.sha}"
-        folder.mkdir(parents=True, exist_ok=True)
+        import atexit
+
+        folder = Path(tempfile.mkdtemp(prefix=f"capacitysim-sweep-{bundle.sha}-"))
+        atexit.register(shutil.rmtree, folder, True)  # removed when the worker process exits
         path = folder / bundle.name
         path.write_text(bundle.inp_text, encoding="utf-8")
         m = parse_inp(path)
