@@ -82,7 +82,8 @@ def main(inp, rpt, out, stats_path):
         while S.swmm_stride(STRIDE_ALL_S) > 0:
             pass
 
-        node_stats = {k: [] for k in ("max_depth", "vol_flooded", "time_flooded", "time_surcharged", "max_inflow", "max_overflow")}
+        node_stats = {k: [] for k in ("max_depth", "vol_flooded", "time_flooded", "time_surcharged", "max_inflow", "max_overflow",
+                                      "total_inflow_volume")}
         for i in range(n_nodes):
             st = S.node_get_stats(i)
             node_stats["max_depth"].append(st.maxDepth)
@@ -91,6 +92,8 @@ def main(inp, rpt, out, stats_path):
             node_stats["time_surcharged"].append(st.timeSurcharged)
             node_stats["max_inflow"].append(st.maxInflow)
             node_stats["max_overflow"].append(st.maxOverflow)
+            # whole-run inflow volume (mass balance, every routing step): at an outfall, what it discharged
+            node_stats["total_inflow_volume"].append(S.node_get_total_inflow(i))
         link_stats = {k: [] for k in ("max_flow", "max_depth", "time_surcharged", "time_full_flow")}
         for i in range(n_links):
             st = S.link_get_stats(i)

@@ -547,11 +547,13 @@ def write_report(d: Demonstration, path) -> Path:
             ax.set_ylabel("elevation [ft]")
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8)
-            rep.figure(fig, f"Hydraulic grade line profile (maximum over the run) from the connection {ids[0]} to the plant {ids[-1]}.")
+            rep.figure(fig, f"Hydraulic grade line profile (maximum after the spin-up) from the connection {ids[0]} to the plant {ids[-1]}.")
     rep.heading("Method")
     rep.paragraph("Each run is SWMM 5.2 (swmm-toolkit) in its own process with one thread, on a copy of the model. Peak flows, "
                   "depths, flooding and surcharge are the engine's routing-step statistics; q/Qfull and d/D use the engine's "
-                  "full-flow capacity and full depth of each conduit; CSO volumes come from the Outfall Loading Summary. "
+                  "full-flow capacity and full depth of each conduit; outfall and CSO volumes are the engine's whole-run outfall inflow "
+                  "volumes (flow-routing mass balance; the Outfall Loading Summary prints a total within 0.02 % of it, rounded "
+                  "to 0.001 million gallons). "
                   "Connections are added to dry-weather flow with the model's diurnal pattern (or as a constant peak flow); "
                   "I/I remediation scales the sewershed's RDII sewer areas; disconnected sump pumps and roof leaders "
                   "are [INFLOWS] of the BEFORE model (sump pumps 5 gpm each from the start of the rain to the end of the "
