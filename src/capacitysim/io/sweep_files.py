@@ -45,16 +45,16 @@ MODES = ("product", "zip")
 #: ``str`` parameters are node ids; ``None`` bounds are open.
 SWMM_PARAMETERS = {
     "connect_node": (str, None, None, True, True, "node id of the new connection"),
-    "connect_gpd": (float, 0.0, None, True, True, "gpd, average daily flow of the connection (0: none)"),
-    "peaking_factor": (float, 1.0, None, True, True, "design peak / average of the connection (absent: the node's diurnal pattern)"),
+    "connect_gpd": (float, 0.0, None, True, True, "gpd, average daily flow of the connection; 0: none"),
+    "peaking_factor": (float, 1.0, None, True, True, "design peak / average of the connection; absent: the node's diurnal pattern"),
     "remediation_fraction": (float, 0.0, 1.0, True, False, "fraction of the RDII removed in the connection's basin"),
     "storm_depth_in": (float, 0.0, None, False, True, "in, total depth of the design storm"),
 }
 DETENTION_PARAMETERS = {
-    "site_area_sf": (float, 0.0, None, False, True, "ft2 (the surfaces are scaled with it)"),
-    "altered_area_sf": (float, 0.0, None, False, True, "ft2 (alterations; the surfaces are scaled with it)"),
+    "site_area_sf": (float, 0.0, None, False, True, "ft2; the surfaces are scaled with it"),
+    "altered_area_sf": (float, 0.0, None, False, True, "ft2, alterations; the surfaces are scaled with it"),
     "drainage_plan_c": (float, 0.0, 1.0, False, True, "runoff coefficient of the drainage plan"),
-    "weighted_c": (float, 0.0, 1.0, False, True, "runoff coefficient of the tributary area (overrides the surfaces)"),
+    "weighted_c": (float, 0.0, 1.0, False, True, "runoff coefficient of the tributary area; overrides the surfaces"),
     "length_ft": (float, 0.0, None, False, True, "ft, tank or chamber length"),
     "width_ft": (float, 0.0, None, False, True, "ft, tank or chamber width"),
     "height_ft": (float, 0.0, None, False, True, "ft, tank or chamber height"),
@@ -65,12 +65,12 @@ DETENTION_PARAMETERS = {
     "bottom_width_ft": (float, 0.0, None, False, True, "ft, pond bottom width"),
     "side_slope_h_per_v": (float, 0.0, None, True, True, "pond side slope H:V"),
     "depth_ft": (float, 0.0, None, False, True, "ft, pond depth"),
-    "orifice_diameter_in": (float, 0.0, None, False, True, "in (absent: the orifice is sized)"),
+    "orifice_diameter_in": (float, 0.0, None, False, True, "in; absent from the grid: the orifice is sized"),
     "orifice_invert_ft": (float, 0.0, None, True, True, "ft above the system bottom"),
     "discharge_coefficient": (float, 0.0, 1.0, False, True, "orifice Cd"),
-    "cn": (float, 0.0, 100.0, False, True, "curve number (scs hydrographs)"),
+    "cn": (float, 0.0, 100.0, False, True, "curve number of scs hydrographs"),
     "tc_min": (float, 0.0, None, False, True, "min, time of concentration"),
-    "storm_depth_in": (float, 0.0, None, False, True, "in, 10-yr 24-h storm depth (scs hydrographs)"),
+    "storm_depth_in": (float, 0.0, None, False, True, "in, 10-yr 24-h storm depth of scs hydrographs"),
 }
 RUNOFF_PARAMETERS = {
     "area_ac": (float, 0.0, None, False, True, "ac, drainage area"),
@@ -171,7 +171,7 @@ def _check_value(where: str, key: str, value, spec) -> object:
     v = float(value)
     bad = (lo is not None and (v < lo if lo_inc else v <= lo)) or (hi is not None and (v > hi if hi_inc else v >= hi))
     if bad:
-        interval = f"{'[' if lo_inc else '('}{'-inf' if lo is None else f'{lo:g}'}, {'inf' if hi is None else f'{hi:g}'}{']' if hi_inc else ')'}"
+        interval = f"{'[' if lo_inc else '('}{'-inf' if lo is None else f'{lo:g}'}, {'inf' if hi is None else f'{hi:g}'}{']' if hi_inc and hi is not None else ')'}"
         raise DataFileError(f"{where}: {key} = {value!r} is outside {interval} ({what})")
     return v
 
