@@ -11,16 +11,15 @@ from capacitysim import cli as cli_module
 def test_every_registered_command_is_mapped_to_its_module():
     cli_module._register()
     registered = set(cli_module.cli.commands)
-    assert registered <= set(cli_module.COMMANDS), registered - set(cli_module.COMMANDS)
-    for name in registered:
-        module = cli_module.COMMANDS[name]
+    assert registered == set(cli_module.COMMANDS), registered ^ set(cli_module.COMMANDS)
+    for name, module in cli_module.COMMANDS.items():
         assert cli_module.cli.commands[name].callback.__module__ == f"capacitysim.cli.{module}", name
 
 
 def test_help_lists_all_commands(run_cli):
     r = run_cli("--help")
     assert r.exit_code == 0
-    for name in cli_module.cli.commands:
+    for name in cli_module.COMMANDS:
         assert name in r.stdout
 
 
