@@ -79,3 +79,41 @@ def test_cross_check_against_unit_hydrograph():
         uh_peak = float(unit_hydrograph_runoff(area_ac / 640, cn, tc, storm).max())
         graphical = graphical_peak_discharge(area_ac / 640, cn, p, tc)
         assert uh_peak == pytest.approx(graphical, rel=0.10), (area_ac, cn, tc, p)
+
+
+def test_table_f1_curves_fall_with_tc_and_with_ia_p():
+    """Exhibit 4 drawn from Table F-1: for every type, qu falls as Tc grows, and at each Tc in
+    0.1-10 h a larger Ia/P never gives a larger qu (more of the rain is abstracted). This pins the
+    Type I C2 signs at Ia/P 0.35-0.45 (+0.01983, +0.05754, +0.00453): with the negative signs of
+    one transcription lineage, the 0.40 curve would lie 8.6 csm/in *under* the 0.50 curve at 10 h."""
+    tc = np.logspace(-1, 1, 201)
+    for dist, (ratios, _) in tables.unit_peak_coefficients().items():
+        qu = np.array([unit_peak_discharge_csm_in(tc, r, dist) for r in ratios])
+        assert np.all(np.diff(qu, axis=1) < 0), dist
+        assert np.all(np.diff(qu, axis=0) <= 0), dist
+    ratios, coefs = tables.unit_peak_coefficients()["I"]
+    assert coefs[(ratios > 0.3) & (ratios < 0.5), 2].tolist() == [0.01983, 0.05754, 0.00453]
+
+
+def test_unit_peak_interpolates_qu_linearly_between_ia_p_rows():
+    """TR-55 ch. 4: straight-line interpolation between the Ia/P curves (here 0.30 and 0.35, Type II)."""
+    a, b = unit_peak_discharge_csm_in(1.0, 0.30), unit_peak_discharge_csm_in(1.0, 0.35)
+    assert a == pytest.approx(10**2.46532, rel=1e-12) and b == pytest.approx(10**2.41896, rel=1e-12)
+    assert unit_peak_discharge_csm_in(1.0, 0.32) == pytest.approx(a + 0.4 * (b - a), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "tc, ia_p, match",
+    [
+        (0.05, 0.2, r"tc_hr must be in \[0.1, 10\] h, got 0.05"),
+        (12.0, 0.2, r"tc_hr must be in \[0.1, 10\] h"),
+        (1.0, 0.6, r"ia_over_p must be in \[0.1, 0.5\], got 0.6"),
+        (1.0, float("nan"), "ia_over_p must not be NaN"),
+        (-1.0, 0.2, "tc_hr must be in"),
+    ],
+)
+def test_unit_peak_refuses_to_extrapolate(tc, ia_p, match):
+    """Outside Exhibit 4 the direct call refuses (linear weights would extrapolate the curves);
+    graphical_peak_discharge clamps instead, with a warning."""
+    with pytest.raises(InputError, match=match):
+        unit_peak_discharge_csm_in(tc, ia_p)

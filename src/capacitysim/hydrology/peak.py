@@ -15,6 +15,7 @@ import numpy as np
 from capacitysim.checks import check_range, scalar_or_array
 from capacitysim.errors import CapacitysimWarning, InputError
 from capacitysim.hydrology import tables
+from capacitysim.hydrology._inputs import broadcast_shape
 from capacitysim.hydrology.rainfall import _normalise_distribution
 from capacitysim.hydrology.runoff import DEFAULT_IA_RATIO, PERCENT, S_NUMERATOR_IN, S_OFFSET_IN, runoff_depth
 
@@ -33,27 +34,43 @@ def unit_peak_discharge_csm_in(tc_hr, ia_over_p, distribution: str = "II"):
 
     .. math:: \log_{10} q_u = C_0 + C_1 \log_{10} T_c + C_2 (\log_{10} T_c)^2
 
-    with the coefficients of the Ia/P rows of Table F-1 that bracket ``ia_over_p`` and linear
-    interpolation of qu between them (Ia/P and Tc are expected already within 0.1-0.5 and 0.1-10 h).
+    with the coefficients of the Table F-1 rows (Ia/P values) that bracket ``ia_over_p``, and
+    straight-line interpolation of qu between those two curves, as TR-55 chapter 4 directs for an
+    Ia/P between the curves of Exhibit 4.
 
     Parameters
     ----------
     tc_hr : array_like
-        Time of concentration [h].
+        Time of concentration Tc [h], in [0.1, 10] (the range of Exhibit 4).
     ia_over_p : array_like
-        Initial abstraction over rainfall [-].
+        Initial abstraction over rainfall Ia/P [-], in [0.1, 0.5] (the rows of Table F-1).
     distribution : {"I", "IA", "II", "III"}
         Rainfall distribution type.
 
+    Returns
+    -------
+    float or numpy.ndarray
+        qu [csm/in]: cfs per square mile per inch of runoff.
+
+    Raises
+    ------
+    InputError
+        For Tc or Ia/P outside the ranges above (this function does not extrapolate;
+        :func:`graphical_peak_discharge` clamps them to the limits with a warning, as TR-55 says),
+        NaN, or shapes that do not broadcast.
+
     References
     ----------
-    TR-55 (1986), Chapter 4, Exhibits 4-I, 4-IA, 4-II, 4-III; Appendix F, Table F-1.
+    TR-55 (1986), Chapter 4, "Peak discharge computation" (interpolation between the Ia/P curves,
+    limiting values outside them) and Exhibits 4-I, 4-IA, 4-II, 4-III; Appendix F, Table F-1.
     """
     key = _normalise_distribution(distribution)
+    tc = check_range("tc_hr", tc_hr, TC_MIN_HR, TC_MAX_HR, unit="h")
+    x = check_range("ia_over_p", ia_over_p, IA_P_MIN, IA_P_MAX)
+    broadcast_shape(tc_hr=tc, ia_over_p=x)
     ratios, coefs = tables.unit_peak_coefficients()[key]
-    log_tc = np.log10(np.asarray(tc_hr, dtype=float))[..., None]
+    log_tc = np.log10(tc)[..., None]
     qu_rows = 10.0 ** (coefs[:, 0] + coefs[:, 1] * log_tc + coefs[:, 2] * log_tc**2)
-    x = np.asarray(ia_over_p, dtype=float)
     x, qu_rows = np.broadcast_arrays(x[..., None], qu_rows)
     x = x[..., 0]
     hi = np.clip(np.searchsorted(ratios, x, side="left"), 1, ratios.size - 1)
@@ -117,6 +134,7 @@ def graphical_peak_discharge(area_mi2, cn, precip_in, tc_hr, distribution: str =
     p = check_range("precip_in", precip_in, 0.0, unit="in")
     tc = check_range("tc_hr", tc_hr, 0.0, low_inclusive=False, unit="h")
     fp = np.asarray(pond_swamp_adjustment(pond_swamp_pct))
+    broadcast_shape(area_mi2=area, cn=cn_arr, precip_in=p, tc_hr=tc, pond_swamp_pct=fp)
     key = _normalise_distribution(distribution)
     if np.any(cn_arr < CN_MIN_ADVISED):
         warnings.warn("CN below 40: outside the range of the TR-55 graphical method", CapacitysimWarning, stacklevel=2)

@@ -22,6 +22,7 @@ import numpy as np
 from capacitysim.checks import as_float_array, check_range, scalar_or_array
 from capacitysim.errors import InputError
 from capacitysim.hydrology import tables
+from capacitysim.hydrology._inputs import broadcast_shape
 
 #: Curve number of impervious area in TR-55 Figures 2-3 and 2-4 and Table 2-2a [-].
 IMPERVIOUS_CN = 98.0
@@ -127,7 +128,8 @@ def runoff_depth(precip_in, cn, ia_ratio=DEFAULT_IA_RATIO, *, kernel: str = "aut
     Raises
     ------
     InputError
-        For CN outside (0, 100], negative or infinite depth, negative Ia ratio, NaN or text.
+        For CN outside (0, 100], negative or infinite depth, negative Ia ratio, NaN or text,
+        and for input shapes that do not broadcast together.
 
     References
     ----------
@@ -146,12 +148,12 @@ def runoff_depth(precip_in, cn, ia_ratio=DEFAULT_IA_RATIO, *, kernel: str = "aut
         _explain_bad_runoff_input(precip_in, cn, ia_ratio)
     if not np.all(r >= 0.0) or not np.all(np.isfinite(r)):
         check_range("ia_ratio", r, 0.0)
+    shape = broadcast_shape(precip_in=p, cn=c, ia_ratio=r)
     if kernel == "numpy" or _kernel is None:
         q = _runoff_numpy(p, c, r)
         if np.isnan(q).any():
             _explain_bad_runoff_input(p, c, r)
         return scalar_or_array(q)
-    shape = np.broadcast_shapes(p.shape, c.shape, r.shape)
     out = np.empty(shape, dtype=np.float64)
     r_flat = r.reshape(-1) if r.size == 1 else _flat(r, shape)
     if _kernel(_flat(p, shape), _flat(c, shape), r_flat, out.reshape(-1)):
@@ -209,6 +211,7 @@ def composite_cn(cn, area, axis=-1):
     """
     cn = check_range("cn", cn, 0.0, PERCENT, low_inclusive=False)
     area = check_range("area", area, 0.0)
+    broadcast_shape(cn=cn, area=area)
     cn, area = np.broadcast_arrays(cn, area)
     total = area.sum(axis=axis)
     if np.any(total <= 0.0):
@@ -252,6 +255,7 @@ def impervious_cn(pervious_cn, impervious_pct, unconnected_fraction=0.0):
     cnp = check_range("pervious_cn", pervious_cn, 0.0, PERCENT, low_inclusive=False)
     pimp = check_range("impervious_pct", impervious_pct, 0.0, PERCENT, unit="%")
     r = check_range("unconnected_fraction", unconnected_fraction, 0.0, 1.0)
+    broadcast_shape(pervious_cn=cnp, impervious_pct=pimp, unconnected_fraction=r)
     reduction = np.where(pimp < UNCONNECTED_IMPERVIOUS_LIMIT_PCT, 1.0 - UNCONNECTED_REDUCTION * r, 1.0)
     return scalar_or_array(cnp + (pimp / PERCENT) * (IMPERVIOUS_CN - cnp) * reduction)
 
@@ -315,6 +319,7 @@ def curve_number(cover, soil_group, table: str = "TR-55"):
     """
     if table not in CN_TABLES:
         raise InputError(f"table must be one of {', '.join(CN_TABLES)}; got {table!r}")
+    broadcast_shape(cover=np.asarray(cover, dtype=str), soil_group=np.asarray(soil_group, dtype=str))
     cover_arr, soil_arr = np.broadcast_arrays(np.asarray(cover, dtype=str), np.asarray(soil_group, dtype=str))
     # Look up each distinct (cover, soil) pair once; no Python loop over cells.
     pairs = np.char.add(np.char.add(cover_arr.reshape(-1), "\x1f"), soil_arr.reshape(-1))

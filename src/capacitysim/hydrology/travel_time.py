@@ -16,6 +16,7 @@ import numpy as np
 
 from capacitysim.checks import check_range, scalar_or_array
 from capacitysim.errors import CapacitysimWarning, InputError
+from capacitysim.hydrology._inputs import broadcast_shape
 from capacitysim.units import SECONDS_PER_HOUR
 
 #: TR-55 eq. 3-3 coefficient (Overton and Meadows kinematic solution) [-].
@@ -62,6 +63,7 @@ def sheet_flow_time(n, length_ft, p2_in, slope):
     length_ft = check_range("length_ft", length_ft, 0.0, SHEET_FLOW_MAX_LENGTH_FT, low_inclusive=False, unit="ft")
     p2_in = check_range("p2_in", p2_in, 0.0, low_inclusive=False, unit="in")
     slope = check_range("slope", slope, 0.0, low_inclusive=False, unit="ft/ft")
+    broadcast_shape(n=n, length_ft=length_ft, p2_in=p2_in, slope=slope)
     if np.any(length_ft > SHEET_FLOW_ADVISED_LENGTH_FT):
         warnings.warn(
             "sheet flow length over 100 ft: TR-55 (1986) allows 300 ft, current NRCS guidance "
@@ -88,6 +90,7 @@ def shallow_flow_velocity_fps(slope, paved):
     TR-55 (1986), Chapter 3, Figure 3-1; Appendix F, equations for Figure 3-1.
     """
     slope = check_range("slope", slope, 0.0, low_inclusive=False, unit="ft/ft")
+    broadcast_shape(slope=slope, paved=paved)
     coef = np.where(np.asarray(paved, dtype=bool), SHALLOW_PAVED_COEF_FPS, SHALLOW_UNPAVED_COEF_FPS)
     return scalar_or_array(coef * np.sqrt(slope))
 
@@ -109,6 +112,7 @@ def shallow_flow_time(length_ft, slope, paved):
     TR-55 (1986), Chapter 3, eq. 3-1 and Figure 3-1.
     """
     length_ft = check_range("length_ft", length_ft, 0.0, low_inclusive=False, unit="ft")
+    broadcast_shape(length_ft=length_ft, slope=slope, paved=paved)
     v = np.asarray(shallow_flow_velocity_fps(slope, paved))
     return scalar_or_array(length_ft / (SECONDS_PER_HOUR * v))
 
@@ -124,6 +128,7 @@ def channel_velocity_fps(n, area_ft2, wetted_perimeter_ft, slope):
     area_ft2 = check_range("area_ft2", area_ft2, 0.0, low_inclusive=False, unit="ft2")
     pw = check_range("wetted_perimeter_ft", wetted_perimeter_ft, 0.0, low_inclusive=False, unit="ft")
     slope = check_range("slope", slope, 0.0, low_inclusive=False, unit="ft/ft")
+    broadcast_shape(n=n, area_ft2=area_ft2, wetted_perimeter_ft=pw, slope=slope)
     r = area_ft2 / pw
     return scalar_or_array(MANNING_US_COEF * r ** (2.0 / 3.0) * np.sqrt(slope) / n)
 
@@ -149,6 +154,7 @@ def channel_flow_time(length_ft, n, area_ft2, wetted_perimeter_ft, slope):
     TR-55 (1986), Chapter 3, eq. 3-1, 3-4 and 3-5.
     """
     length_ft = check_range("length_ft", length_ft, 0.0, low_inclusive=False, unit="ft")
+    broadcast_shape(length_ft=length_ft, n=n, area_ft2=area_ft2, wetted_perimeter_ft=wetted_perimeter_ft, slope=slope)
     v = np.asarray(channel_velocity_fps(n, area_ft2, wetted_perimeter_ft, slope))
     return scalar_or_array(length_ft / (SECONDS_PER_HOUR * v))
 
@@ -168,4 +174,5 @@ def time_of_concentration(*travel_times_hr):
     if not travel_times_hr:
         raise InputError("time_of_concentration needs at least one travel time")
     arrays = [check_range(f"travel_times_hr[{i}]", t, 0.0, unit="h") for i, t in enumerate(travel_times_hr)]
+    broadcast_shape(**{f"travel_times_hr[{i}]": a for i, a in enumerate(arrays)})
     return scalar_or_array(np.sum(np.broadcast_arrays(*arrays), axis=0))

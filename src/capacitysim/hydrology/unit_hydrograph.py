@@ -25,6 +25,7 @@ import xarray as xr
 from capacitysim.checks import check_range
 from capacitysim.errors import InputError
 from capacitysim.hydrology import tables
+from capacitysim.hydrology._inputs import broadcast_shape
 from capacitysim.hydrology.rainfall import storm_step_hr
 from capacitysim.hydrology.runoff import PERCENT, runoff_depth
 from capacitysim.units import CUBIC_FEET_PER_SQMI_INCH, SECONDS_PER_HOUR
@@ -123,6 +124,7 @@ def unit_hydrograph_runoff(area_mi2, cn, tc_hr, storm: xr.DataArray, peak_rate_f
     dt_hr = storm_step_hr(storm)
     rain = check_range("storm", storm.values, 0.0, unit="in")
     scalar = area.ndim == 0 and cn_arr.ndim == 0 and tc.ndim == 0
+    broadcast_shape(area_mi2=area, cn=cn_arr, tc_hr=tc)
     area, cn_arr, tc = (np.atleast_1d(a) for a in np.broadcast_arrays(area, cn_arr, tc))
     if area.ndim != 1:
         raise InputError("area_mi2, cn and tc_hr must be scalars or 1-D arrays of subcatchments")
