@@ -116,3 +116,18 @@ def test_bad_input(kwargs, match):
     args.update(kwargs)
     with pytest.raises(InputError, match=match):
         unit_hydrograph_runoff(**args)
+
+
+@pytest.mark.parametrize("prf", [110.0, 150.0, 200.0])
+def test_low_peak_rate_factors_recede_without_a_spike_at_the_end(prf):
+    """The gamma form of a low PRF has a long recession (m = 0.26 at PRF 100): cutting it at a fixed
+    12 Tp put up to 7 % of the volume into one last ordinate. After the peak, the hydrograph of one
+    burst must fall monotonically to ~0, carry the whole volume, and peak at PRF A Q / Tp."""
+    dt = 0.02
+    tp = time_to_peak_hr(1.0, dt)
+    flow = unit_hydrograph_runoff(1.0, 100.0, 1.0, _pulse(1.0, dt, n=10), peak_rate_factor=prf).values
+    k = int(np.argmax(flow))
+    assert np.all(np.diff(flow[k:]) <= 1e-12 * flow[k])
+    assert flow[-1] < 1e-4 * flow[k]
+    assert float(flow.max()) == pytest.approx(prf / tp, rel=0.02)
+    assert flow.sum() * dt * SECONDS_PER_HOUR / CUBIC_FEET_PER_SQMI_INCH == pytest.approx(1.0, rel=1e-9)

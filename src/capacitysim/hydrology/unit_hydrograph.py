@@ -34,8 +34,9 @@ from capacitysim.units import CUBIC_FEET_PER_SQMI_INCH, SECONDS_PER_HOUR
 LAG_OVER_TC = 0.6
 #: The standard peak rate factor of the SCS dimensionless unit hydrograph (NEH 630 ch. 16).
 STANDARD_PEAK_RATE_FACTOR = 484.0
-#: The gamma form reaches 0.9999 of its volume well within this many Tp for PRF >= 100.
-_GAMMA_SPAN_TP = 12.0
+#: The gamma form is cut where all but this fraction of its volume has passed; the mass curve is
+#: rescaled to end at 1, so volume stays exact and no ordinate carries the cut tail [-].
+_GAMMA_TAIL_FRACTION = 1e-6
 #: Table 16-1 ends at t/Tp = 5.
 _TABLE_SPAN_TP = 5.0
 #: cfs of 1 in of runoff per hour from 1 mi2: the constant behind the peak rate factor (645.33).
@@ -53,6 +54,33 @@ def _gamma_shape(peak_rate_factor: float) -> float:
         return _PRF_UNIT * np.exp((m + 1) * np.log(m) - m - scipy.special.gammaln(m + 1)) - peak_rate_factor
 
     return float(scipy.optimize.brentq(prf, 1e-3, 200.0, xtol=1e-12))
+
+
+def unit_hydrograph_span_tp(peak_rate_factor=STANDARD_PEAK_RATE_FACTOR) -> float:
+    """Length of the dimensionless unit hydrograph [t/Tp]: where its mass curve reaches 1.
+
+    Table 16-1 (PRF 484) ends at t/Tp = 5. The gamma form never ends; it is cut where all but
+    ``_GAMMA_TAIL_FRACTION`` of the volume has passed: about 4.8 Tp at PRF 600, 12 Tp at 300 and
+    57 Tp at 100 (low peak rate factors have long recessions).
+
+    Parameters
+    ----------
+    peak_rate_factor : float
+        Peak rate factor PRF [cfs h / (mi2 in)].
+
+    Returns
+    -------
+    float
+        Span [t/Tp].
+
+    References
+    ----------
+    NEH 630 (2007), Chapter 16, Table 16-1 and the gamma equation of the dimensionless unit hydrograph.
+    """
+    if peak_rate_factor == STANDARD_PEAK_RATE_FACTOR:
+        return _TABLE_SPAN_TP
+    m = _gamma_shape(float(peak_rate_factor))
+    return float(scipy.special.gammaincinv(m + 1.0, 1.0 - _GAMMA_TAIL_FRACTION) / m)
 
 
 def unit_hydrograph_mass_fraction(t_over_tp, peak_rate_factor=STANDARD_PEAK_RATE_FACTOR):
@@ -136,11 +164,11 @@ def unit_hydrograph_runoff(area_mi2, cn, tc_hr, storm: xr.DataArray, peak_rate_f
 
     # Unit hydrograph ordinates [cfs per in of excess]: step averages of the mass curve.
     tp = time_to_peak_hr(tc, dt_hr)
-    span = _TABLE_SPAN_TP if prf == STANDARD_PEAK_RATE_FACTOR else _GAMMA_SPAN_TP
+    span = unit_hydrograph_span_tp(prf)
     n_uh = int(np.ceil(span * tp.max() / dt_hr)) + 1
     edges = np.arange(n_uh + 1) * dt_hr
     mass = unit_hydrograph_mass_fraction(edges[None, :] / tp[:, None], prf)
-    mass[:, -1] = 1.0  # the whole unit volume leaves within the span
+    mass /= mass[:, -1:]  # the whole unit volume leaves within the span (a gamma tail of 1e-6 spread, not lumped)
     volume_cf = area * CUBIC_FEET_PER_SQMI_INCH  # ft3 per inch of excess
     uh = np.diff(mass, axis=1) * (volume_cf / (dt_hr * SECONDS_PER_HOUR))[:, None]
 
