@@ -26,8 +26,22 @@ def test_less_outflow_needs_more_storage():
     assert np.all(np.diff(r) < 0)
 
 
-def test_outside_the_figure_is_clamped_with_a_warning():
-    with pytest.warns(CapacitysimWarning, match="0.1-0.8"):
-        assert detention_storage_ratio(0.95) == detention_storage_ratio(0.8)
-    with pytest.raises(InputError, match="qo_over_qi"):
+def test_above_the_figure_is_clamped_with_a_warning_on_the_safe_side():
+    with pytest.warns(CapacitysimWarning, match="above 0.8"):
+        clamped = detention_storage_ratio(0.95)
+    assert clamped == detention_storage_ratio(0.8)
+    # The cubic continued to 0.95 would give less storage than the clamp: clamping is conservative.
+    assert 0.682 - 1.43 * 0.95 + 1.64 * 0.95**2 - 0.804 * 0.95**3 < clamped
+    with pytest.raises(InputError, match=r"qo_over_qi must be in \[0.1, 1\), got 1.2"):
         detention_storage_ratio(1.2)
+
+
+def test_below_the_figure_is_refused_not_clamped():
+    """Clamping qo/qi = 0.05 up to 0.1 would understate the storage (Vs/Vr falls with qo/qi)."""
+    assert detention_storage_ratio(0.1) > detention_storage_ratio(0.2)
+    with pytest.raises(InputError, match=r"qo_over_qi must be in \[0.1, 1\), got 0.05"):
+        detention_storage_ratio(0.05)
+    with pytest.raises(InputError, match="qo_over_qi must not be NaN"):
+        detention_storage_ratio(float("nan"))
+    with pytest.raises(InputError, match="distribution must be one of"):
+        detention_storage_ratio(0.5, "IV")

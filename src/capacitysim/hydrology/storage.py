@@ -30,8 +30,10 @@ def detention_storage_ratio(qo_over_qi, distribution: str = "II"):
     Parameters
     ----------
     qo_over_qi : array_like
-        Peak outflow / peak inflow [-], in (0, 1). Values outside 0.1-0.8, the range of
-        Figure 6-1, are clamped with a :class:`CapacitysimWarning`.
+        Peak outflow / peak inflow [-], in [0.1, 1). Figure 6-1 is drawn for 0.1-0.8. Above 0.8
+        the ratio is clamped to 0.8 with a :class:`CapacitysimWarning` (more storage than the
+        extrapolated curve: on the safe side). Below 0.1 it is refused: Vs/Vr falls as qo/qi
+        rises, so clamping up to 0.1 would understate the storage; route the hydrograph instead.
     distribution : {"I", "IA", "II", "III"}
         Rainfall distribution (I and IA share a curve, II and III share the other).
 
@@ -45,14 +47,16 @@ def detention_storage_ratio(qo_over_qi, distribution: str = "II"):
     TR-55 (1986), Chapter 6, Figure 6-1; Appendix F, Table F-2.
     """
     key = _normalise_distribution(distribution)
-    x = check_range("qo_over_qi", qo_over_qi, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
+    x = check_range("qo_over_qi", qo_over_qi, QO_QI_MIN, 1.0, high_inclusive=False)
     coefs = tables.storage_coefficients().get(key)
     if coefs is None:  # pragma: no cover - every type has a curve
         raise InputError(f"no TR-55 Table F-2 curve for distribution {key}")
-    if np.any((x < QO_QI_MIN) | (x > QO_QI_MAX)):
+    if np.any(x > QO_QI_MAX):
         warnings.warn(
-            f"qo/qi outside 0.1-0.8, the range of TR-55 Figure 6-1: clamped", CapacitysimWarning, stacklevel=2
+            "qo/qi above 0.8, the end of TR-55 Figure 6-1: the storage ratio at 0.8 is used (conservative)",
+            CapacitysimWarning,
+            stacklevel=2,
         )
-        x = np.clip(x, QO_QI_MIN, QO_QI_MAX)
+        x = np.minimum(x, QO_QI_MAX)
     c0, c1, c2, c3 = coefs
     return scalar_or_array(c0 + x * (c1 + x * (c2 + x * c3)))
