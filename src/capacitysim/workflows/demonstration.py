@@ -224,19 +224,11 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         if c.node not in node_ids:
             raise InputError(f"--connect: node {c.node!r} is not a node of {model.path.name}")
     storm_edit, storm_name = _storm_edit(storm)
-    spin = DEFAULT_SPINUP_HR if spinup_hr is None else float(check_range("spinup_hr", spinup_hr, 0.0, unit="hr"))
-    if storm_edit is not None and storm_edit.start_hr < spin:
-        storm_edit = replace(storm_edit, start_hr=spin)
-    report_hr = spinup_report_start_hr(model, storm_edit, spin)
     if not conns and not rems and not extra_edits:
         raise InputError("nothing to demonstrate: give at least one connection (--connect) or remediation (--remediate)")
+    before_edits, after_edits = scenario_edits(model, storm_edit, conns, rems, spinup_hr=spinup_hr, extra_edits=extra_edits)
     wd = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="capacitysim-"))
     wd.mkdir(parents=True, exist_ok=True)
-    storm_edits = ([storm_edit] if storm_edit else []) + ([ReportStart(report_hr)] if report_hr > report_start_hr(model) else [])
-    removals = [r for r in rems if isinstance(r, SourceRemoval)]
-    # disconnected sump pumps / roof leaders: their sources are in the BEFORE model only
-    before_edits = storm_edits + [r.sources for r in removals]
-    after_edits = storm_edits + list(conns) + [r for r in rems if not isinstance(r, SourceRemoval)] + list(extra_edits)
     before_inp = model.path
     before_record = None
     if before_edits:
@@ -245,8 +237,8 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
     after_inp = wd / "after_input.inp"
     record = write_scenario(model, after_edits, after_inp)
     record["removed_sources"] = before_record["sources"] if before_record else []
-    record["spinup_hr"] = spin
-    record["report_start_hr"] = max(report_hr, report_start_hr(model))
+    record["spinup_hr"] = DEFAULT_SPINUP_HR if spinup_hr is None else float(spinup_hr)
+    record["report_start_hr"] = next((e.hours for e in after_edits if isinstance(e, ReportStart)), report_start_hr(model))
 
     jobs = {"before": (before_inp, wd / "before"), "after": (after_inp, wd / "after")}
     if parallel:
@@ -256,10 +248,47 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
     else:
         runs = {k: run_inp(inp, d, name=k, origin=model.path) for k, (inp, d) in jobs.items()}
     before, after = read_results(runs["before"]), read_results(runs["after"])
-    checks = judge(before, after, criteria, basins, conns, model)
+    checks = judge(before, after, criteria, basins, conns)
     verdict = verdict_of(before, after, checks, criteria)
     return Demonstration(Path(model_path), verdict, before, after, runs, checks, criteria, record, basins,
                          plant_id, conns, storm_name)
+
+
+def scenario_edits(model: SwmmInp, storm: Storm | None, connections=(), remediations=(), *,
+                   spinup_hr: float | None = None, extra_edits=()) -> tuple[list, list]:
+    """The edits of the BEFORE and the AFTER model of a capacity demonstration: ``(before, after)``.
+
+    The one place that decides what each run gets (``capacitysim capacity`` and the SWMM scenarios
+    of ``capacitysim sweep`` both call it, so a sweep scenario is the same pair of runs):
+
+    * both runs: the design ``storm`` moved to start no earlier than ``spinup_hr`` after the
+      simulation start, and a :class:`~capacitysim.network.scenario.ReportStart` at
+      :func:`spinup_report_start_hr` when that is later than the model's own REPORT_START;
+    * BEFORE only: the sources of every :class:`~capacitysim.network.scenario.SourceRemoval`
+      (disconnected sump pumps and roof leaders discharge today, not after);
+    * AFTER only: the connections, the RDII remediations and ``extra_edits``.
+
+    Parameters
+    ----------
+    model : SwmmInp
+        The parsed model (only read).
+    storm : Storm or None
+        The design storm; ``None`` keeps the model's own rainfall (not moved).
+    connections : list of Connection
+    remediations : list of Remediation or SourceRemoval
+    spinup_hr : float, optional
+        Spin-up [hr] (default :data:`~capacitysim.network.scenario.DEFAULT_SPINUP_HR`; 0 keeps everything).
+    extra_edits : list
+        Further edits of the AFTER model (e.g. an ``InjectedInflow``).
+    """
+    spin = DEFAULT_SPINUP_HR if spinup_hr is None else float(check_range("spinup_hr", spinup_hr, 0.0, unit="hr"))
+    if storm is not None and storm.start_hr < spin:
+        storm = replace(storm, start_hr=spin)
+    report_hr = spinup_report_start_hr(model, storm, spin)
+    both = ([storm] if storm is not None else []) + ([ReportStart(report_hr)] if report_hr > report_start_hr(model) else [])
+    before = both + [r.sources for r in remediations if isinstance(r, SourceRemoval)]
+    after = both + list(connections) + [r for r in remediations if not isinstance(r, SourceRemoval)] + list(extra_edits)
+    return before, after
 
 
 def spinup_report_start_hr(model: SwmmInp, storm: Storm | None, spinup_hr: float) -> float:
@@ -300,7 +329,7 @@ def continuity_error(ds: xr.Dataset) -> float:
     return a if abs(a) > abs(b) else b
 
 
-def judge(before: xr.Dataset, after: xr.Dataset, c: Criteria, basins: list[Basin], conns, model: SwmmInp) -> list[dict]:
+def judge(before: xr.Dataset, after: xr.Dataset, c: Criteria, basins: list[Basin], conns) -> list[dict]:
     """Every criterion applied to every element: a list of checks (failures and the outlet checks)."""
     checks: list[dict] = []
     nodes = before.node.values
