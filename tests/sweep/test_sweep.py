@@ -20,7 +20,7 @@ import zarr
 from capacitysim.io.sweep_files import load_sweep
 from capacitysim.workflows.sweep import make_bundle, open_results, run_one, run_sweep, summarize, write_summary_report
 
-from .conftest import TINY
+from .conftest import ROOT, TINY
 
 # 2 nodes x 2 flows x 2 fractions; CSO1 (an overflow outfall) lies in no basin: those scenarios fail
 SWMM = """
@@ -103,34 +103,65 @@ def test_physics_of_the_sweep(swmm_sweep):
     assert ds.verdict.sel(connect_node="MH0005", connect_gpd=0, remediation_fraction=0.0).item() == "pass"
 
 
-def test_sweep_scenario_equals_public_engine_calls(swmm_sweep, tmp_path):
-    """An independent path without the sweep's tasks, store or dask: the same edits written with
-    network.scenario.write_scenario, run with engine.run_inp, judged with the capacity demonstration's
-    judge/verdict_of, give the same verdict and the same plant peaks, bit for bit."""
-    from capacitysim.network.basins import basin_of, find_basins
-    from capacitysim.network.engine import read_results, run_inp
-    from capacitysim.network.model import load_model
-    from capacitysim.network.scenario import Connection, Remediation, Storm, write_scenario
-    from capacitysim.io.storms import load_storm
-    from capacitysim.workflows.demonstration import Criteria, judge, verdict_of
+SMALL = ROOT / "models" / "synthetic-50.inp"
 
-    _, _, ds = swmm_sweep
-    model = load_model(TINY)
-    basins = find_basins(model)
-    b = basin_of("MH0005", basins)
-    storm = Storm.from_spec(load_storm("binghamton-1yr-24h"))
-    conn = Connection("MH0005", 150000.0)
-    write_scenario(model, [storm], tmp_path / "before.inp")
-    write_scenario(model, [storm, conn, Remediation(tuple(b.tributary), fraction=0.5, basin=b.outlet)], tmp_path / "after.inp")
-    before = read_results(run_inp(tmp_path / "before.inp", tmp_path / "b"))
-    after = read_results(run_inp(tmp_path / "after.inp", tmp_path / "a"))
-    c = Criteria()
-    verdict = verdict_of(before, after, judge(before, after, c, basins, [conn], model), c)
-    sel = dict(connect_node="MH0005", connect_gpd=150000, remediation_fraction=0.5)
-    assert ds.verdict.sel(**sel).item() == verdict
-    assert float(ds.plant_peak_inflow_cfs.sel(**sel)) == float(after.max_inflow_cfs.sel(node="PLANT"))
-    assert float(ds.plant_peak_inflow_before_cfs.sel(**sel)) == float(before.max_inflow_cfs.sel(node="PLANT"))
-    assert float(ds.cso_volume_cf.sel(**sel)) == float(after.volume_cf.sel(outfall="CSO1"))
+
+@pytest.mark.parametrize("node, gpd, fraction, depth", [("MH0017", 60000, 0.25, 2.4)])
+def test_sweep_scenario_equals_capacity_cli(run_cli, tmp_path, node, gpd, fraction, depth):
+    """One scenario (a connection, a remediation fraction of its basin's RDII, a storm depth) through
+    `capacitysim sweep run` and the same inputs through `capacitysim capacity --json` (the storm file
+    with that depth, --remediate basin=OUTLET,fraction=F): the same verdict, the same failed checks, and
+    the same plant and basin-outlet peak inflows and CSO volume, bit for bit. Bit for bit because both
+    write the same scenario files (one function builds the edits, spin-up included) and SWMM on one
+    thread is deterministic; the JSON prints floats with repr (round-trips exactly) and the store
+    keeps float64."""
+    import tomllib
+
+    from capacitysim.io.storms import resolve_storm_path
+    from capacitysim.network.basins import basin_of, find_basins
+    from capacitysim.network.model import load_model
+
+    storm = tomllib.loads(resolve_storm_path("binghamton-1yr-24h").read_text())
+    storm["depth_in"] = depth
+    storm_file = tmp_path / "storm.toml"
+    storm_file.write_text("".join(f"{k} = {json.dumps(v)}\n" for k, v in storm.items()))
+    sweep_file = tmp_path / "one.toml"
+    sweep_file.write_text(f'name = "one"\nmodel = "{SMALL}"\nstorm = "binghamton-1yr-24h"\n[grid]\n'
+                          f'connect_node = ["{node}"]\nconnect_gpd = [{gpd}]\nremediation_fraction = [{fraction}]\n'
+                          f"storm_depth_in = [{depth}]\n")
+    r = run_cli("sweep", "run", str(sweep_file), "--out", str(tmp_path / "one.zarr"), "--workers", "0", "--no-progress")
+    assert r.exit_code == 0, r.output
+    ds = open_results(tmp_path / "one.zarr").isel(connect_node=0, connect_gpd=0, remediation_fraction=0, storm_depth_in=0)
+    assert ds.status.item() == "done", ds.message.item()
+
+    outlet = basin_of(node, find_basins(load_model(SMALL))).outlet
+    r = run_cli("capacity", "--model", str(SMALL), "--storm", str(storm_file), "--connect", f"{node}={gpd}",
+                "--remediate", f"basin={outlet},fraction={fraction}", "--json", "--work-dir", str(tmp_path / "cap"))
+    assert r.exit_code in (0, 1), r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["scenario"]["spinup_hr"] == 6.0 and doc["scenario"]["storm"]["start_hr"] == 6.0
+
+    assert ds.verdict.item() == doc["verdict"]
+    plant = doc["plant"]
+    assert float(ds.plant_peak_inflow_cfs) == doc["after"]["plant_peak_inflow_cfs"]
+    assert float(ds.plant_peak_inflow_before_cfs) == doc["before"]["plant_peak_inflow_cfs"]
+    outlet_check = next(c for c in doc["checks"] if c["element"] == outlet and c["criterion"].startswith("peak inflow"))
+    assert outlet != plant and "basin outlet" in outlet_check["criterion"]
+    assert float(ds.outlet_peak_inflow_cfs.sel(outlet=outlet)) == outlet_check["after"]
+    plant_check = next(c for c in doc["checks"] if c["element"] == plant and c["criterion"].startswith("peak inflow"))
+    assert float(ds.plant_peak_inflow_cfs) == plant_check["after"]  # the plant is checked in both
+    cso = next(b["overflow_outfall"] for b in json.loads(run_cli("basins", "--model", str(SMALL), "--json").stdout)["basins"]
+               if b["kind"] == "cso")
+    assert float(ds.cso_volume_cf) == doc["after"]["outfall_volume_cf"][cso]
+    # the failed checks the sweep reports are the CLI's, values included
+    failed = [c for c in doc["checks"] if not c["passed"]]
+
+    def num(x):
+        return "-" if x is None else f"{x:,.4g}"
+
+    expected = "; ".join(f"{c['criterion']} at {c['element']}: {num(c['before'])} -> {num(c['after'])} {c['unit']}"
+                         for c in failed[:3]) + (f" (+{len(failed) - 3} more)" if len(failed) > 3 else "")
+    assert ds.message.item() == expected[:240]
 
 
 def test_summary_largest_passing_connection_and_report(swmm_sweep, tmp_path):

@@ -6,7 +6,8 @@ How a sweep runs
   :func:`capacitysim.network.engine.run_inp` (itself a fresh child process with ``THREADS 1`` and
   ``OMP_NUM_THREADS=1``, so the engine's global state, its OpenMP threads and the file descriptor
   that ``[RDII]`` runs leak all die with the child: ../shared/reference/swmm-notes.md). A run
-  *before* (the model under the scenario's storm, no connection, no remediation) is one task per
+  *before* (the model under the scenario's storm after the 6 h spin-up, no connection, no remediation: the edits of
+  :func:`capacitysim.workflows.demonstration.scenario_edits`, as ``capacitysim capacity``) is one task per
   distinct storm depth; every scenario task depends on its baseline and computes the verdict
   after vs before. Tasks run on a ``dask.distributed`` cluster: by default a
   ``LocalCluster(processes=True, threads_per_worker=1)`` with one worker per core, or an existing
@@ -41,6 +42,7 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -89,7 +91,7 @@ class NetworkBundle:
     plant: str
     basins: tuple  # capacitysim.network.basins.Basin, plant first
     cso_outfalls: tuple[str, ...]
-    storm: object | None  # capacitysim.network.scenario.Storm of the sweep, or None (the model's rainfall)
+    storm: object | None  # capacitysim.io.storms.StormSpec of the sweep, or None (the model's rainfall)
     timeout_s: float | None = None
 
     @property
@@ -101,7 +103,6 @@ def make_bundle(spec: SweepSpec) -> NetworkBundle:
     """Read the sweep's model once in the driver: text, plant, basins, CSO outfalls, storm."""
     from capacitysim.network.basins import find_basins, find_plant
     from capacitysim.network.model import load_model
-    from capacitysim.network.scenario import Storm
 
     model = load_model(spec.model)
     basins = find_basins(model, spec.outlets, spec.plant)
@@ -111,7 +112,7 @@ def make_bundle(spec: SweepSpec) -> NetworkBundle:
     return NetworkBundle(
         name=Path(spec.model).name, inp_text=text, sha=hashlib.sha256(text.encode()).hexdigest()[:16], plant=plant,
         basins=tuple(basins), cso_outfalls=tuple(sorted(outfalls - {plant})),
-        storm=None if spec.storm is None else Storm.from_spec(spec.storm), timeout_s=spec.timeout_s,
+        storm=spec.storm, timeout_s=spec.timeout_s,
     )
 
 
@@ -144,49 +145,73 @@ def _criteria(criteria: dict | None):
     return Criteria.from_dict(criteria or {})
 
 
-def scenario_edits(bundle: NetworkBundle, model, params: dict) -> tuple[list, list]:
-    """(edits before, edits after) of a scenario, as ``capacitysim capacity`` builds them.
+def scenario_storm(bundle: NetworkBundle, model, params: dict):
+    """The design storm of a scenario (a :class:`~capacitysim.network.scenario.Storm`), or None.
 
-    Before: the storm (the sweep's design storm scaled to ``storm_depth_in``, or the model's own
-    rainfall scaled to it; nothing when neither is given). After: the storm, the connection
-    (``connect_node``, ``connect_gpd``, ``peaking_factor`` or the node's diurnal pattern) and the
-    remediation of ``remediation_fraction`` of the RDII in the connection node's I/I remediation
-    basin (its tributary nodes, as ``--remediate basin=OUTLET,fraction=F``).
+    With a sweep storm: that storm file with its ``depth_in`` replaced by ``storm_depth_in``
+    (``capacitysim capacity --storm`` with a copy of the file of that depth gives the same hyetograph,
+    bit for bit). Without one, ``storm_depth_in`` scales the model's own rainfall (an even-interval
+    [TIMESERIES]), which is then run as a design storm (moved after the spin-up like any other);
+    with neither, None (the model's rainfall, untouched).
     """
-    from capacitysim.network.basins import basin_of
-    from capacitysim.network.scenario import Connection, Remediation, Storm, model_rainfall
+    from capacitysim.network.scenario import Storm, model_rainfall
 
-    before: list = []
     depth = params.get("storm_depth_in")
     if bundle.storm is not None:
-        st = bundle.storm
+        spec = bundle.storm
         if depth is not None:
-            d = np.asarray(st.depth_in) * (float(depth) / float(np.sum(st.depth_in)))
-            st = Storm(tuple(float(v) for v in d), st.dt_min, f"{st.name} scaled to {depth:g} in", st.start_hr)
-        before.append(st)
-    elif depth is not None:
-        t, d = model_rainfall(model)
-        if d.size == 0 or d.sum() <= 0:
-            raise InputError("storm_depth_in: the model's rainfall is not a [TIMESERIES] that can be scaled; give storm = ...")
-        steps = np.diff(t)
-        if steps.size and np.ptp(steps) > 1e-6:
-            raise InputError("storm_depth_in: the model's rainfall has uneven intervals; give storm = ...")
-        dt_min = float(steps[0] * MINUTES_PER_HOUR) if steps.size else 60.0
-        d = d * (float(depth) / d.sum())
-        before.append(Storm(tuple(float(v) for v in d), dt_min, f"model rainfall scaled to {depth:g} in", float(t[0])))
-    after = list(before)
-    node = params.get("connect_node")
-    gpd = float(params.get("connect_gpd", 0.0) or 0.0)
-    if node is not None and gpd > 0:
-        pf = params.get("peaking_factor")
-        after.append(Connection(node, gpd, "pattern" if pf is None else float(pf)))
+            spec = dataclasses.replace(spec, depth_in=float(depth), name=f"{spec.name} at {float(depth):g} in")
+        return Storm.from_spec(spec)
+    if depth is None:
+        return None
+    t, d = model_rainfall(model)
+    if d.size == 0 or d.sum() <= 0:
+        raise InputError("storm_depth_in: the model's rainfall is not a [TIMESERIES] that can be scaled; give storm = ...")
+    steps = np.diff(t)
+    if steps.size and np.ptp(steps) > 1e-6:
+        raise InputError("storm_depth_in: the model's rainfall has uneven intervals; give storm = ...")
+    dt_min = float(steps[0] * MINUTES_PER_HOUR) if steps.size else 60.0
+    d = d * (float(depth) / d.sum())
+    return Storm(tuple(float(v) for v in d), dt_min, f"model rainfall scaled to {depth:g} in", float(t[0]))
+
+
+def scenario_edits(bundle: NetworkBundle, model, params: dict) -> tuple[list, list]:
+    """(edits before, edits after) of a scenario: exactly what ``capacitysim capacity`` runs.
+
+    The scenario's storm (:func:`scenario_storm`), connection (``connect_node``, ``connect_gpd``,
+    ``peaking_factor`` or the node's diurnal pattern, as ``--connect NODE=GPD --peaking``) and
+    remediation of ``remediation_fraction`` of the RDII in the connection node's I/I remediation
+    basin (its tributary nodes, as ``--remediate basin=OUTLET,fraction=F``) go through
+    :func:`capacitysim.workflows.demonstration.scenario_edits`, the capacity demonstration's own
+    function: the same spin-up (default 6 h; storm moved, REPORT_START) and the same split of the
+    edits between the two runs.
+    """
+    from capacitysim.network.basins import basin_of
+    from capacitysim.network.scenario import Remediation
+    from capacitysim.workflows.demonstration import scenario_edits as demonstration_edits
+
+    conns = _connections(params)
+    rems = []
     frac = float(params.get("remediation_fraction", 0.0) or 0.0)
     if frac > 0:
+        node = params.get("connect_node")
         if node is None:
             raise InputError("remediation_fraction needs connect_node (its basin is remediated)")
         b = basin_of(node, list(bundle.basins))
-        after.append(Remediation(tuple(b.tributary), fraction=frac, basin=b.outlet))
-    return before, after
+        rems.append(Remediation(tuple(b.tributary), fraction=frac, basin=b.outlet))
+    return demonstration_edits(model, scenario_storm(bundle, model, params), conns, rems)
+
+
+def _connections(params: dict) -> list:
+    """The scenario's connection (none when ``connect_gpd`` is 0 or absent)."""
+    from capacitysim.network.scenario import Connection
+
+    node = params.get("connect_node")
+    gpd = float(params.get("connect_gpd", 0.0) or 0.0)
+    if node is None or gpd <= 0:
+        return []
+    pf = params.get("peaking_factor")
+    return [Connection(node, gpd, "pattern" if pf is None else float(pf))]
 
 
 def run_network(bundle: NetworkBundle, edits: list, work_root: str | None = None):
@@ -218,14 +243,10 @@ def swmm_verdict(bundle: NetworkBundle, params: dict, before, after, criteria: d
     """Verdict after vs before with the capacity demonstration's own rules
     (:func:`capacitysim.workflows.demonstration.judge` and ``verdict_of``): ("pass" | "fail" |
     "untrusted", the failed checks)."""
-    from capacitysim.network.scenario import Connection
     from capacitysim.workflows.demonstration import judge, verdict_of
 
     c = _criteria(criteria)
-    node = params.get("connect_node")
-    gpd = float(params.get("connect_gpd", 0.0) or 0.0)
-    conns = [Connection(node, gpd)] if node is not None and gpd > 0 else []
-    checks = judge(before, after, c, list(bundle.basins), conns, _local_model(bundle))
+    checks = judge(before, after, c, list(bundle.basins), _connections(params))
     verdict = verdict_of(before, after, checks, c)
     failed = [ch for ch in checks if not ch["passed"]]
     reason = "; ".join(f"{ch['criterion']} at {ch['element']}: {_num(ch['before'])} -> {_num(ch['after'])} {ch['unit']}"
@@ -265,8 +286,12 @@ def summarize_swmm(bundle: NetworkBundle, params: dict, before, after, criteria:
 
 
 def run_baseline_task(bundle: NetworkBundle, params: dict):
-    """Dask task: the 'before' run of a storm (its exception fails the dependent scenarios)."""
-    before, _ = scenario_edits(bundle, _local_model(bundle), params)
+    """Dask task: the 'before' run of a storm (its exception fails the dependent scenarios).
+
+    Only the storm parameters are used (:func:`baseline_key`): a scenario's own bad connection or
+    remediation never fails the baseline other scenarios share."""
+    storm_only = json.loads(baseline_key(params))
+    before, _ = scenario_edits(bundle, _local_model(bundle), storm_only)
     return run_network(bundle, before)
 
 
@@ -579,8 +604,14 @@ def result_variables(spec: SweepSpec, bundle: NetworkBundle | None) -> dict[str,
 
 
 def _sweep_attrs(spec: SweepSpec) -> dict:
-    return {"sweep": json.dumps({"kind": spec.kind, "mode": spec.mode, "grid": [[k, v] for k, v in spec.grid.items()],
-                                 "name": spec.name, "criteria": spec.criteria}),
+    meta = {"kind": spec.kind, "mode": spec.mode, "grid": [[k, v] for k, v in spec.grid.items()],
+            "name": spec.name, "criteria": spec.criteria}
+    if spec.kind == "swmm":
+        from capacitysim.network.scenario import DEFAULT_SPINUP_HR
+
+        # the runs' spin-up: a store written without it (older capacitysim) is another sweep, never resumed
+        meta["spinup_hr"] = DEFAULT_SPINUP_HR
+    return {"sweep": json.dumps(meta),
             "dims": json.dumps(spec.dims), "verdicts": json.dumps(VERDICTS)}
 
 
