@@ -61,6 +61,14 @@ def test_hydrograph_json_conserves_volume(run_cli):
         (["peak", "--area-ac", "-3", "--cn", "80", "--tc-hr", "1"], "error: --area-ac must be > 0 acres; got -3"),
         (["peak", "--area-ac", "3", "--area-mi2", "1", "--cn", "80", "--tc-hr", "1"], "error: give the drainage area once"),
         (["hydrograph", "--area-ac", "3", "--cn", "80", "--tc-hr", "1", "--storm", "nope"], "error: storm 'nope': no such file"),
+        (["peak", "--area-ac", "nan", "--cn", "80", "--tc-hr", "1"], "error: --area-ac must be > 0 acres; got nan"),
+        (["peak", "--area-ac", "3", "--cn", "80", "--tc-hr", "-1"], "error: tc_hr must be in (0, inf) h, got -1.0"),
+        (["peak", "--area-ac", "3", "--cn", "80", "--tc-hr", "1", "--pond-swamp-pct", "7"], "error: pond_swamp_pct must be in [0, 5] %, got 7.0"),
+        (["peak", "--area-ac", "3", "--cn", "80", "--tc-hr", "1", "--precip-in", "nan"], "error: precip_in must not be NaN"),
+        (["hydrograph", "--area-mi2", "1", "--cn", "0", "--tc-hr", "1"], "error: cn must be in (0, 100], got 0.0"),
+        (["hydrograph", "--area-mi2", "1", "--cn", "80", "--tc-hr", "1", "--peak-rate-factor", "50"], "error: peak_rate_factor must be in (100, 600], got 50.0"),
+        (["runoff", "--precip-in", "2", "--cover", "impervious", "--soil", "E"], "error: soil_group must be one of A, B, C, D; got 'E'"),
+        (["runoff", "--precip-in", "2", "--cn", "80", "--ia-ratio", "-0.1"], "error: ia_ratio must be in [0, inf), got -0.1"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(run_cli, args, message):

@@ -31,6 +31,13 @@ def _write(tmp_path, text):
         ('depth_in = 2.0\ndistribution = "IV"\nsource = "x"\n', "distribution must be one of"),
         ('depth_in = 2.0\ndistribution = "II"\nsource = "x"\ndt_min = 7\n', "dt_min must divide"),
         ("depth_in = = 2\n", "not valid TOML"),
+        ('depth_in = true\ndistribution = "II"\nsource = "x"\n', "depth_in must be a number of inches; got True"),
+        ('depth_in = 2.0\ndistribution = "II"\nsource = "x"\ndt_min = "six"\n', "dt_min must be a number of minutes; got 'six'"),
+        ('depth_in = 2.0\ndistribution = "II"\nsource = "x"\nduration_hr = [24]\n', "duration_hr must be a number of hours"),
+        ('depth_in = 2.0\ndistribution = "II"\nsource = "x"\nreturn_period_yr = "1"\n', "return_period_yr must be a number of years"),
+        ('depth_in = 2.0\ndistribution = "II"\nsource = "x"\nreturn_period_yr = -1\n', "return_period_yr must be > 0"),
+        ('depth_in = nan\ndistribution = "II"\nsource = "x"\n', "depth_in must be > 0 in; got nan"),
+        ('depth_in = 2.0\ndistribution = "II"\nsource = "x"\ndt_min = inf\n', "dt_min must be in"),
     ],
 )
 def test_bad_storm_files(tmp_path, text, match):

@@ -10,7 +10,13 @@ from capacitysim.cli import cli
 from capacitysim.cli.common import emit_json, emit_table, fmt, json_option
 from capacitysim.errors import InputError
 from capacitysim.io.storms import load_storm
-from capacitysim.units import ACRES_PER_SQMI, CUBIC_FEET_PER_SQMI_INCH, GALLONS_PER_CUBIC_FOOT
+from capacitysim.units import (
+    ACRES_PER_SQMI,
+    CUBIC_FEET_PER_SQMI_INCH,
+    GALLONS_PER_CUBIC_FOOT,
+    MINUTES_PER_HOUR,
+    SECONDS_PER_HOUR,
+)
 
 DEFAULT_STORM = "binghamton-1yr-24h"
 
@@ -19,10 +25,10 @@ def _area_mi2(area_ac, area_mi2) -> float:
     if (area_ac is None) == (area_mi2 is None):
         raise InputError("give the drainage area once: --area-ac or --area-mi2")
     if area_ac is not None:
-        if area_ac <= 0:
+        if not 0 < area_ac < float("inf"):
             raise InputError(f"--area-ac must be > 0 acres; got {area_ac:g}")
         return area_ac / ACRES_PER_SQMI
-    if area_mi2 <= 0:
+    if not 0 < area_mi2 < float("inf"):
         raise InputError(f"--area-mi2 must be > 0 mi2; got {area_mi2:g}")
     return area_mi2
 
@@ -65,7 +71,7 @@ def storm(storm, as_json):
     """Show a design storm (a TOML file or a bundled name; default the Binghamton 1-yr 24-h)."""
     spec = load_storm(storm)
     da = spec.hyetograph()
-    dt_hr = spec.dt_min / 60.0
+    dt_hr = spec.dt_min / MINUTES_PER_HOUR
     cum = np.cumsum(da.values)
     i_peak = int(np.argmax(da.values))
     summary = {
@@ -189,7 +195,7 @@ def hydrograph(area_ac, area_mi2, cn, cover, soil, cn_table, tc_hr, storm_ref, p
     spec = load_storm(storm_ref)
     rain = spec.hyetograph()
     q = hydrology.unit_hydrograph_runoff(am, cn_value, tc_hr, rain, peak_rate_factor)
-    dt_s = q.attrs["dt_hr"] * 3600.0
+    dt_s = q.attrs["dt_hr"] * SECONDS_PER_HOUR
     volume_cf = float(q.sum()) * dt_s
     i_peak = int(np.argmax(q.values))
     out = {

@@ -10,9 +10,12 @@ import xarray as xr
 
 from capacitysim.errors import DataFileError, InputError
 from capacitysim.hydrology import design_storm
+from capacitysim.hydrology.rainfall import NRCS_DURATION_HR
 from capacitysim.io.files import bundled_dir, check_keys, read_toml
 
 _REQUIRED = {"depth_in", "distribution", "source"}
+#: Default time step of a storm file [min] (the 0.1-h step of the NRCS tabulations).
+DEFAULT_DT_MIN = 6.0
 _OPTIONAL = {"name", "location", "return_period_yr", "duration_hr", "dt_min"}
 
 
@@ -49,27 +52,37 @@ def resolve_storm_path(ref: str | os.PathLike) -> Path:
     raise DataFileError(f"storm {str(ref)!r}: no such file, and no bundled storm by that name (bundled: {', '.join(known)})")
 
 
+def _number(data: dict, key: str, where: str, what: str, default: float | None = None) -> float:
+    """A numeric key of a storm file as a float; text, booleans and arrays are a DataFileError."""
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise DataFileError(f"{where}: {key} must be {what}; got {value!r}")
+    return float(value)
+
+
 def load_storm(ref: str | os.PathLike) -> StormSpec:
     """Load and validate a design storm file; every problem names the file and the key."""
     path = resolve_storm_path(ref)
     data = read_toml(path)
     where = str(path)
     check_keys(data, where, _REQUIRED, _OPTIONAL)
-    try:
-        depth = float(data["depth_in"])
-    except (TypeError, ValueError):
-        raise DataFileError(f"{where}: depth_in must be a number of inches; got {data['depth_in']!r}") from None
+    depth = _number(data, "depth_in", where, "a number of inches")
     if not depth > 0:
         raise DataFileError(f"{where}: depth_in must be > 0 in; got {depth!r}")
+    return_period = data.get("return_period_yr")
+    if return_period is not None:
+        return_period = _number(data, "return_period_yr", where, "a number of years")
+        if not return_period > 0:
+            raise DataFileError(f"{where}: return_period_yr must be > 0 years; got {return_period!r}")
     spec = StormSpec(
         name=str(data.get("name", path.stem)),
         depth_in=depth,
         distribution=str(data["distribution"]),
-        duration_hr=float(data.get("duration_hr", 24.0)),
-        dt_min=float(data.get("dt_min", 6.0)),
+        duration_hr=_number(data, "duration_hr", where, "a number of hours", NRCS_DURATION_HR),
+        dt_min=_number(data, "dt_min", where, "a number of minutes", DEFAULT_DT_MIN),
         source=str(data["source"]),
         location=str(data.get("location", "")),
-        return_period_yr=data.get("return_period_yr"),
+        return_period_yr=return_period,
         path=str(path),
     )
     try:

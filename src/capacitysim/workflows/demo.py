@@ -10,7 +10,13 @@ import numpy as np
 
 from capacitysim import hydrology
 from capacitysim.io.storms import load_storm
-from capacitysim.units import ACRES_PER_SQMI, CUBIC_FEET_PER_SQMI_INCH, GALLONS_PER_CUBIC_FOOT, SECONDS_PER_HOUR
+from capacitysim.units import (
+    ACRES_PER_SQMI,
+    CUBIC_FEET_PER_SQMI_INCH,
+    GALLONS_PER_CUBIC_FOOT,
+    MINUTES_PER_HOUR,
+    SECONDS_PER_HOUR,
+)
 
 SAMPLE = {
     "name": "Sample sewershed (made up): 40 ac, 1/4-acre residential on soil C",
@@ -46,7 +52,7 @@ def run_demo(storm_ref: str = "binghamton-1yr-24h") -> list[str]:
     lines = [
         f"capacitysim demo: {spec.name} storm ({spec.depth_in:g} in, NRCS Type {spec.distribution}, {spec.duration_hr:g} h)",
         f"  depth source: {spec.source}",
-        f"  peak 6-min intensity: {float(rain.max()) / (spec.dt_min / 60):.2f} in/h at {float(rain['time_hr'][int(np.argmax(rain.values))]):.1f} h",
+        f"  peak 6-min intensity: {float(rain.max()) / (spec.dt_min / MINUTES_PER_HOUR):.2f} in/h at {float(rain['time_hr'][int(np.argmax(rain.values))]):.1f} h",
         "",
         SAMPLE["name"],
         f"  curve numbers (Table 174-19.3): {', '.join(f'{c}={v:g}' for c, v in zip(SAMPLE['cover'], np.atleast_1d(cns)))}",
