@@ -36,8 +36,9 @@ ROUNDS = 6
 
 def _bare(inp: Path, wd: Path) -> None:
     env = dict(os.environ, OMP_NUM_THREADS="1")
+    # cwd: the engine makes its [RDII] scratch file (swmmXXXXXX) in the current directory
     subprocess.run([sys.executable, "-c", _BARE, str(inp), str(wd / "b.rpt"), str(wd / "b.out")], check=True,
-                   env=env, stdout=subprocess.DEVNULL)
+                   env=env, stdout=subprocess.DEVNULL, cwd=wd)
 
 
 def _bare_copy(tmp_path: Path) -> Path:

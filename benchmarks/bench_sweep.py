@@ -81,7 +81,7 @@ def overhead_per_scenario(folder: Path) -> dict:
     t0 = time.perf_counter()
     for p in paths:
         subprocess.run([sys.executable, "-c", _BARE, str(p), str(p.with_suffix(".rpt")), str(p.with_suffix(".out"))],
-                       check=True, env=env, stdout=subprocess.DEVNULL)
+                       check=True, env=env, stdout=subprocess.DEVNULL, cwd=p.parent)  # scratch files there
     bare = time.perf_counter() - t0
     t0 = time.perf_counter()
     run = run_sweep(spec, folder / "inline.zarr", workers=0)

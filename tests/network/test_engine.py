@@ -88,7 +88,7 @@ def test_hartfordville_matches_plain_pyswmm(shared_dir, hartford_run, tmp_path):
     inp = tmp_path / "h.inp"
     inp.write_text(HARTFORD.read_text())
     proc = subprocess.run([sys.executable, "-c", _PYSWMM_SCRIPT, str(inp), str(tmp_path / "h.rpt"), str(tmp_path / "h.out")],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True, cwd=tmp_path)  # its scratch files there
     ref = json.loads(proc.stdout.strip().splitlines()[-1])
     ds = read_results(hartford_run)
     for nid, (max_depth, flood, surch) in ref["nodes"].items():
@@ -217,7 +217,7 @@ def test_same_engine_work_as_swmm_run(tmp_path):
     bare.mkdir()
     script = "import sys; from swmm.toolkit import solver; solver.swmm_run(*sys.argv[1:4])"
     subprocess.run([sys.executable, "-c", script, str(run.inp), str(bare / "b.rpt"), str(bare / "b.out")], check=True,
-                   stdout=subprocess.DEVNULL, env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
+                   stdout=subprocess.DEVNULL, env={**__import__("os").environ, "OMP_NUM_THREADS": "1"}, cwd=bare)
     assert run.out.read_bytes() == (bare / "b.out").read_bytes()
 
     def body(p):
@@ -226,3 +226,20 @@ def test_same_engine_work_as_swmm_run(tmp_path):
     assert body(run.rpt) == body(bare / "b.rpt")
     st = json.loads(run.stats.read_text())
     assert 0 < st["engine_cpu_s"] <= st["child_cpu_s"]
+
+
+def test_scratch_file_of_a_killed_run_stays_in_its_work_folder(tmp_path, monkeypatch):
+    """SWMM makes its [RDII] scratch file with mkstemp("swmmXXXXXX") relative to the current directory and
+    deletes it only at the end of the run: a run killed midway (here by the timeout, 2 s into an 8 s run)
+    leaves it behind. It must be in the run's own work folder, never in the caller's current directory."""
+    from capacitysim.errors import EngineError
+
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    model = Path(__file__).resolve().parents[2] / "models" / "synthetic-500.inp"
+    with pytest.raises(EngineError, match="did not finish within 2 s"):
+        run_inp(model, tmp_path / "w", timeout_s=2.0)
+    assert [p.name for p in cwd.iterdir()] == []
+    left = [p.name for p in (tmp_path / "w").iterdir() if p.name.startswith("swmm")]
+    assert len(left) == 1 and len(left[0]) == len("swmmXXXXXX"), left

@@ -296,7 +296,10 @@ def run_copy(run: RunFiles, *, timeout_s: float | None = None, source: Path | No
     """Run the engine on ``run.inp`` (already prepared) in a child process; raise EngineError on failure."""
     env = dict(os.environ)
     env["OMP_NUM_THREADS"] = "1"
-    env["TMPDIR"] = str(run.work_dir)  # the [RDII] scratch file the engine never closes stays here
+    # the engine creates its [RDII] scratch file with mkstemp("swmmXXXXXX"), a path relative to the
+    # current directory (not TMPDIR), and unlinks it only at the end of the run: cwd=work_dir keeps
+    # it (and any left by a killed run) in the run's own folder; TMPDIR too, for anything else
+    env["TMPDIR"] = str(run.work_dir)
     cmd = [sys.executable, "-I", str(_CHILD), str(run.inp), str(run.rpt), str(run.out), str(run.stats)]
     try:
         proc = subprocess.run(cmd, cwd=run.work_dir, env=env, stdin=subprocess.DEVNULL,
