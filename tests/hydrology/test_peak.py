@@ -117,3 +117,40 @@ def test_unit_peak_refuses_to_extrapolate(tc, ia_p, match):
     graphical_peak_discharge clamps instead, with a warning."""
     with pytest.raises(InputError, match=match):
         unit_peak_discharge_csm_in(tc, ia_p)
+
+
+# --- properties ------------------------------------------------------------------------------
+import warnings  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_dists = st.sampled_from(["I", "IA", "II", "III"])
+
+
+def _qp(*args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CapacitysimWarning)  # clamping warnings are tested above
+        return graphical_peak_discharge(*args, **kw)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(0.0, 15.0), st.floats(0.0, 15.0), st.floats(30.0, 100.0), st.floats(0.05, 12.0), _dists)
+def test_peak_is_monotone_in_precip(p1, p2, cn, tc, dist):
+    """More rain: more runoff Q and a smaller Ia/P (a higher qu curve), so never a lower peak."""
+    lo, hi = sorted((p1, p2))
+    assert _qp(1.0, cn, lo, tc, dist) <= _qp(1.0, cn, hi, tc, dist) * (1 + 1e-12) + 1e-12
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(0.0, 15.0), st.floats(30.0, 100.0), st.floats(30.0, 100.0), st.floats(0.05, 12.0), _dists)
+def test_peak_is_monotone_in_cn(p, cn1, cn2, tc, dist):
+    lo, hi = sorted((cn1, cn2))
+    assert _qp(1.0, lo, p, tc, dist) <= _qp(1.0, hi, p, tc, dist) * (1 + 1e-12) + 1e-12
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(0.5, 15.0), st.floats(40.0, 100.0), st.floats(0.0, 5.0), st.floats(0.0, 5.0), _dists)
+def test_peak_never_rises_with_pond_and_swamp_area(p, cn, f1, f2, dist):
+    lo, hi = sorted((f1, f2))
+    assert _qp(1.0, cn, p, 1.0, dist, pond_swamp_pct=hi) <= _qp(1.0, cn, p, 1.0, dist, pond_swamp_pct=lo) + 1e-12

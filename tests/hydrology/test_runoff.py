@@ -290,3 +290,24 @@ def test_pure_numpy_fallback_when_numba_is_disabled():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     expected = runoff_depth(np.array([3.0, 1.0, 6.0]), np.array([80.0, 98.0, 75.0])).tolist()
     assert eval(out) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(30.0, 98.0), st.floats(0.0, 100.0), st.floats(0.0, 100.0), st.floats(0.0, 1.0), st.floats(0.0, 1.0))
+def test_impervious_cn_properties(cnp, i1, i2, r1, r2):
+    """Figures 2-3/2-4: CNc lies between CNp and 98, never falls as impervious area grows (the
+    30 % rule makes it jump up, not down), and never rises with the unconnected share."""
+    (ilo, ihi), (rlo, rhi) = sorted((i1, i2)), sorted((r1, r2))
+    c = impervious_cn(cnp, ilo, rlo)
+    assert cnp - 1e-9 <= c <= 98.0 + 1e-9
+    assert c <= impervious_cn(cnp, ihi, rlo) + 1e-9
+    assert impervious_cn(cnp, ilo, rhi) <= c + 1e-9
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.floats(1.0, 100.0), st.floats(0.0, 1e4)), min_size=1, max_size=8).filter(lambda r: sum(a for _, a in r) > 0))
+def test_composite_cn_lies_within_its_parts(rows):
+    cn = np.array([c for c, _ in rows])
+    area = np.array([a for _, a in rows])
+    got = composite_cn(cn, area)
+    assert cn[area > 0].min() - 1e-9 <= got <= cn[area > 0].max() + 1e-9

@@ -131,3 +131,15 @@ def test_low_peak_rate_factors_recede_without_a_spike_at_the_end(prf):
     assert flow[-1] < 1e-4 * flow[k]
     assert float(flow.max()) == pytest.approx(prf / tp, rel=0.02)
     assert flow.sum() * dt * SECONDS_PER_HOUR / CUBIC_FEET_PER_SQMI_INCH == pytest.approx(1.0, rel=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(40.0, 100.0), st.floats(40.0, 100.0), st.floats(0.1, 5.0), st.floats(0.5, 8.0), st.sampled_from(["I", "IA", "II", "III"]))
+def test_hydrograph_is_pointwise_monotone_in_cn(cn1, cn2, tc, p, dist):
+    """The excess of every step, Q(P2) - Q(P1), grows with CN (dQ/dP = 1 - 1/(P/S + 0.8)^2 grows
+    as S falls), and the unit hydrograph is non-negative: so the whole hydrograph, and its peak,
+    never fall when CN rises."""
+    lo, hi = sorted((cn1, cn2))
+    storm = design_storm(p, dist)
+    both = unit_hydrograph_runoff(1.0, np.array([lo, hi]), tc, storm).values
+    assert np.all(both[0] <= both[1] + 1e-9 * max(both[1].max(), 1e-12))

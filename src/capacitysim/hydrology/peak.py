@@ -143,7 +143,7 @@ def graphical_peak_discharge(area_mi2, cn, precip_in, tc_hr, distribution: str =
         tc = np.clip(tc, TC_MIN_HR, TC_MAX_HR)
     q_in = np.asarray(runoff_depth(p, cn_arr))
     ia = DEFAULT_IA_RATIO * (S_NUMERATOR_IN / cn_arr - S_OFFSET_IN)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # tiny P: Ia/P -> inf, clamped below
         ia_p = np.where(p > 0.0, ia / np.where(p > 0.0, p, 1.0), IA_P_MAX)
     wet = q_in > 0.0
     if np.any(wet & ((ia_p < IA_P_MIN) | (ia_p > IA_P_MAX))):
