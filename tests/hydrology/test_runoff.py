@@ -305,9 +305,26 @@ def test_impervious_cn_properties(cnp, i1, i2, r1, r2):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.floats(1.0, 100.0), st.floats(0.0, 1e4)), min_size=1, max_size=8).filter(lambda r: sum(a for _, a in r) > 0))
+@given(st.lists(st.tuples(st.floats(1.0, 100.0), st.one_of(st.just(0.0), st.floats(1e-6, 1e4))), min_size=1, max_size=8).filter(lambda r: sum(a for _, a in r) > 0))
 def test_composite_cn_lies_within_its_parts(rows):
     cn = np.array([c for c, _ in rows])
     area = np.array([a for _, a in rows])
     got = composite_cn(cn, area)
     assert cn[area > 0].min() - 1e-9 <= got <= cn[area > 0].max() + 1e-9
+
+
+def test_bjc_table_174_19_3_cell_by_cell_against_the_regulation_text(shared_dir):
+    """Every number of Table 174-19.3 in the regulation text (its 8 impervious percentages and 120
+    curve numbers, in reading order) equals our BJC rows in file order."""
+    import re
+
+    lines = (shared_dir / "regulations" / "binghamton-jc-ii-offset-program.txt").read_text().splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("Table 174-19.3: Curve Numbers for Use in Runoff"))
+    end = next(i for i, ln in enumerate(lines) if ln.startswith("NOTES:") and i > start)
+    printed = [float(ln) for ln in lines[start:end] if re.fullmatch(r"\s*\d{1,3}\s*", ln)]
+    ours = []
+    for (table, _cover), row in tables.curve_number_table().items():
+        if table == "BJC 174-19.3":
+            ours += ([row["impervious_pct"]] if row["impervious_pct"] is not None else []) + [row[g] for g in "ABCD"]
+    assert len(printed) == 30 * 4 + 8
+    assert ours == printed

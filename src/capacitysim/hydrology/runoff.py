@@ -74,12 +74,12 @@ if _USE_NUMBA:
                 pi = p[i]
                 ci = c[i]
                 ri = r[0] if scalar_r else r[i]
-                s = 1000.0 / ci - 10.0
+                s = S_NUMERATOR_IN / ci - S_OFFSET_IN
                 ia = ri * s
                 pe = pi - ia
                 q = pe * pe / (pe + s)
                 q = q if pe > 0.0 else 0.0
-                ok = (ci > 0.0) & (ci <= 100.0) & (pi >= 0.0) & (pi < np.inf)
+                ok = (ci > 0.0) & (ci <= PERCENT) & (pi >= 0.0) & (pi < np.inf)
                 out[i] = q if ok else np.nan
                 bad += 0 if ok else 1
             return bad
@@ -169,6 +169,11 @@ def potential_retention_in(cn):
     cn : array_like
         Curve number [-], in (0, 100].
 
+    Returns
+    -------
+    float or numpy.ndarray
+        S [in].
+
     References
     ----------
     TR-55 (1986), Chapter 2, eq. 2-4.
@@ -179,6 +184,18 @@ def potential_retention_in(cn):
 
 def initial_abstraction_in(cn, ia_ratio=DEFAULT_IA_RATIO):
     """Initial abstraction Ia [in] = 0.2 (1000/CN - 10) (TR-55 Table 4-1 tabulates it).
+
+    Parameters
+    ----------
+    cn : array_like
+        Curve number [-], in (0, 100].
+    ia_ratio : array_like, default 0.2
+        Ia / S [-], >= 0.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Ia [in].
 
     References
     ----------
@@ -268,7 +285,22 @@ SOIL_GROUPS = ("A", "B", "C", "D")
 
 
 def cover_types(table: str = "TR-55") -> list[str]:
-    """The cover keys :func:`curve_number` knows for a table family."""
+    """The cover keys :func:`curve_number` knows for a table family.
+
+    Parameters
+    ----------
+    table : {"TR-55", "BJC 174-19.3"}
+        Table family.
+
+    Returns
+    -------
+    list of str
+        Sorted cover keys.
+
+    References
+    ----------
+    TR-55 (1986), Tables 2-2a to 2-2d; BJC I/I Offset Program, Table 174-19.3.
+    """
     if table not in CN_TABLES:
         raise InputError(f"table must be one of {', '.join(CN_TABLES)}; got {table!r}")
     keys = tables.curve_number_table()

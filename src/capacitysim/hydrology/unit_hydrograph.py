@@ -102,7 +102,24 @@ def unit_hydrograph_mass_fraction(t_over_tp, peak_rate_factor=STANDARD_PEAK_RATE
 
 
 def time_to_peak_hr(tc_hr, dt_hr):
-    """Time to peak Tp = D/2 + L with L = 0.6 Tc and D the excess step [h] (NEH 630 ch. 16, eq. 16-3)."""
+    """Time to peak of the unit hydrograph, Tp = D/2 + L with lag L = 0.6 Tc [h].
+
+    Parameters
+    ----------
+    tc_hr : array_like
+        Time of concentration Tc [h].
+    dt_hr : float
+        Unit duration D [h]: the step of the rainfall excess.
+
+    Returns
+    -------
+    numpy.ndarray
+        Tp [h].
+
+    References
+    ----------
+    NEH 630 (2007), Chapter 16, Tp = D/2 + L; NEH 630 (2010), Chapter 15, L = 0.6 Tc.
+    """
     return dt_hr / 2.0 + LAG_OVER_TC * np.asarray(tc_hr, dtype=float)
 
 
@@ -113,7 +130,10 @@ def unit_hydrograph_runoff(area_mi2, cn, tc_hr, storm: xr.DataArray, peak_rate_f
     increments (the excess of each step of length D) are convolved with the unit hydrograph of
     each subcatchment. Unit hydrograph ordinates are step averages of the dimensionless mass curve
     (NEH 630 Table 16-1), so runoff volume is conserved exactly; the instantaneous peak of a single
-    excess approaches :math:`q_p = \mathrm{PRF}\, A Q / T_p`.
+    excess approaches :math:`q_p = \mathrm{PRF}\, A Q / T_p`. Each returned value is the mean flow
+    over the step ending at its ``time_hr``, so with a step D that is long against Tp the peak is
+    smoothed: NEH 630 ch. 16 takes D near 0.133 Tc and no more than 0.25 Tp (use a finer storm
+    step for small, fast subcatchments).
 
     Parameters
     ----------
