@@ -84,3 +84,14 @@ def test_bad_storm_input(kwargs, match):
 
 def test_distribution_names_are_forgiving():
     assert float(design_storm(1.0, "type ii").sum()) == pytest.approx(1.0)
+
+
+def test_intensity_order_of_the_four_types():
+    """TR-55 Appendix B: "Type IA is the least intense and type II the most intense short duration
+    rainfall"; the Pacific types peak earliest (IA near 8 h, I near 10 h), II and III near noon."""
+    peak = {d: design_storm(1.0, d) for d in ("I", "IA", "II", "III")}
+    top = {d: float(s.max()) for d, s in peak.items()}
+    assert top["IA"] < top["I"] < top["III"] < top["II"]
+    when = {d: float(s["time_hr"][int(np.argmax(s.values))]) for d, s in peak.items()}
+    assert 7.5 <= when["IA"] <= 8.5 and 9.5 <= when["I"] <= 10.5
+    assert 11.5 <= when["II"] <= 12.0 and 12.0 <= when["III"] <= 12.5

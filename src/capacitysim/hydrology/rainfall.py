@@ -55,7 +55,7 @@ def cumulative_fraction(hours, distribution: str = "II"):
     except FileNotFoundError:
         raise InputError(
             f"distribution {key} is not bundled with capacitysim: no public tabulation of the "
-            f"NRCS Type {key} 24-hour distribution was found to ship (use I, II or III)"
+            f"NRCS Type {key} 24-hour distribution is shipped"
         ) from None
     h = check_range("hours", hours)
     return np.interp(h, t_tab, f_tab, left=0.0, right=1.0)
