@@ -1,21 +1,35 @@
-"""CI runs every reference case of benchmarks/ on every commit (the speed cases run on demand)."""
+"""CI runs every reference case of benchmarks/ on every commit (the speed cases run on demand), and
+checks each against its expected value and against the committed baseline (benchmarks/baseline.json)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from capacitysim.benchmarking.compare import compare
 from capacitysim.benchmarking.registry import load_cases
 from capacitysim.io.files import bundled_dir
 
 REFERENCE, _SPEED = load_cases(bundled_dir("benchmarks"))
+BASELINE = json.loads((bundled_dir("benchmarks") / "baseline.json").read_text())
 
 
 def test_there_are_reference_cases_and_speed_cases():
-    assert len(REFERENCE) >= 5
-    assert len(_SPEED) >= 2
+    assert len(REFERENCE) >= 10
+    assert len(_SPEED) >= 5
+
+
+def test_the_baseline_covers_every_case():
+    assert set(BASELINE["reference"]) == set(REFERENCE)
+    assert set(BASELINE["speed"]) == set(_SPEED)
+    assert all(s["ratio"] > 0 and s["spread_rel"] >= 0 for s in BASELINE["speed"].values())
 
 
 @pytest.mark.parametrize("name", sorted(REFERENCE))
-def test_reference_case_passes(name):
+def test_reference_case_passes_and_matches_the_baseline(name):
     result = REFERENCE[name].evaluate()
     assert result["passed"], result
+    base = {"reference": {name: BASELINE["reference"][name]}}
+    findings = [f for f in compare(base, {"reference": {name: result}}) if f.regression]
+    assert findings == [], findings
