@@ -1,7 +1,8 @@
 """Scenario sweeps (issue 7): SWMM scaling over workers, per-scenario overhead, memory of a big vectorized sweep.
 
 1. ``models/sweeps/connection-small.toml``: 45 SWMM scenarios (+ 1 run before) on the bundled 50-node
-   network, on a ``LocalCluster(processes=True, threads_per_worker=1)`` of 1 and of 2 workers started
+   network, on the sweep's default cluster (``capacitysim.workflows.sweep.local_cluster``: a
+   ``LocalCluster(processes=True, threads_per_worker=1)``) of 1 and of 2 workers started
    beforehand (cluster start-up excluded; the sweep is submitted with ``scheduler=ADDRESS``, the same
    path as ``--scheduler``). Target: speed-up >= 1.8x on 2 cores (measure on an idle machine).
 2. Per-scenario overhead: the same 46 edited ``.inp`` files run by the bare engine
@@ -35,15 +36,14 @@ _BARE = ("import sys, time; from swmm.toolkit import solver; t = time.perf_count
 
 def swmm_sweep_seconds(n_workers: int, folder: Path) -> float:
     """Wall time of the 45-scenario sweep on a pre-started LocalCluster of ``n_workers``."""
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     from capacitysim.io.sweep_files import load_sweep
-    from capacitysim.workflows.sweep import run_sweep
+    from capacitysim.workflows.sweep import local_cluster, run_sweep
 
     os.environ["OMP_NUM_THREADS"] = "1"
     spec = load_sweep(SWMM_SWEEP)
-    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                      host="127.0.0.1", silence_logs=40) as cluster, Client(cluster) as client:
+    with local_cluster(n_workers) as cluster, Client(cluster) as client:  # the sweep's default cluster
         client.wait_for_workers(n_workers)
         out = folder / f"w{n_workers}.zarr"
         t0 = time.perf_counter()

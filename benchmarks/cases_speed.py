@@ -70,3 +70,14 @@ def _ledger():
             led.close()
 
     return one
+
+
+@speed_case("sweep.detention_family.432", description="sweep run of models/sweeps/detention-family.toml (432 designs, in-process, Zarr store)", repeats=3)
+def _sweep():
+    from capacitysim.io.sweep_files import load_sweep
+    from capacitysim.workflows.sweep import run_sweep
+
+    spec = load_sweep(MODELS / "sweeps" / "detention-family.toml")
+    folder = Path(tempfile.mkdtemp(prefix="capacitysim-bench-"))
+    counter = itertools.count()
+    return lambda: run_sweep(spec, folder / f"s{next(counter)}.zarr", workers=0)

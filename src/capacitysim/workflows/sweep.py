@@ -707,17 +707,43 @@ def default_workers() -> int:
 
 def _client(workers: int | None, scheduler: str | None):
     """A dask.distributed Client: to ``scheduler``, or to a new LocalCluster of single-threaded processes."""
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     if scheduler:
         try:
             return Client(scheduler, timeout="20s"), None
         except (OSError, TimeoutError) as exc:
             raise InputError(f"--scheduler {scheduler}: cannot reach a dask scheduler there ({exc})") from None
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    cluster = LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1, processes=True,
-                           dashboard_address=None, host="127.0.0.1", silence_logs=40)
+    cluster = local_cluster(workers or default_workers())
     return Client(cluster), cluster
+
+
+#: dask settings of the sweep's own LocalCluster. With one single-threaded worker per core, every
+#: bit of CPU the scheduler, the nannies and the workers spend on their own housekeeping is taken
+#: from the SWMM runs. Measured idle (2 workers, 10 s, this machine): the driver process (scheduler +
+#: nannies) used 4.7 % of a core and each worker 3.4 %; with these settings 1.0 % and 0.4 %. None
+#: changes what is computed. The statistical profiler samples every worker thread every 10 ms (only
+#: the dashboard shows it); the tick only detects a blocked event loop; the nanny's memory monitor
+#: and the system monitor poll psutil (SWMM scenario tasks hold a few MB).
+LOCAL_CLUSTER_CONFIG = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "500ms",
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
+}
+
+
+def local_cluster(n_workers: int):
+    """The default cluster of a sweep: ``n_workers`` single-threaded worker processes on 127.0.0.1,
+    no dashboard, housekeeping slowed down (:data:`LOCAL_CLUSTER_CONFIG`; the settings are read
+    when the scheduler, nannies and workers start, so they stay scoped to this cluster)."""
+    import dask
+    from distributed import LocalCluster
+
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    with dask.config.set(LOCAL_CLUSTER_CONFIG):
+        return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                            dashboard_address=None, host="127.0.0.1", silence_logs=40)
 
 
 def run_sweep(spec: SweepSpec, out: str | os.PathLike, *, workers: int | None = None, scheduler: str | None = None,
