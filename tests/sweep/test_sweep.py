@@ -232,9 +232,13 @@ def dask_cluster(tmp_path):
                                       "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
     try:
         deadline = time.time() + 60
-        while not sched_file.exists() and time.time() < deadline:
-            time.sleep(0.1)
-        address = json.loads(sched_file.read_text())["address"]
+        address = None
+        while address is None and time.time() < deadline:  # the file may exist before it is whole
+            try:
+                address = json.loads(sched_file.read_text())["address"]
+            except (FileNotFoundError, json.JSONDecodeError, KeyError):
+                time.sleep(0.1)
+        assert address, "the dask scheduler did not write its address within 60 s"
         assert address.startswith("tcp://127.0.0.1:")
         workers = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
                                      "--no-nanny", "--host", "127.0.0.1", "--no-dashboard", "--name", f"w{k}"],
