@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -106,10 +106,3 @@ def select(cases: dict, only: str | None) -> dict:
 
     patterns = [p if any(ch in p for ch in "*?[") else f"*{p}*" for p in (x.strip() for x in only.split(",")) if p]
     return {k: v for k, v in cases.items() if any(fnmatch.fnmatch(k, p) for p in patterns)}
-
-
-@dataclass
-class Timing:
-    """Wall times of repeated calls [s]."""
-
-    times_s: list[float] = field(default_factory=list)

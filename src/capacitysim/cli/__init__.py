@@ -84,7 +84,7 @@ def cli():
 
 
 #: Modules whose import registers their commands on :data:`cli` (one module per command family).
-COMMAND_MODULES = ("hydrology", "demo", "spdes", "detention", "bank", "network", "bench", "sweep")
+COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 
 
 def _register():

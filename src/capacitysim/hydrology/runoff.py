@@ -19,7 +19,7 @@ import os
 
 import numpy as np
 
-from capacitysim.checks import as_float_array, check_range, scalar_or_array
+from capacitysim.checks import check_range, scalar_or_array
 from capacitysim.errors import InputError
 from capacitysim.hydrology import tables
 from capacitysim.hydrology._inputs import broadcast_shape

@@ -22,12 +22,6 @@ def _read_csv(relpath: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO("\n".join(lines))))
 
 
-def table_source(relpath: str) -> str:
-    """The ``#`` header lines of a table file: where its numbers come from."""
-    text = resources.files("capacitysim").joinpath("data", *relpath.split("/")).read_text()
-    return "\n".join(ln.lstrip("# ").rstrip() for ln in text.splitlines() if ln.startswith("#"))
-
-
 @lru_cache(maxsize=None)
 def rainfall_distribution(distribution: str) -> tuple[np.ndarray, np.ndarray]:
     """Hours [h] and cumulative fraction [-] of an NRCS 24-hour distribution (NEH 630 ch. 4)."""
