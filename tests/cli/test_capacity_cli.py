@@ -62,10 +62,24 @@ def test_bad_input_exit_2(run_cli, args, message):
 
 
 def test_malformed_model_exit_2(run_cli, tmp_path):
+    """A model the engine rejects: exit 2 with the engine's error code and our reading of the line."""
     bad = tmp_path / "bad.inp"
-    bad.write_text(Path(SMALL).read_text().replace("[CONDUITS]", "[CONDUITZ]"))
+    text = Path(SMALL).read_text()
+    assert "P0001      MH0001     PLANT" in text
+    bad.write_text(text.replace("P0001      MH0001     PLANT", "P0001      MH0001     NOWHERE", 1))
     r = run_cli("capacity", "--model", str(bad), "--connect", "MH0040=1000")
-    assert r.exit_code == 2 and "unknown section [CONDUITZ]" in r.stderr
+    assert r.exit_code == 2 and "ERROR 209" in r.stderr and "to node NOWHERE is not defined" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_model_the_engine_runs_is_run_with_warnings(run_cli, tmp_path):
+    """The engine is the judge: a misspelt section SWMM skips is run, and the JSON warns of it."""
+    bad = tmp_path / "odd.inp"
+    bad.write_text(Path(SMALL).read_text().replace("[CONDUITS]", "[CONDUITZ]"))
+    r = run_cli("capacity", "--model", str(bad), "--connect", "MH0040=1000", "--json")
+    assert r.exit_code in (0, 1), r.stderr
+    doc = json.loads(r.stdout)
+    assert any("unknown section [CONDUITZ]" in w for w in doc["warnings"])
     r = run_cli("basins", "--model", str(tmp_path / "missing.inp"))
     assert r.exit_code == 2 and "not found" in r.stderr
 

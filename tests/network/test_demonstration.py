@@ -233,21 +233,10 @@ def test_spinup_excluded_from_statistics(tmp_path, plant_local_node):
     assert float(s.elapsed_hr[0]) == pytest.approx(6.0)  # the .out starts at REPORT_START too (first sample at it)
 
 
-def test_spinup_report_start_rules(model):
-    from capacitysim.workflows.demonstration import spinup_report_start_hr
-
-    storm = Storm(depth_in=(0.0, 0.1, 0.2), dt_min=30.0, start_hr=6.0)
-    assert spinup_report_start_hr(model, storm, 6.0) == 6.0  # first rain at 6.5 h: the 6 h spin-up stands
-    assert spinup_report_start_hr(model, storm, 8.0) == 6.5  # never past the first rain
-    assert spinup_report_start_hr(model, None, 12.0) == 6.0  # the bundled model's own storm starts at 6 h
-    assert spinup_report_start_hr(model, None, 0.0) == 0.0
-    assert spinup_report_start_hr(model, DRY, 6.0) == 6.0
-
-
 def test_scenario_edits_split_between_the_runs(model):
-    """The one builder of the two runs' edits: the storm moved after the spin-up and REPORT_START in both,
-    disconnected sources in BEFORE only, connections and RDII remediation in AFTER only."""
-    from capacitysim.network.scenario import ReportStart
+    """The one builder of the two runs' edits: the spin-up (prepended) and the storm at the model's start in
+    both, disconnected sources in BEFORE only, connections and RDII remediation in AFTER only."""
+    from capacitysim.network.scenario import Spinup
     from capacitysim.workflows.demonstration import scenario_edits
 
     storm = Storm(depth_in=(0.1, 0.2), dt_min=30.0)
@@ -255,15 +244,15 @@ def test_scenario_edits_split_between_the_runs(model):
     rem = Remediation(("MH0040",), fraction=0.2)
     sources = SourceRemoval(("MH0040",), sump_pumps=3)
     before, after = scenario_edits(model, storm, [conn], [rem, sources])
-    moved = Storm(depth_in=(0.1, 0.2), dt_min=30.0, start_hr=6.0)
-    assert before == [moved, ReportStart(6.0), sources.sources]
-    assert after == [moved, ReportStart(6.0), conn, rem]
-    # a storm already later than the spin-up stays; report from the spin-up
-    late = Storm(depth_in=(0.1,), dt_min=30.0, start_hr=9.0)
-    assert scenario_edits(model, late, [conn])[1] == [late, ReportStart(6.0), conn]
-    # no spin-up: the storm where it was, no REPORT_START edit (the model has none)
+    moved = Storm(depth_in=(0.1, 0.2), dt_min=30.0, start_hr=6.0)  # the model's start, 6 h after the moved start
+    assert before == [Spinup(6.0), moved, sources.sources]
+    assert after == [Spinup(6.0), moved, conn, rem]
+    # a storm offset within the model's period keeps its offset
+    late = Storm(depth_in=(0.1,), dt_min=30.0, start_hr=3.0)
+    assert scenario_edits(model, late, [conn])[1] == [Spinup(6.0), Storm(depth_in=(0.1,), dt_min=30.0, start_hr=9.0), conn]
+    # no spin-up: nothing prepended, the storm at the model's start
     assert scenario_edits(model, storm, [conn], spinup_hr=0.0) == ([storm], [storm, conn])
-    # the model's own rainfall (first rain at 6 h) is not moved; the report starts at min(spin-up, first rain)
-    assert scenario_edits(model, None, [conn], spinup_hr=12.0) == ([ReportStart(6.0)], [ReportStart(6.0), conn])
+    # the model's own rainfall is never moved: only the spin-up
+    assert scenario_edits(model, None, [conn], spinup_hr=12.0) == ([Spinup(12.0)], [Spinup(12.0), conn])
     with pytest.raises(InputError, match="spinup_hr"):
         scenario_edits(model, storm, [conn], spinup_hr=-1.0)

@@ -34,17 +34,20 @@ def _peaking(value: str) -> str | float:
                    "before run only). Repeatable.")
 @click.option("--criteria", "criteria_file", type=click.Path(dir_okay=False), help="TOML file overriding the default criteria.")
 @click.option("--plant", help="The plant outfall (default: the outfall with the largest tributary dry-weather flow).")
-@click.option("--work-dir", type=click.Path(file_okay=False), help="Keep the runs' files here (default: a temporary folder).")
+@click.option("--spinup-hr", type=float, default=None,
+              help="Hours of dry-weather simulation prepended to the model's period (default 6; 0 runs the model's period as it is).")
+@click.option("--work-dir", type=click.Path(file_okay=False),
+              help="Keep the runs' files here, relative or absolute (default: a temporary folder, removed at the end).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write the HTML report here.")
 @json_option
-def capacity(model_path, storm, connects, peaking, remediates, criteria_file, plant, work_dir, report_path, as_json):
+def capacity(model_path, storm, connects, peaking, remediates, criteria_file, plant, spinup_hr, work_dir, report_path, as_json):
     """Capacity demonstration: SWMM before and after new connections and/or I/I remediation.
 
     Prints the verdict (pass | fail | untrusted) and the failed checks; exit code 0 for pass,
     1 for fail or untrusted.
     """
     from capacitysim.io.files import check_keys, read_toml
-    from capacitysim.workflows.demonstration import Criteria, parse_connection, run_demonstration, write_report
+    from capacitysim.workflows.demonstration import Criteria, parse_connection, run_demonstration
 
     pk = _peaking(peaking)
     conns = [parse_connection(c, pk) for c in connects]
@@ -54,7 +57,16 @@ def capacity(model_path, storm, connects, peaking, remediates, criteria_file, pl
         check_keys(data, criteria_file, set(), set(Criteria.__dataclass_fields__))
         criteria = Criteria.from_dict(data)
     d = run_demonstration(model_path, connections=conns, remediations=list(remediates), storm=storm,
-                          criteria=criteria, work_dir=work_dir, plant=plant)
+                          criteria=criteria, work_dir=work_dir, plant=plant, spinup_hr=spinup_hr)
+    with d:  # the temporary run folder goes when the command ends (kept with --work-dir)
+        _print_capacity(d, report_path, as_json)
+    if d.verdict != "pass":
+        click.get_current_context().exit(1)
+
+
+def _print_capacity(d, report_path, as_json):
+    from capacitysim.workflows.demonstration import write_report
+
     if report_path:
         write_report(d, report_path)
     if as_json:
@@ -75,8 +87,16 @@ def capacity(model_path, storm, connects, peaking, remediates, criteria_file, pl
             mark = "ok  " if ch["passed"] else "FAIL"
             before = "-" if ch["before"] is None else fmt(ch["before"])
             click.echo(f"{mark} {ch['criterion']}: {ch['element']} {before} -> {fmt(ch['after'])} (limit {fmt(ch['limit'])} {ch['unit']})")
-    if d.verdict != "pass":
-        click.get_current_context().exit(1)
+        for i in doc["injections"]:
+            mark = "ok  " if i["passed"] else "UNTRUSTED"
+            click.echo(f"{mark} injected volume, {i['what']} at {i['element']}: intended {fmt(i['intended_cf'])} ft3, "
+                       f"engine received {fmt(i['received_cf'])} ft3 ({i['difference_pct']:+.2f} %)")
+        for w in doc["untrusted_reasons"]:
+            click.echo(f"untrusted: {w}")
+        for w in doc["warnings"]:
+            click.echo(f"warning: {w}")
+        for w in doc["fixes"]:
+            click.echo(f"changed in the scenario: {w}")
 
 
 @cli.command()
@@ -93,11 +113,15 @@ def basins(model_path, outlets, plant, show_nodes, as_json):
     model = load_model(model_path)
     found = find_basins(model, outlets=list(outlets) or None, plant=plant)
     if as_json:
-        emit_json({"model": str(model_path), "flow_units": model.flow_units, "basins": [b.as_dict() for b in found]})
+        emit_json({"model": str(model_path), "flow_units": model.flow_units, "basins": [b.as_dict() for b in found],
+                   "dwf_note": "dwf_mean: [DWF] baselines x the mean of their time patterns"})
         return
-    click.echo(f"{'outlet':<24} {'kind':<13} {'overflow':<12} {'tributary':>9} {'local':>6} {'DWF [' + model.flow_units + ']':>12} {'RDII area':>10}")
+    area_unit = "ha" if model.is_si else "ac"
+    click.echo(f"{'outlet':<24} {'kind':<13} {'overflow':<12} {'tributary':>9} {'local':>6} {'mean DWF [gpd]':>15} "
+               f"{'RDII area [' + area_unit + ']':>15}")
     for b in found:
         click.echo(f"{b.outlet:<24} {b.kind:<13} {b.overflow_outfall or '-':<12} {len(b.tributary):>9} {len(b.local):>6} "
-                   f"{b.dwf_baseline:>12.4f} {b.rdii_area_ac:>10.2f}")
+                   f"{b.dwf_mean_gpd:>15,.0f} {b.rdii_area_ac:>15.2f}")
         if show_nodes:
             click.echo("    " + " ".join(b.tributary))
+    click.echo("mean DWF: [DWF] baselines x the mean of their time patterns (monthly, daily, hourly/weekend), in gpd")

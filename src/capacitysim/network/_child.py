@@ -1,6 +1,8 @@
 """The SWMM run itself, executed as a script in a fresh child process (never imported by the parent).
 
-Usage: ``python _child.py INP RPT OUT STATS_JSON``. Imports only the standard library and
+Usage: ``python _child.py INP RPT OUT STATS_JSON`` (a run) or ``python _child.py --probe INP RPT OUT
+JSON`` (open the project, which parses and checks the whole input as a run would, write its
+network and close it: the engine is the judge of a model's validity). Imports only the standard library and
 ``swmm.toolkit`` (about 20 ms), so process start-up is negligible against the engine time.
 
 Why a child process: the SWMM engine is one global object per process (two simulations in one
@@ -43,6 +45,43 @@ def _libswmm5():
     return None
 
 
+def _totals(obj):
+    return {a: getattr(obj, a) for a in dir(obj) if not a.startswith("_") and a not in ("this", "thisown")}
+
+
+def _iso(t):
+    y, mo, d, h, mi, s = t
+    return f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}"
+
+
+def probe(inp, rpt, out, json_path):
+    from swmm.toolkit import shared_enum as E
+    from swmm.toolkit import solver as S
+
+    S.swmm_open(inp, rpt, out)
+    try:
+        n_nodes = S.project_get_count(E.ObjectType.NODE)
+        n_links = S.project_get_count(E.ObjectType.LINK)
+        node_ids = [S.project_get_id(E.ObjectType.NODE, i) for i in range(n_nodes)]
+        doc = {
+            "flow_units": E.FlowUnits(S.simulation_get_unit(E.UnitProperty.FLOW_UNIT)).name,
+            "nodes": {"id": node_ids, "type": [E.NodeType(S.node_get_type(i)).name for i in range(n_nodes)]},
+            "links": {"id": [S.project_get_id(E.ObjectType.LINK, i) for i in range(n_links)],
+                      "type": [E.LinkType(S.link_get_type(i)).name for i in range(n_links)],
+                      "from": [node_ids[S.link_get_connections(i)[0]] for i in range(n_links)],
+                      "to": [node_ids[S.link_get_connections(i)[1]] for i in range(n_links)]},
+            "n_subcatchments": S.project_get_count(E.ObjectType.SUBCATCH),
+            "n_gauges": S.project_get_count(E.ObjectType.GAGE),
+            "start": _iso(S.simulation_get_datetime(E.TimeProperty.START_DATE)),
+            "end": _iso(S.simulation_get_datetime(E.TimeProperty.END_DATE)),
+            "report_start": _iso(S.simulation_get_datetime(E.TimeProperty.REPORT_DATE)),
+        }
+    finally:
+        S.swmm_close()
+    with open(json_path, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh)
+
+
 def main(inp, rpt, out, stats_path):
     from swmm.toolkit import shared_enum as E
     from swmm.toolkit import solver as S
@@ -58,7 +97,11 @@ def main(inp, rpt, out, stats_path):
             "type": [E.NodeType(S.node_get_type(i)).name for i in range(n_nodes)],
             "invert_elev": [S.node_get_parameter(i, E.NodeProperty.INVERT_ELEVATION) for i in range(n_nodes)],
             "full_depth": [S.node_get_parameter(i, E.NodeProperty.FULL_DEPTH) for i in range(n_nodes)],
+            "surcharge_depth": [S.node_get_parameter(i, E.NodeProperty.SURCHARGE_DEPTH) for i in range(n_nodes)],
         }
+        n_sub = S.project_get_count(E.ObjectType.SUBCATCH)
+        dates = {k: _iso(S.simulation_get_datetime(getattr(E.TimeProperty, k.upper())))
+                 for k in ("start_date", "end_date", "report_date")}
         links = {
             "id": [S.project_get_id(E.ObjectType.LINK, i) for i in range(n_links)],
             "type": [E.LinkType(S.link_get_type(i)).name for i in range(n_links)],
@@ -83,7 +126,7 @@ def main(inp, rpt, out, stats_path):
             pass
 
         node_stats = {k: [] for k in ("max_depth", "vol_flooded", "time_flooded", "time_surcharged", "max_inflow", "max_overflow",
-                                      "total_inflow_volume")}
+                                      "total_inflow_volume", "total_lateral_volume")}
         for i in range(n_nodes):
             st = S.node_get_stats(i)
             node_stats["max_depth"].append(st.maxDepth)
@@ -94,6 +137,18 @@ def main(inp, rpt, out, stats_path):
             node_stats["max_overflow"].append(st.maxOverflow)
             # whole-run inflow volume (mass balance, every routing step): at an outfall, what it discharged
             node_stats["total_inflow_volume"].append(S.node_get_total_inflow(i))
+            # lateral inflow volume (DWF + external + RDII + runoff) over the reporting period
+            node_stats["total_lateral_volume"].append(st.totLatFlow)
+        pumps, storages = {}, {}
+        for i in range(n_links):
+            if S.link_get_type(i) == E.LinkType.PUMP.value:
+                ps = S.pump_get_stats(i)
+                pumps[links["id"][i]] = {"utilized": ps.utilized, "max_flow": ps.maxFlow, "off_curve_low": ps.offCurveLow,
+                                         "off_curve_high": ps.offCurveHigh, "total_periods": ps.totalPeriods}
+        for i in range(n_nodes):
+            if nodes["type"][i] == "STORAGE":
+                ss = S.storage_get_stats(i)
+                storages[nodes["id"][i]] = {"max_volume": ss.maxVol}
         link_stats = {k: [] for k in ("max_flow", "max_depth", "time_surcharged", "time_full_flow")}
         for i in range(n_links):
             st = S.link_get_stats(i)
@@ -101,6 +156,9 @@ def main(inp, rpt, out, stats_path):
             link_stats["max_depth"].append(st.maxDepth)
             link_stats["time_surcharged"].append(st.timeSurcharged)
             link_stats["time_full_flow"].append(st.timeFullFlow)
+        # cumulative totals of the whole run (read while the project runs, as the API requires)
+        routing_totals = _totals(S.system_get_routing_totals())
+        runoff_totals = _totals(S.system_get_runoff_totals())
         S.swmm_end()
         engine_cpu_s = time.process_time() - cpu0
         runoff_err, flow_err, qual_err = S.swmm_get_mass_balance()
@@ -116,6 +174,12 @@ def main(inp, rpt, out, stats_path):
         "link_stats": link_stats,
         "runoff_continuity_error_pct": runoff_err,
         "flow_routing_continuity_error_pct": flow_err,
+        "pump_stats": pumps,
+        "storage_stats": storages,
+        "routing_totals": routing_totals,
+        "runoff_totals": runoff_totals,
+        "dates": dates,
+        "n_subcatchments": n_sub,
         "engine_cpu_s": engine_cpu_s,
         "child_cpu_s": time.process_time(),
     }
@@ -125,7 +189,10 @@ def main(inp, rpt, out, stats_path):
 
 if __name__ == "__main__":
     try:
-        main(*sys.argv[1:5])
+        if sys.argv[1] == "--probe":
+            probe(*sys.argv[2:6])
+        else:
+            main(*sys.argv[1:5])
     except Exception as exc:  # the parent reads the engine's text from the .rpt
         sys.stderr.write(f"{type(exc).__name__}: {exc}\n")
         sys.exit(1)

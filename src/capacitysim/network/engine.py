@@ -63,6 +63,7 @@ from capacitysim.units import (
     GALLONS_PER_MILLION_GALLONS,
     GPM_PER_CFS,
     METERS_PER_FOOT,
+    MILLIMETERS_PER_INCH,
     SECONDS_PER_DAY,
     SECONDS_PER_HOUR,
 )
@@ -130,12 +131,21 @@ class RunFiles:
 _SECTION_RE = re.compile(r"^\s*\[([^\]]+)\]")
 
 
-def prepare_inp_text(text: str, source_dir: Path) -> str:
+#: [FILES] verbs that make the engine write a file (SAVE) or read one (USE) [1]_.
+_FILE_VERBS = ("SAVE", "USE")
+
+
+def prepare_inp_text(text: str, source_dir: Path, run_dir: Path | None = None) -> str:
     """The text of a copy of a model that runs from another folder with one engine thread.
 
-    Sets ``THREADS 1`` in ``[OPTIONS]`` (adding it when absent) and makes relative paths of
-    external files (``[TIMESERIES]`` ``FILE``, ``[RAINGAGES]`` ``FILE``, ``[FILES]``)
-    absolute with respect to the input's folder, so the copy finds them.
+    * ``THREADS 1`` in ``[OPTIONS]`` (added when absent);
+    * every external file the engine reads (``[TIMESERIES]``/``[RAINGAGES]`` ``FILE``,
+      ``[TEMPERATURE] FILE``, ``[FILES] USE ...``) made absolute with respect to the input's
+      folder (``source_dir``): quoted names with spaces and Windows separators are understood;
+    * every file the engine would write (``[FILES] SAVE ...``) redirected into ``run_dir`` (its
+      base name kept), so a model can never make a run write outside its own folder.
+
+    Lines not edited are kept byte for byte (the text is latin-1 decoded bytes).
     """
     out: list[str] = []
     section = ""
@@ -149,18 +159,29 @@ def prepare_inp_text(text: str, source_dir: Path) -> str:
             section = m.group(1).strip().upper()
             out.append(line)
             continue
-        body = line.split(";", 1)[0]
-        toks = body.split()
+        toks = _tokens(line)
         if section == "OPTIONS" and toks and toks[0].upper() == "THREADS":
             out.append("THREADS              1")
             threads_seen = True
             continue
-        if section in ("TIMESERIES", "RAINGAGES", "FILES") and toks:
-            line = _absolutize(line, toks, section, source_dir)
+        if section in ("TIMESERIES", "RAINGAGES", "FILES", "TEMPERATURE") and toks:
+            line = file_reference_line(line, toks, section, source_dir, run_dir)
         out.append(line)
     if section == "OPTIONS" and not threads_seen:
         out.append("THREADS              1")
     return "\n".join(out) + "\n"
+
+
+def _tokens(line: str) -> list[str]:
+    """Tokens of a data line with their quotes kept (``;`` comments outside quotes removed)."""
+    inq, cut = False, len(line)
+    for k, ch in enumerate(line):
+        if ch == '"':
+            inq = not inq
+        elif ch == ";" and not inq:
+            cut = k
+            break
+    return re.findall(r'"[^"]*"|\S+', line[:cut])
 
 
 def _insert_before_blank_tail(lines: list[str], new: str) -> None:
@@ -170,21 +191,84 @@ def _insert_before_blank_tail(lines: list[str], new: str) -> None:
     lines.insert(i, new)
 
 
-def _absolutize(line: str, toks: list[str], section: str, source_dir: Path) -> str:
+def resolve_model_path(raw: str, source_dir: Path) -> Path:
+    """A file name as written in a model -> an absolute path (relative to the model's folder).
+
+    Quotes are removed; a Windows name (``data\\rain.dat``, ``C:\\x\\rain.dat``) whose file does not
+    exist as written is tried with ``/`` separators, and a drive-letter path by its base name in
+    the model's folder.
+    """
+    name = raw.strip().strip('"')
+    p = Path(name)
+    if not p.is_absolute():
+        p = source_dir / p
+    if p.exists() or "\\" not in name:
+        return p.resolve() if p.exists() else p
+    alt = name.replace("\\", "/")
+    if re.match(r"^[A-Za-z]:/", alt):  # a drive letter: the file as shipped beside the model
+        cand = source_dir / Path(alt).name
+        return cand.resolve() if cand.exists() else Path(alt)
+    q = Path(alt) if Path(alt).is_absolute() else source_dir / alt
+    return q.resolve() if q.exists() else q
+
+
+def file_reference_line(line: str, toks: list[str], section: str, source_dir: Path, run_dir: Path | None) -> str:
+    """One line with its external file name made absolute (inputs) or moved into ``run_dir`` (outputs)."""
     upper = [t.upper() for t in toks]
     if section == "FILES":
-        idx = 2 if len(toks) >= 3 else None
+        if len(toks) < 3 or upper[0] not in _FILE_VERBS:
+            return line
+        idx = 2
     elif "FILE" in upper:
         idx = upper.index("FILE") + 1
     else:
         return line
-    if idx is None or idx >= len(toks):
+    if idx >= len(toks):
         return line
-    raw = toks[idx].strip('"')
-    p = Path(raw)
-    if p.is_absolute():
-        return line
-    return line.replace(toks[idx], f'"{(source_dir / p).resolve()}"', 1)
+    if section == "FILES" and upper[0] == "SAVE":
+        base = Path(toks[idx].strip('"').replace("\\", "/")).name or "saved"
+        target = (run_dir / base) if run_dir is not None else None
+        if target is None:
+            return line
+        new = f'"{target}"'
+    else:
+        target = resolve_model_path(toks[idx], source_dir)
+        new = f'"{target}"'
+    start = _token_start(line, toks, idx)
+    return line[:start] + new + line[start + len(toks[idx]):]
+
+
+def _token_start(line: str, toks: list[str], idx: int) -> int:
+    pos = 0
+    for k, t in enumerate(toks):
+        pos = line.index(t, pos)
+        if k == idx:
+            return pos
+        pos += len(t)
+    raise ValueError(idx)
+
+
+def external_files(text: str, source_dir: Path) -> list[dict]:
+    """Every external file a model names: section, verb (READ/USE/SAVE), path as written and resolved."""
+    found = []
+    section = ""
+    for line in text.splitlines():
+        m = _SECTION_RE.match(line)
+        if m:
+            section = m.group(1).strip().upper()
+            continue
+        toks = _tokens(line)
+        if not toks:
+            continue
+        upper = [t.upper() for t in toks]
+        if section == "FILES" and len(toks) >= 3 and upper[0] in _FILE_VERBS:
+            found.append({"section": section, "verb": upper[0], "kind": upper[1], "name": toks[2].strip('"'),
+                          "path": str(resolve_model_path(toks[2], source_dir))})
+        elif section in ("TIMESERIES", "RAINGAGES", "TEMPERATURE") and "FILE" in upper and upper.index("FILE") + 1 < len(toks):
+            raw = toks[upper.index("FILE") + 1]
+            found.append({"section": section, "verb": "READ", "kind": section, "name": raw.strip('"'),
+                          "path": str(resolve_model_path(raw, source_dir))})
+    return found
 
 
 # --------------------------------------------------------------------------- the run
@@ -227,14 +311,14 @@ def run_inp(inp_path: str | os.PathLike, work_dir: str | os.PathLike, *, name: s
     src = Path(inp_path)
     if not src.is_file():
         raise DataFileError(f"{src}: SWMM input file not found")
-    wd = Path(work_dir)
+    wd = Path(work_dir).resolve()
     wd.mkdir(parents=True, exist_ok=True)
     stem = name or src.stem
     inp = wd / f"{stem}.inp"
     if inp.resolve() == src.resolve():
         raise InputError(f"work_dir {wd} is the input's own folder; runs never write next to the input")
-    text = src.read_text(encoding="utf-8", errors="replace")
-    inp.write_text(prepare_inp_text(text, src.resolve().parent), encoding="utf-8")
+    text = src.read_bytes().decode("latin-1")
+    inp.write_bytes(prepare_inp_text(text, src.resolve().parent, wd).encode("latin-1"))
     rpt, out, stats = wd / f"{stem}.rpt", wd / f"{stem}.out", wd / f"{stem}.stats.json"
     for p in (rpt, out, stats):
         p.unlink(missing_ok=True)
@@ -269,16 +353,16 @@ def _engine_error(run: RunFiles, errors: list[str], source: Path | None, origin:
     if m:
         n = int(m.group(1))
         section = "" if m.group(2) == "input file" else f" ({m.group(2)})"
-        copy_lines = run.inp.read_text(encoding="utf-8", errors="replace").splitlines()
+        copy_lines = run.inp.read_bytes().decode("latin-1").splitlines()
         text = copy_lines[n - 1].strip() if 0 < n <= len(copy_lines) else None
         src_n = None
         if source is not None and text is not None:
-            src_lines = source.read_text(encoding="utf-8", errors="replace").splitlines()
+            src_lines = source.read_bytes().decode("latin-1").splitlines()
             src_n = next((k for k in (n, n - 1) if 0 < k <= len(src_lines) and src_lines[k - 1].strip() == text), None)
         if src_n is not None and origin is not None and text:
             # a scenario file written from the user's model: the same element line, by its tokens
             toks = text.split(";", 1)[0].split()
-            orig = origin.read_text(encoding="utf-8", errors="replace").splitlines()
+            orig = origin.read_bytes().decode("latin-1").splitlines()
             hit = next((k for k, l in enumerate(orig, 1) if l.split(";", 1)[0].split() == toks), None)
             source, src_n = (origin, hit) if hit else (source, src_n)
         where = f"at {source.name}:{src_n}{section}" if src_n else f"at line {n} of the run's copy {run.inp}{section}"
@@ -294,24 +378,70 @@ def _engine_error(run: RunFiles, errors: list[str], source: Path | None, origin:
 def run_copy(run: RunFiles, *, timeout_s: float | None = None, source: Path | None = None,
              origin: Path | None = None) -> None:
     """Run the engine on ``run.inp`` (already prepared) in a child process; raise EngineError on failure."""
-    env = dict(os.environ)
-    env["OMP_NUM_THREADS"] = "1"
     # the engine creates its [RDII] scratch file with mkstemp("swmmXXXXXX"), a path relative to the
     # current directory (not TMPDIR), and unlinks it only at the end of the run: cwd=work_dir keeps
-    # it (and any left by a killed run) in the run's own folder; TMPDIR too, for anything else
-    env["TMPDIR"] = str(run.work_dir)
+    # it (and any left by a killed run) in the run's own folder; TMPDIR too, for anything else (_child)
     cmd = [sys.executable, "-I", str(_CHILD), str(run.inp), str(run.rpt), str(run.out), str(run.stats)]
-    try:
-        proc = subprocess.run(cmd, cwd=run.work_dir, env=env, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        raise EngineError(f"{run.inp.name}: SWMM did not finish within {timeout_s:g} s") from None
+    proc = _child(cmd, run, timeout_s)
     engine_errors = report_errors(run.rpt)
     if engine_errors:
         raise _engine_error(run, engine_errors, source, origin)
     if proc.returncode != 0 or not (run.stats and run.stats.exists()):
         detail = " ".join(proc.stderr.decode(errors="replace").split())[-300:]
         raise EngineError(f"{run.inp.name}: SWMM failed: {detail or f'exit code {proc.returncode}'}")
+
+
+def _child(cmd, run: RunFiles, timeout_s):
+    env = dict(os.environ)
+    env["OMP_NUM_THREADS"] = "1"
+    env["TMPDIR"] = str(run.work_dir)
+    try:
+        proc = subprocess.run(cmd, cwd=run.work_dir, env=env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise EngineError(f"{run.inp.name}: SWMM did not finish within {timeout_s:g} s") from None
+    return proc
+
+
+def probe_inp(inp_path: str | os.PathLike, *, timeout_s: float | None = 300.0) -> dict:
+    """Open a model in the engine (it reads and checks the whole input) and return its network.
+
+    The engine is the judge of validity: a file SWMM opens is a model capacitysim runs. Runs in a
+    child process in a temporary folder (removed after), on a copy prepared by
+    :func:`prepare_inp_text`.
+
+    Returns
+    -------
+    dict
+        ``flow_units``; ``nodes`` {``id``, ``type``}; ``links`` {``id``, ``type``, ``from``,
+        ``to``}; ``n_subcatchments``, ``n_gauges``; ``start``, ``end``, ``report_start`` (ISO).
+
+    Raises
+    ------
+    EngineInputError
+        The engine rejected the file: its error code, message and the line of the user's file.
+    """
+    import tempfile
+
+    from capacitysim.errors import DataFileError
+
+    src = Path(inp_path)
+    if not src.is_file():
+        raise DataFileError(f"{src}: SWMM input file not found")
+    with tempfile.TemporaryDirectory(prefix="capacitysim-probe-") as tmp:
+        wd = Path(tmp)
+        inp = wd / "probe.inp"
+        inp.write_bytes(prepare_inp_text(src.read_bytes().decode("latin-1"), src.resolve().parent, wd).encode("latin-1"))
+        run = RunFiles(inp, wd / "probe.rpt", wd / "probe.out", wd / "probe.json")
+        cmd = [sys.executable, "-I", str(_CHILD), "--probe", str(run.inp), str(run.rpt), str(run.out), str(run.stats)]
+        proc = _child(cmd, run, timeout_s)
+        errors = report_errors(run.rpt)
+        if errors:
+            raise _engine_error(run, errors, src, None)
+        if proc.returncode != 0 or not run.stats.exists():
+            detail = " ".join(proc.stderr.decode(errors="replace").split())[-300:]
+            raise EngineError(f"{src.name}: SWMM could not open the model: {detail or f'exit code {proc.returncode}'}")
+        return json.loads(run.stats.read_text(encoding="utf-8"))
 
 
 def report_errors(rpt: Path) -> list[str]:
@@ -366,6 +496,26 @@ def parse_outfall_volumes(rpt: Path) -> dict[str, float]:
     return vols
 
 
+def xsection_shapes(inp: Path) -> dict[str, str]:
+    """Link id (upper case) -> cross-section shape (upper case) from a run's ``[XSECTIONS]`` (empty if unreadable)."""
+    out: dict[str, str] = {}
+    try:
+        text = Path(inp).read_bytes().decode("latin-1")
+    except OSError:
+        return out
+    section = ""
+    for line in text.splitlines():
+        m = _SECTION_RE.match(line)
+        if m:
+            section = m.group(1).strip().upper()
+            continue
+        if section == "XSECTIONS":
+            toks = [t.strip('"') for t in _tokens(line)]
+            if len(toks) >= 2:
+                out[toks[0].upper()] = toks[1].upper()
+    return out
+
+
 def read_results(run: RunFiles) -> xr.Dataset:
     """Per-node, per-link and per-outfall statistics of a finished run, in cfs, ft, ft^3 and hr.
 
@@ -416,6 +566,24 @@ def read_results(run: RunFiles) -> xr.Dataset:
     else:
         vols = parse_outfall_volumes(run.rpt)
         outfall_cf = np.array([vols.get(o, np.nan) for o in outfalls], float) * f["report_volume"]
+    shapes = xsection_shapes(run.inp)
+    pump_off = np.full(len(l_ids), np.nan)
+    pump_max = np.full(len(l_ids), np.nan)
+    for k, lid in enumerate(l_ids):
+        ps = st.get("pump_stats", {}).get(lid)
+        if ps:
+            periods = ps["total_periods"] or 0
+            pump_off[k] = 100.0 * (ps["off_curve_low"] + ps["off_curve_high"]) / periods if periods else 0.0
+            pump_max[k] = ps["max_flow"] * f["flow"]
+    rt = st.get("routing_totals", {})
+    ro = st.get("runoff_totals", {})
+    dates = st.get("dates", {})
+    # routing totals are volumes in the model's units (ft^3 or m^3, measured: a CMS model's totals
+    # are m^3); runoff totals are depths over the catchment (in or mm)
+    totals = {f"routing_{k}_cf": float(v) * f["volume"] for k, v in rt.items() if k != "pctError"}
+    rain_in = ro.get("rainfall")
+    if rain_in is not None and st["flow_units"] not in US_FLOW_UNITS:
+        rain_in = rain_in / MILLIMETERS_PER_INCH
     ds = xr.Dataset(
         {
             "node_type": ("node", np.asarray(N["type"], dtype=object)),
@@ -430,6 +598,8 @@ def read_results(run: RunFiles) -> xr.Dataset:
             "flooding_volume_cf": ("node", np.asarray(NS["vol_flooded"], float) * f["volume"]),
             "flooding_hr": ("node", np.asarray(NS["time_flooded"], float)),
             "max_inflow_cfs": ("node", np.asarray(NS["max_inflow"], float) * f["flow"]),
+            "surcharge_limit_ft": ("node", np.asarray(N.get("surcharge_depth", [0.0] * len(n_ids)), float) * f["length"]),
+            "lateral_volume_cf": ("node", np.asarray(NS.get("total_lateral_volume", [np.nan] * len(n_ids)), float) * f["volume"]),
             "link_type": ("link", np.asarray(L["type"], dtype=object)),
             "from_node": ("link", np.asarray(L["from"], dtype=object)),
             "to_node": ("link", np.asarray(L["to"], dtype=object)),
@@ -439,6 +609,9 @@ def read_results(run: RunFiles) -> xr.Dataset:
             "full_depth_ft": ("link", full_depth),
             "link_max_depth_ft": ("link", l_max_depth),
             "max_d_over_d": ("link", d_ratio),
+            "link_shape": ("link", np.asarray([shapes.get(str(l).upper(), "") for l in l_ids], dtype=object)),
+            "pump_off_curve_pct": ("link", pump_off),
+            "pump_max_flow_cfs": ("link", pump_max),
             "volume_cf": ("outfall", outfall_cf),
         },
         coords={"node": np.asarray(n_ids, dtype=object), "link": np.asarray(l_ids, dtype=object),
@@ -448,6 +621,12 @@ def read_results(run: RunFiles) -> xr.Dataset:
             "runoff_continuity_error_pct": float(st["runoff_continuity_error_pct"]),
             "flow_routing_continuity_error_pct": float(st["flow_routing_continuity_error_pct"]),
             "units": "flow cfs, depth/elevation ft, volume ft^3, time hr (converted from the model's FLOW_UNITS)",
+            "rainfall_simulated_in": float("nan") if rain_in is None or not st.get("n_subcatchments") else float(rain_in),
+            "n_subcatchments": int(st.get("n_subcatchments") or 0),
+            "simulation_start": dates.get("start_date", ""),
+            "simulation_end": dates.get("end_date", ""),
+            "report_start": dates.get("report_date", ""),
+            **totals,
         },
     )
     return ds
@@ -510,17 +689,14 @@ def _series(run: RunFiles, kind: str, elem_id: str | None, var: str) -> xr.DataA
 
 
 def _report_offset_hr(run: RunFiles, out_start: _dt.datetime) -> float:
-    """Hours from the simulation start (START_DATE/TIME of the run's .inp) to the .out's start date.
+    """Hours from the simulation start (as the engine read it, in the run's statistics) to the .out's start date.
 
     The .out starts one reporting step before REPORT_START, so ``elapsed_hr`` counts from the
-    simulation start whatever the reporting period (0 when the .inp cannot be read).
+    simulation start whatever the reporting period (0 when the statistics cannot be read).
     """
-    from capacitysim.network.model import parse_inp
-    from capacitysim.network.scenario import sim_start
-
     try:
-        start = sim_start(parse_inp(run.inp))
-    except Exception:  # a run without its .inp: count from the .out's own start
+        start = _dt.datetime.fromisoformat(_load_stats(run)["dates"]["start_date"])
+    except (EngineError, KeyError, ValueError):  # a run without its statistics: count from the .out's own start
         return 0.0
     return round((out_start - start).total_seconds()) / SECONDS_PER_HOUR
 

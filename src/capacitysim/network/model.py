@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import networkx as nx
+import numpy as np
 
 from capacitysim.errors import DataFileError, ModelError
 
@@ -42,6 +43,41 @@ _TOKEN = re.compile(r'"[^"]*"|\S+')
 _SECTION = re.compile(r"^\s*\[([^\]]*)\]")
 
 
+#: SWMM pattern types and their number of factors [1]_.
+PATTERN_LENGTHS = {"MONTHLY": 12, "DAILY": 7, "HOURLY": 24, "WEEKEND": 24}
+
+
+def read_model_text(path: str | os.PathLike) -> str:
+    """The text of a ``.inp`` decoded byte for byte (latin-1), so any 8-bit encoding round-trips.
+
+    SWMM reads bytes and compares names byte for byte (ignoring ASCII case); decoding as latin-1
+    maps every byte to one character, so ``text.encode("latin-1")`` gives the file back unchanged,
+    whether it was written in UTF-8, cp1252 or anything else.
+    """
+    p = Path(path)
+    try:
+        return p.read_bytes().decode("latin-1")
+    except FileNotFoundError:
+        raise DataFileError(f"{p}: SWMM input file not found") from None
+    except IsADirectoryError:
+        raise DataFileError(f"{p}: is a folder, expected a SWMM .inp file") from None
+    except PermissionError:
+        raise DataFileError(f"{p}: cannot be read (permission denied)") from None
+
+
+def name_variants(name: str) -> list[str]:
+    """Ways a user-typed name may appear in a latin-1-decoded model: as typed, UTF-8 and cp1252 bytes."""
+    out = [name]
+    for enc in ("utf-8", "cp1252"):
+        try:
+            v = name.encode(enc).decode("latin-1")
+        except UnicodeError:
+            continue
+        if v not in out:
+            out.append(v)
+    return out
+
+
 @dataclass
 class Row:
     """One data line of a section: its 1-based line number and its tokens (quotes removed)."""
@@ -52,11 +88,23 @@ class Row:
 
 @dataclass
 class SwmmInp:
-    """A parsed ``.inp``: rows by section (upper-case names), in file order."""
+    """A parsed ``.inp``: rows by section (upper-case names), in file order, and the raw lines.
+
+    Names are case-insensitive as in SWMM (``j3`` and ``J3`` are one node); :meth:`node_ids` and
+    :meth:`links` give every name in the spelling of the line that defines it, and
+    :meth:`find_node` maps any spelling (or the UTF-8/cp1252 form of a typed name) to it.
+    """
 
     path: Path
     sections: dict[str, list[Row]] = field(default_factory=dict)
     section_lines: dict[str, int] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+    newline: str = "\n"
+    #: engine's view of the network (from :func:`probe_model`): node id -> type, and links
+    engine_nodes: dict[str, str] | None = None
+    engine_links: list[tuple[str, str, str, str]] | None = None
+    #: problems :func:`validate` sees in a file the engine accepted (warnings, not refusals)
+    lint: list[str] = field(default_factory=list)
 
     def rows(self, section: str) -> list[Row]:
         return self.sections.get(section, [])
@@ -71,43 +119,146 @@ class SwmmInp:
     def flow_units(self) -> str:
         return (self.option("FLOW_UNITS", "CFS") or "CFS").upper()
 
+    @property
+    def is_si(self) -> bool:
+        return self.flow_units not in ("CFS", "GPM", "MGD")
+
+    def _canon(self) -> dict[str, str]:
+        c = self.__dict__.get("_canon_nodes")
+        if c is None:
+            c = {}
+            for sec in NODE_SECTIONS:
+                for r in self.rows(sec):
+                    c.setdefault(r.tokens[0].upper(), r.tokens[0])
+            self.__dict__["_canon_nodes"] = c
+        return c
+
+    def canon_node(self, name: str) -> str:
+        """The defining spelling of a node name found in the model text (case-insensitive); the name itself if unknown."""
+        return self._canon().get(str(name).upper(), name)
+
+    def find_node(self, name: str) -> str | None:
+        """The node a user means by ``name`` (case-insensitive; UTF-8/cp1252 forms tried), or None."""
+        c = self._canon()
+        for v in name_variants(str(name)):
+            if v.upper() in c:
+                return c[v.upper()]
+        return None
+
     def node_ids(self) -> dict[str, tuple[str, int]]:
-        """Node id -> (section, line)."""
+        """Node id -> (section, line), in the spelling of the defining line."""
         out = {}
+        seen = set()
         for sec in NODE_SECTIONS:
             for r in self.rows(sec):
-                out.setdefault(r.tokens[0], (sec, r.line))
+                if r.tokens[0].upper() not in seen:
+                    seen.add(r.tokens[0].upper())
+                    out[r.tokens[0]] = (sec, r.line)
         return out
 
+    def node_ids_of(self, section: str) -> list[str]:
+        """Ids of the nodes defined in one node section (e.g. ``OUTFALLS``)."""
+        return [n for n, (sec, _) in self.node_ids().items() if sec == section]
+
     def links(self) -> list[tuple[str, str, str, str, int]]:
-        """(link id, kind section, from node, to node, line) for every link."""
-        return [(r.tokens[0], sec, r.tokens[1], r.tokens[2], r.line)
+        """(link id, kind section, from node, to node, line) for every link (node names canonical)."""
+        return [(r.tokens[0], sec, self.canon_node(r.tokens[1]), self.canon_node(r.tokens[2]), r.line)
                 for sec in LINK_SECTIONS for r in self.rows(sec) if len(r.tokens) >= 3]
 
-    def dwf_baseline(self) -> dict[str, float]:
-        """Average dry-weather FLOW per node [model flow units] from [DWF]."""
-        out: dict[str, float] = {}
+    def xsection_shapes(self) -> dict[str, str]:
+        """Link id (upper case) -> cross-section shape (upper case) from [XSECTIONS]."""
+        return {r.tokens[0].upper(): r.tokens[1].upper() for r in self.rows("XSECTIONS") if len(r.tokens) >= 2}
+
+    def patterns(self) -> dict[str, tuple[str, list[float]]]:
+        """Time patterns: name (upper case) -> (type, factors) from [PATTERNS] [1]_.
+
+        The first line of a pattern names its type; continuation lines repeat the name.
+        """
+        out: dict[str, tuple[str, list[float]]] = {}
+        for r in self.rows("PATTERNS"):
+            name = r.tokens[0].upper()
+            rest = r.tokens[1:]
+            if name not in out:
+                if not rest:
+                    continue
+                kind = rest[0].upper()
+                if kind not in PATTERN_LENGTHS:
+                    continue
+                out[name] = (kind, [])
+                rest = rest[1:]
+            for t in rest:
+                v = _num(t)
+                if v is not None:
+                    out[name][1].append(v)
+        return out
+
+    def dwf_rows(self) -> list[tuple[str, float, list[str], Row]]:
+        """FLOW rows of [DWF]: (node, baseline [model flow units], pattern names, row)."""
+        out = []
         for r in self.rows("DWF"):
             if len(r.tokens) >= 3 and r.tokens[1].upper() == "FLOW":
-                try:
-                    out[r.tokens[0]] = float(r.tokens[2])
-                except ValueError:
-                    pass
+                v = _num(r.tokens[2])
+                if v is None:
+                    continue
+                pats = [t for t in r.tokens[3:] if t.strip()]
+                out.append((self.canon_node(r.tokens[0]), v, pats, r))
+        return out
+
+    def dwf_baseline(self) -> dict[str, float]:
+        """Dry-weather FLOW baseline per node [model flow units] from [DWF] (patterns not applied)."""
+        out: dict[str, float] = {}
+        for node, v, _, _ in self.dwf_rows():
+            out[node] = v  # SWMM keeps the last FLOW line of a node
+        return out
+
+    def pattern_mean(self, names) -> float:
+        """Long-run mean of the product of DWF time patterns [-] (SWMM 5 [1]_, sec. 3.3.10).
+
+        SWMM multiplies the baseline by the MONTHLY, DAILY and HOURLY factors, the WEEKEND factors
+        replacing the HOURLY ones on Saturday and Sunday. Over whole weeks and a year that averages
+        to mean(monthly) x sum over the days of daily[d] x mean(hourly or weekend)[d] / 7.
+        Undefined or unnamed patterns count as 1.
+        """
+        pats = self.patterns()
+        by_type: dict[str, list[float]] = {}
+        for n in names:
+            p = pats.get(str(n).upper())
+            if p and p[1]:
+                by_type[p[0]] = p[1]
+        monthly = float(np.mean(by_type["MONTHLY"])) if "MONTHLY" in by_type else 1.0
+        daily = list(by_type.get("DAILY", [1.0] * 7))[:7]
+        daily += [1.0] * (7 - len(daily))
+        hourly = float(np.mean(by_type["HOURLY"])) if "HOURLY" in by_type else 1.0
+        weekend = float(np.mean(by_type["WEEKEND"])) if "WEEKEND" in by_type else hourly
+        # SWMM's DAILY pattern starts on Sunday: index 0 and 6 are the weekend days
+        week = sum(d * (weekend if k in (0, 6) else hourly) for k, d in enumerate(daily)) / 7.0
+        return monthly * week
+
+    def dwf_mean(self) -> dict[str, float]:
+        """Mean dry-weather flow per node [model flow units]: baseline x the mean of its patterns.
+
+        A model that gives DWF as a population and per-capita/unit-conversion patterns gets its
+        flow, not its population (see :meth:`pattern_mean`).
+        """
+        out: dict[str, float] = {}
+        for node, v, pats, _ in self.dwf_rows():
+            out[node] = v * self.pattern_mean(pats)
         return out
 
 
 def parse_inp(path: str | os.PathLike) -> SwmmInp:
-    """Read a ``.inp`` into sections of numbered rows (no checks beyond readable text)."""
+    """Read a ``.inp`` into sections of numbered rows (no checks beyond readable text).
+
+    Any encoding is read (bytes decoded as latin-1, see :func:`read_model_text`); quoted tokens
+    keep their spaces (quotes removed; ``""`` gives an empty token, as SWMM reads it).
+    """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        raise DataFileError(f"{p}: SWMM input file not found") from None
-    except IsADirectoryError:
-        raise DataFileError(f"{p}: is a folder, expected a SWMM .inp file") from None
+    text = read_model_text(p)
     model = SwmmInp(p)
+    model.newline = "\r\n" if "\r\n" in text[:100000] else "\n"
+    model.lines = text.splitlines()
     section = None
-    for i, line in enumerate(text.splitlines(), start=1):
+    for i, line in enumerate(model.lines, start=1):
         m = _SECTION.match(line)
         if m:
             section = m.group(1).strip().upper()
@@ -116,14 +267,29 @@ def parse_inp(path: str | os.PathLike) -> SwmmInp:
             continue
         if section in ("TITLE",):
             continue
-        body = line.split(";", 1)[0] if section != "CONTROLS" else line.split(";", 1)[0]
-        toks = [t.strip('"') if t.startswith('"') else t for t in _TOKEN.findall(body)]
+        toks = split_tokens(line)
         if not toks:
             continue
         if section is None:
             raise ModelError(f"{p.name}:{i}: data before the first [SECTION] header: {line.strip()[:60]!r}")
         model.sections[section].append(Row(i, toks))
     return model
+
+
+def split_tokens(line: str) -> list[str]:
+    """The tokens of one data line: comment (``;``) removed, double quotes removed from quoted tokens."""
+    body = line.split(";", 1)[0] if '"' not in line else _strip_comment(line)
+    return [t[1:-1] if len(t) >= 2 and t.startswith('"') and t.endswith('"') else t for t in _TOKEN.findall(body)]
+
+
+def _strip_comment(line: str) -> str:
+    inq = False
+    for k, ch in enumerate(line):
+        if ch == '"':
+            inq = not inq
+        elif ch == ";" and not inq:
+            return line[:k]
+    return line
 
 
 def _num(tok: str) -> float | None:
@@ -155,35 +321,36 @@ def validate(model: SwmmInp) -> list[str]:
     nodes: dict[str, tuple[str, int]] = {}
     for sec in NODE_SECTIONS:
         for r in model.rows(sec):
-            nid = r.tokens[0]
+            nid = r.tokens[0].upper()
             if nid in nodes:
-                bad(r.line, f"node {nid} defined again (first in [{nodes[nid][0]}] line {nodes[nid][1]})")
+                bad(r.line, f"node {r.tokens[0]} defined again (first in [{nodes[nid][0]}] line {nodes[nid][1]})")
             else:
                 nodes[nid] = (sec, r.line)
             if sec == "JUNCTIONS":
                 if len(r.tokens) < 3:
-                    bad(r.line, f"junction {nid}: expected at least name, invert elevation and max depth")
+                    bad(r.line, f"junction {r.tokens[0]}: expected at least name, invert elevation and max depth")
                     continue
                 if _num(r.tokens[1]) is None:
-                    bad(r.line, f"junction {nid}: invert elevation {r.tokens[1]!r} is not a number")
+                    bad(r.line, f"junction {r.tokens[0]}: invert elevation {r.tokens[1]!r} is not a number")
                 d = _num(r.tokens[2])
                 if d is None or d < 0:
-                    bad(r.line, f"junction {nid}: max depth {r.tokens[2]!r} must be a number >= 0 ft")
+                    bad(r.line, f"junction {r.tokens[0]}: max depth {r.tokens[2]!r} must be a number >= 0 ft")
     if not nodes:
         problems.append(f"{name}: no nodes ([JUNCTIONS], [OUTFALLS], [STORAGE] or [DIVIDERS] are empty or missing)")
     links: dict[str, tuple[str, int]] = {}
     for lid, sec, n1, n2, line in model.links():
-        if lid in links:
-            bad(line, f"link {lid} defined again (first in [{links[lid][0]}] line {links[lid][1]})")
-        links[lid] = (sec, line)
+        if lid.upper() in links:
+            bad(line, f"link {lid} defined again (first in [{links[lid.upper()][0]}] line {links[lid.upper()][1]})")
+        links[lid.upper()] = (sec, line)
         kind = sec[:-1].lower()
         for end, nid in (("from", n1), ("to", n2)):
-            if nid not in nodes:
+            if nid.upper() not in nodes:
                 bad(line, f"{kind} {lid}: {end} node {nid} is not defined in {', '.join('[' + s + ']' for s in NODE_SECTIONS)}")
     for sec in LINK_SECTIONS:
         for r in model.rows(sec):
             if len(r.tokens) < 3:
                 bad(r.line, f"{sec[:-1].lower()} {r.tokens[0]}: expected name, from node and to node")
+    shapes = model.xsection_shapes()
     for r in model.rows("CONDUITS"):
         lid = r.tokens[0]
         if len(r.tokens) < 5:
@@ -192,13 +359,13 @@ def validate(model: SwmmInp) -> list[str]:
         length, n = _num(r.tokens[3]), _num(r.tokens[4])
         if length is None or length <= 0:
             bad(r.line, f"conduit {lid}: length {r.tokens[3]!r} must be a number > 0")
-        if n is None or n <= 0:
+        if n is None or n < 0 or (n == 0 and shapes.get(lid.upper()) not in ("IRREGULAR", "STREET")):
             bad(r.line, f"conduit {lid}: roughness {r.tokens[4]!r} must be a number > 0")
     xs: dict[str, int] = {}
     for r in model.rows("XSECTIONS"):
         lid = r.tokens[0]
-        xs[lid] = r.line
-        if lid not in links:
+        xs[lid.upper()] = r.line
+        if lid.upper() not in links:
             bad(r.line, f"cross section of link {lid}, which is not defined")
         if len(r.tokens) < 3:
             bad(r.line, f"cross section of {lid}: expected link, shape and geometry")
@@ -211,49 +378,70 @@ def validate(model: SwmmInp) -> list[str]:
             bad(r.line, f"cross section of {lid}: {shape} depth (Geom1) {r.tokens[2]!r} must be a number > 0")
     for sec in XSECTION_LINKS:
         for r in model.rows(sec):
-            if r.tokens[0] not in xs:
+            if r.tokens[0].upper() not in xs:
                 bad(r.line, f"{sec[:-1].lower()} {r.tokens[0]} has no cross section in [XSECTIONS]")
     for sec in ("DWF", "INFLOWS", "RDII"):
         for r in model.rows(sec):
-            if r.tokens[0] not in nodes:
+            if r.tokens[0].upper() not in nodes:
                 bad(r.line, f"[{sec}] refers to node {r.tokens[0]}, which is not defined")
     for r in model.rows("DWF"):
         if len(r.tokens) >= 3 and (_num(r.tokens[2]) is None or _num(r.tokens[2]) < 0):
             bad(r.line, f"[DWF] at {r.tokens[0]}: baseline {r.tokens[2]!r} must be a number >= 0")
-    hydrographs = {r.tokens[0] for r in model.rows("HYDROGRAPHS")}
+    hydrographs = {r.tokens[0].upper() for r in model.rows("HYDROGRAPHS")}
     for r in model.rows("RDII"):
         if len(r.tokens) < 3:
             bad(r.line, f"[RDII] at {r.tokens[0]}: expected node, unit hydrograph and sewer area")
             continue
-        if r.tokens[1] not in hydrographs:
+        if r.tokens[1].upper() not in hydrographs:
             bad(r.line, f"[RDII] at {r.tokens[0]}: unit hydrograph {r.tokens[1]} is not defined in [HYDROGRAPHS]")
         a = _num(r.tokens[2])
         if a is None or a < 0:
             bad(r.line, f"[RDII] at {r.tokens[0]}: sewer area {r.tokens[2]!r} must be a number >= 0")
-    subcatch = {r.tokens[0] for r in model.rows("SUBCATCHMENTS")}
+    subcatch = {r.tokens[0].upper() for r in model.rows("SUBCATCHMENTS")}
     for r in model.rows("SUBCATCHMENTS"):
-        if len(r.tokens) >= 3 and r.tokens[2] not in nodes and r.tokens[2] not in subcatch:
+        if len(r.tokens) >= 3 and r.tokens[2].upper() not in nodes and r.tokens[2].upper() not in subcatch:
             bad(r.line, f"subcatchment {r.tokens[0]}: outlet {r.tokens[2]} is neither a node nor a subcatchment")
     return problems
 
 
-def load_model(path: str | os.PathLike, *, max_listed: int = 8) -> SwmmInp:
-    """Parse and validate a ``.inp``; raise :class:`~capacitysim.errors.ModelError` listing the problems.
+def load_model(path: str | os.PathLike, *, max_listed: int = 8, probe: bool = True) -> SwmmInp:
+    """Parse a ``.inp`` and have the engine open it: the engine is the judge of validity.
+
+    A file SWMM 5.2 opens is accepted as it is, whatever :func:`validate` would say of it (case
+    differences, optional fields, encodings); the engine's network (node and link ids, types and
+    ends) is kept on the model (``engine_nodes``, ``engine_links``). A file the engine rejects
+    raises with the engine's error (code, message, line of the file) and, where :func:`validate`
+    finds them, the problems it sees, each with file, line and element.
 
     Raises
     ------
     capacitysim.errors.DataFileError
         The file is missing.
     capacitysim.errors.ModelError
-        The model fails :func:`validate`; the message lists up to ``max_listed`` problems, each
-        with file, line and element.
+        The engine rejected the file.
     """
+    from capacitysim.errors import EngineError
+    from capacitysim.network.engine import probe_inp
+
     model = parse_inp(path)
-    problems = validate(model)
-    if problems:
-        shown = "; ".join(problems[:max_listed])
-        more = f" (and {len(problems) - max_listed} more)" if len(problems) > max_listed else ""
-        raise ModelError(f"{len(problems)} problem(s) in the model: {shown}{more}")
+    if not probe:
+        return model
+    try:
+        info = probe_inp(model.path)
+    except EngineError as exc:
+        problems = validate(model)
+        engine = str(exc).split(": ", 1)[-1] if ": SWMM" in str(exc) else str(exc)
+        if problems:
+            shown = "; ".join(problems[:max_listed])
+            more = f" (and {len(problems) - max_listed} more)" if len(problems) > max_listed else ""
+            raise ModelError(f"{len(problems)} problem(s) in the model: {shown}{more}; {engine}") from None
+        raise ModelError(str(exc)) from None
+    model.engine_nodes = dict(zip(info["nodes"]["id"], info["nodes"]["type"]))
+    L = info["links"]
+    model.engine_links = list(zip(L["id"], L["type"], L["from"], L["to"]))
+    model.__dict__["engine_info"] = info
+    # what the engine accepted but looks wrong (e.g. a misspelt section it skipped): warnings, never refusals
+    model.lint = validate(model)
     return model
 
 
@@ -269,7 +457,8 @@ def network_graph(model: SwmmInp) -> nx.MultiDiGraph:
     for nid, (sec, line) in model.node_ids().items():
         g.add_node(nid, kind=sec, line=line)
     for lid, sec, n1, n2, line in model.links():
-        g.add_edge(n1, n2, key=lid, id=lid, kind=sec, line=line)
+        if n1 in g and n2 in g:
+            g.add_edge(n1, n2, key=lid, id=lid, kind=sec, line=line)
     return g
 
 

@@ -203,26 +203,31 @@ class SourceRemoval:
         return InflowSources(tuple(self.nodes), float(self.sump_pumps), float(self.roof_area_sqft), basin=self.basin)
 
 
-#: Default spin-up [hr]: the dry-weather period before the design storm that the statistics
-#: exclude (REPORT_START). A model starts with empty pipes and wet wells; in the bundled 500-node
-#: model the plant inflow overshoots the DWF at 0.5 h and settles to within 2 % of it by 3-4 h.
+#: Default spin-up [hr]: dry-weather simulation PREPENDED to the model's own period (the start is
+#: moved earlier; the model's period is simulated and reported whole). A model starts with empty
+#: pipes and wet wells; in the bundled 500-node model the plant inflow overshoots the DWF at 0.5 h
+#: and settles to within 2 % of it by 3-4 h.
 DEFAULT_SPINUP_HR = 6.0
 
 
 @dataclass(frozen=True)
-class ReportStart:
-    """Start of the reporting period [hr after the simulation start] (REPORT_START_DATE/TIME).
+class Spinup:
+    """Prepend ``hours`` of simulation before the model's own start [1]_.
 
-    The engine's statistics (max depth, flooding, surcharge, peak flows) ignore everything before
-    it, which keeps the filling of the initially empty network (spin-up) out of the verdict [1]_.
-    Outfall totals (Outfall Loading Summary) and continuity still cover the whole run.
+    START_DATE/TIME move ``hours`` earlier; REPORT_START becomes the model's own start (or its own
+    REPORT_START when later), so the engine's statistics (max depth, flooding, surcharge, peak
+    flows, lateral volumes) cover exactly the model's period and exclude the filling of the
+    initially empty network. Time series given in hours from the start (no dates) are rewritten
+    with dates so they stay where the model put them. Outfall totals and continuity cover the
+    whole run.
     """
 
     hours: float
 
     def __post_init__(self):
-        if not (isinstance(self.hours, (int, float)) and math.isfinite(self.hours) and self.hours >= 0):
-            raise InputError(f"report start / spin-up must be a number of hours >= 0; got {self.hours!r}")
+        if not (isinstance(self.hours, (int, float)) and not isinstance(self.hours, bool)
+                and math.isfinite(self.hours) and self.hours >= 0):
+            raise InputError(f"spinup_hr must be a number of hours >= 0; got {self.hours!r}")
 
 
 def report_start_hr(model: SwmmInp) -> float:
@@ -294,20 +299,20 @@ def model_rainfall(model: SwmmInp, gauge: str | None = None) -> tuple[np.ndarray
     Reads the gauge's [TIMESERIES] (INTENSITY, VOLUME or CUMULATIVE; times as clock hours or with
     dates). Rainfall files (``FILE``) are not read: (empty arrays).
     """
-    gauges = {r.tokens[0]: r.tokens for r in model.rows("RAINGAGES")}
+    gauges = {r.tokens[0].upper(): r.tokens for r in model.rows("RAINGAGES")}
     if not gauges:
         return np.zeros(0), np.zeros(0)
-    toks = gauges.get(gauge) if gauge else next(iter(gauges.values()))
+    toks = gauges.get(gauge.upper()) if gauge else next(iter(gauges.values()))
     if toks is None:
         raise InputError(f"rain gauge {gauge!r} is not defined")
     fmt, interval_hr = toks[1].upper(), _parse_clock(toks[2])
     if len(toks) < 6 or toks[4].upper() != "TIMESERIES":
         return np.zeros(0), np.zeros(0)
-    ts = toks[5]
+    ts = toks[5].upper()
     start = sim_start(model)
     times, vals = [], []
     for r in model.rows("TIMESERIES"):
-        if r.tokens[0] != ts:
+        if r.tokens[0].upper() != ts:
             continue
         t = r.tokens[1:]
         if len(t) == 3:
@@ -325,14 +330,14 @@ def model_rainfall(model: SwmmInp, gauge: str | None = None) -> tuple[np.ndarray
         depth = np.diff(np.concatenate([[0.0], v]))
     else:
         depth = v
-    if model.flow_units not in ("CFS", "GPM", "MGD"):
+    if model.is_si:
         depth = depth / MILLIMETERS_PER_INCH
     return t, depth
 
 
 def _rtk_params(model: SwmmInp, hydrograph: str, month: int) -> list[tuple[float, float, float]]:
     months = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
-    rows = [r.tokens for r in model.rows("HYDROGRAPHS") if r.tokens[0] == hydrograph and len(r.tokens) >= 6]
+    rows = [r.tokens for r in model.rows("HYDROGRAPHS") if r.tokens[0].upper() == hydrograph.upper() and len(r.tokens) >= 6]
     chosen = [t for t in rows if t[1].upper() == months[month - 1]] or [t for t in rows if t[1].upper() == "ALL"]
     return [(float(t[3]), float(t[4]), float(t[5])) for t in chosen]
 
@@ -352,11 +357,11 @@ def rdii_peak_cfs(model: SwmmInp, nodes, rain_t_hr: np.ndarray, rain_in: np.ndar
     si = model.flow_units not in ("CFS", "GPM", "MGD")
     area_by_uh: dict[str, float] = {}
     for r in model.rows("RDII"):
-        if r.tokens[0] in nodes:
+        if model.canon_node(r.tokens[0]) in nodes and len(r.tokens) >= 3:
             area = float(r.tokens[2])
             if si:  # hectares -> acres
                 area *= 1.0e4 / (METERS_PER_FOOT**2 * SQFT_PER_ACRE)
-            area_by_uh[r.tokens[1]] = area_by_uh.get(r.tokens[1], 0.0) + area
+            area_by_uh[r.tokens[1].upper()] = area_by_uh.get(r.tokens[1].upper(), 0.0) + area
     if not area_by_uh:
         return 0.0
     total = None
@@ -408,9 +413,13 @@ def rtk_hydrograph_cfs(rtk, area_ac: float, rain_t_hr, rain_in, dt_hr: float = 0
     return total * CFS_PER_ACRE_INCH_PER_HOUR
 
 
-def run_end_hr(model: SwmmInp, storm: "Storm | None" = None) -> float:
-    """End of the simulation [hr from its start], after :func:`write_scenario` extends it for ``storm``."""
-    end = (sim_end(model) - sim_start(model)).total_seconds() / SECONDS_PER_HOUR
+def run_end_hr(model: SwmmInp, storm: "Storm | None" = None, spinup_hr: float = 0.0) -> float:
+    """End of the simulation [hr from its (possibly moved) start], as :func:`write_scenario` sets it.
+
+    ``spinup_hr`` hours are prepended (:class:`Spinup`); a ``storm`` (its ``start_hr`` counted from
+    the moved start) extends the end to :data:`STORM_TAIL_HR` after the storm.
+    """
+    end = (sim_end(model) - sim_start(model)).total_seconds() / SECONDS_PER_HOUR + spinup_hr
     if storm is not None:
         end = max(end, storm.start_hr + len(storm.depth_in) * storm.dt_min / MINUTES_PER_HOUR + STORM_TAIL_HR)
     return end
@@ -497,212 +506,439 @@ def source_hydrograph_cfs(src: InflowSources, rain_t_hr, rain_in, end_hr: float)
     return times, flow, rec
 
 
-def _add_series_inflow(inflows, node: str, series: str, sfactor: float = 1.0, what: str = "inflow"):
-    """Attach a FLOW time series to a node's [INFLOWS] (a new row, or an existing baseline-only one)."""
-    import pandas as pd
-
-    mask = (inflows.index == node) & (inflows["Constituent"].astype(str).str.upper() == "FLOW")
-    if mask.any():
-        i = np.flatnonzero(mask)[0]
-        ts = str(inflows.iloc[i]["Time Series"]).strip().strip('"')
-        if ts not in ("", "nan", "None"):
-            raise InputError(f"{what} at node {node}: the node already has a FLOW [INFLOWS] time series ({ts}); "
-                             "put it at another node")
-        inflows.iloc[i, inflows.columns.get_loc("Time Series")] = series
-        inflows.iloc[i, inflows.columns.get_loc("Sfactor")] = sfactor
-        return inflows
-    row = {"Constituent": "FLOW", "Time Series": series, "Type": "FLOW", "Mfactor": 1.0, "Sfactor": sfactor, "Baseline": 0.0}
-    return pd.concat([inflows, pd.DataFrame([row], index=pd.Index([node], name=inflows.index.name))])
+# --------------------------------------------------------------------------- line-level editing
 
 
-# --------------------------------------------------------------------------- writing
+def _q(tok: str) -> str:
+    """A token as SWMM reads it: quoted when empty or holding spaces."""
+    tok = str(tok)
+    return f'"{tok}"' if (tok == "" or any(c.isspace() for c in tok)) and not tok.startswith('"') else tok
 
 
-def _most_used_patterns(dwf) -> list[str]:
-    pats = []
-    for _, row in dwf.iterrows():
-        p = [str(v) for v in row.iloc[2:].tolist() if isinstance(v, str) and v.strip() and v != "nan"]
-        if p:
-            pats.append(tuple(p))
-    if not pats:
-        return []
-    return list(max(set(pats), key=pats.count))
+def _num_text(v: float) -> str:
+    return f"{float(v):.10g}"
 
 
-def _with_columns(df, columns, index_name):
-    """swmmio gives an empty frame without columns for a section the model lacks."""
-    import pandas as pd
+class _Editor:
+    """Edits of a model's text by line: replace, comment out, append to a section (created when absent).
 
-    if all(c in df.columns for c in columns):
-        return df
-    if len(df):
-        raise InputError(f"unexpected layout of a model section (columns {list(df.columns)})")
-    return pd.DataFrame(columns=columns, index=pd.Index([], name=index_name))
+    Lines not touched are kept byte for byte (latin-1 text); appended lines go after the last data
+    line of their section, so the file keeps its layout and comments.
+    """
+
+    def __init__(self, model: SwmmInp):
+        self.model = model
+        self.replaced: dict[int, str] = {}
+        self.added: dict[str, list[str]] = {}
+
+    def set(self, line_no: int, text: str) -> None:
+        self.replaced[line_no] = text
+
+    def comment_out(self, line_no: int, why: str) -> None:
+        self.replaced[line_no] = f";{self.model.lines[line_no - 1]}  ; capacitysim: {why}"
+
+    def add(self, section: str, text: str) -> None:
+        self.added.setdefault(section, []).append(text)
+
+    def set_option(self, name: str, value: str) -> None:
+        for r in self.model.rows("OPTIONS"):
+            if r.tokens[0].upper() == name:
+                self.set(r.line, f"{name:<21}{value}")
+                return
+        self.add("OPTIONS", f"{name:<21}{value}")
+
+    def render(self) -> str:
+        lines = self.model.lines
+        ends: dict[str, int] = {}
+        headers = sorted((ln, sec) for sec, ln in self.model.section_lines.items())
+        for k, (ln, sec) in enumerate(headers):
+            nxt = headers[k + 1][0] if k + 1 < len(headers) else len(lines) + 1
+            last = ln
+            for j in range(ln + 1, nxt):
+                if lines[j - 1].strip():
+                    last = j
+            ends.setdefault(sec, last)
+        after: dict[int, list[str]] = {}
+        tail: list[str] = []
+        for sec, rows in self.added.items():
+            if sec in ends:
+                after.setdefault(ends[sec], []).extend(rows)
+            else:
+                tail.extend(["", f"[{sec}]"] + rows)
+        out = []
+        for i, line in enumerate(lines, start=1):
+            out.append(self.replaced.get(i, line))
+            out.extend(after.get(i, []))
+        out.extend(tail)
+        nl = self.model.newline
+        return nl.join(out) + nl
+
+
+_DATE_TOKEN = re.compile(r"^\d{1,4}[/-]\d{1,2}[/-]\d{1,4}$")
+
+
+def _ts_pairs(tokens: list[str]) -> list[tuple[str | None, str, str]] | None:
+    """(date or None, time, value) triples of a [TIMESERIES] data line (after the name); None for FILE lines."""
+    if tokens and tokens[0].upper() == "FILE":
+        return None
+    out, k = [], 0
+    while k < len(tokens):
+        date = None
+        if _DATE_TOKEN.match(tokens[k]):
+            date = tokens[k]
+            k += 1
+        if k + 1 >= len(tokens):
+            break
+        out.append((date, tokens[k], tokens[k + 1]))
+        k += 2
+    return out
+
+
+def _abs_stamp(when: _dt.datetime) -> str:
+    return when.strftime("%m/%d/%Y %H:%M:%S")
+
+
+def _timeline(model: SwmmInp, spin: float, storm: "Storm | None") -> dict:
+    """The scenario's simulation start, report start and end (datetimes) and the model's own start."""
+    start0 = sim_start(model)
+    start = start0 - _dt.timedelta(hours=spin)
+    report0 = start0 + _dt.timedelta(hours=report_start_hr(model))
+    end = start + _dt.timedelta(hours=run_end_hr(model, storm, spin))
+    return {"model_start": start0, "start": start, "report_start": max(report0, start0) if spin > 0 else report0, "end": end}
+
+
+#: The connection shapes ``peaking`` can name.
+PATTERN_SHAPES = ("pattern", "constant")
+
+
+def connection_shape(model: SwmmInp, node: str, peaking) -> tuple[np.ndarray, str]:
+    """Hourly factors (24, mean exactly 1) that shape a connection, and the name of their source.
+
+    ``peaking="pattern"``: the HOURLY pattern of the node's own [DWF] (else the HOURLY pattern
+    the model's [DWF] lines use most), divided by its mean, so the connection adds its stated
+    average flow whatever the model's patterns average (population x per-capita and
+    unit-conversion patterns included); MONTHLY, DAILY and WEEKEND factors are not applied.
+    Without any HOURLY DWF pattern the connection is constant. A number: a constant flow of
+    ``flow x factor`` (the design peak held for the whole run).
+    """
+    pats = model.patterns()
+    if peaking != "pattern":
+        return np.full(24, float(peaking)), f"constant peak (average x peaking factor {float(peaking):g})"
+
+    def hourly(names):
+        for n in names:
+            p = pats.get(str(n).upper())
+            if p and p[0] == "HOURLY" and len(p[1]) >= 24 and np.mean(p[1][:24]) > 0:
+                return str(n), np.asarray(p[1][:24], float)
+        return None
+
+    rows = model.dwf_rows()
+    own = next((hourly(pt) for nd, _, pt, _ in rows if nd == node and hourly(pt)), None)
+    if own:
+        return own[1] / own[1].mean(), f"HOURLY pattern {own[0]} of the node's [DWF], normalized to mean 1"
+    counts: dict[str, int] = {}
+    for _, _, pt, _ in rows:
+        h = hourly(pt)
+        if h:
+            counts[h[0]] = counts.get(h[0], 0) + 1
+    if counts:
+        name = max(counts, key=lambda k: (counts[k], k))
+        f = hourly([name])[1]
+        return f / f.mean(), f"HOURLY pattern {name} (the model's most used in [DWF]), normalized to mean 1"
+    return np.ones(24), "constant (the model has no HOURLY [DWF] pattern)"
+
+
+def hourly_volume_factor(factors, t0: _dt.datetime, t1: _dt.datetime) -> float:
+    """Integral of an hour-of-day step pattern between two times [pattern x hours]."""
+    if t1 <= t0:
+        return 0.0
+    f = np.asarray(factors, float)
+    total_hr = (t1 - t0).total_seconds() / SECONDS_PER_HOUR
+    whole_days = math.floor(total_hr / 24.0)
+    vol = whole_days * float(f.sum())
+    t = t0 + _dt.timedelta(days=whole_days)
+    while t < t1:
+        nxt = min(t.replace(minute=0, second=0, microsecond=0) + _dt.timedelta(hours=1), t1)
+        vol += f[t.hour] * (nxt - t).total_seconds() / SECONDS_PER_HOUR
+        t = nxt
+    return vol
 
 
 def write_scenario(model: SwmmInp, edits, out_path: str | Path, *, rain: tuple[np.ndarray, np.ndarray] | None = None) -> dict:
-    """Apply ``edits`` to a copy of ``model`` and write it to ``out_path``; return a record of what was done.
+    """Apply ``edits`` to the text of ``model`` line by line and write it to ``out_path``; return a record.
 
-    ``rain`` is the (times [hr], depths [in]) used to turn a remediation's gpd into a fraction
-    (default: the storm among the edits, else the model's own rainfall).
+    Only the lines an edit touches change; everything else is kept byte for byte (any 8-bit
+    encoding). Names are matched as SWMM matches them (ignoring case). External files the model
+    reads are made absolute with respect to the model's folder (the scenario is written
+    elsewhere). ``rain`` is the (times [hr from the scenario's start], depths [in]) used to turn a
+    remediation's gpd into a fraction and to drive sump pumps and roofs (default: the storm among
+    the edits, else the model's own rainfall).
     """
-    import pandas as pd
-    import swmmio
+    from capacitysim.io.files import atomic_write_bytes
+    from capacitysim.network.engine import prepare_inp_text
 
     out_path = Path(out_path)
     if out_path.resolve() == model.path.resolve():
         raise InputError("a scenario is never written over its input model")
-    with warnings.catch_warnings():  # swmmio warns about every absent section
-        warnings.simplefilter("ignore", UserWarning)
-        m = swmmio.Model(str(model.path))
-        return _apply(m, model, edits, out_path, rain)
+    ed = _Editor(model)
+    record = _apply(ed, model, list(edits), rain)
+    text = prepare_inp_text(ed.render(), model.path.resolve().parent, None)
+    if model.newline != "\n":
+        text = text.replace("\n", model.newline)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(out_path, text.encode("latin-1", errors="replace"))
+    return record
 
 
-def _apply(m, model: SwmmInp, edits, out_path: Path, rain) -> dict:
-    import pandas as pd
-
+def _apply(ed: _Editor, model: SwmmInp, edits: list, rain) -> dict:
     fu = model.flow_units
-    nodes = set(model.node_ids())
     record: dict = {"connections": [], "remediations": [], "storm": None, "inflows": [], "sources": [],
-                    "report_start_hr": None}
+                    "spinup_hr": 0.0, "fixes": [], "notes": []}
     storm = next((e for e in edits if isinstance(e, Storm)), None)
+    spin_edit = next((e for e in edits if isinstance(e, Spinup)), None)
+    spin = float(spin_edit.hours) if spin_edit else 0.0
+    tl = _timeline(model, spin, storm)
+    record["spinup_hr"] = spin
+    record["simulation"] = {"start": tl["start"].isoformat(), "end": tl["end"].isoformat(),
+                            "report_start": tl["report_start"].isoformat(), "spinup_hr": spin,
+                            "model_start": tl["model_start"].isoformat()}
     if rain is None:
         if storm is not None:
             rain = (storm.start_hr + np.arange(len(storm.depth_in)) * storm.dt_min / MINUTES_PER_HOUR, np.asarray(storm.depth_in))
         else:
-            rain = model_rainfall(model)
-    ts_rows: list[tuple[str, str, str, float]] = []
+            t, d = model_rainfall(model)
+            rain = (t + spin, d)
 
-    dwf = _with_columns(m.inp.dwf.copy(), ["Parameter", "AverageValue", "TimePatterns"], "Node")
-    inflows = _with_columns(m.inp.inflows.copy(), ["Constituent", "Time Series", "Type", "Mfactor", "Sfactor", "Baseline"], "Node")
-    rdii = _with_columns(m.inp.rdii.copy(), ["UnitHydrograph", "SewerArea"], "Node")
+    def node_of(name, what):
+        n = model.find_node(name)
+        if n is None:
+            raise InputError(f"{what} node {name!r} is not a node of {model.path.name}")
+        return n
+
+    def stamp(hours_from_start: float) -> str:
+        return _abs_stamp(tl["start"] + _dt.timedelta(seconds=round(hours_from_start * SECONDS_PER_HOUR)))
+
+    # [INFLOWS] FLOW lines per node, edited together and written once
+    inflow_rows = {}
+    for r in model.rows("INFLOWS"):
+        if len(r.tokens) >= 2 and r.tokens[1].upper() == "FLOW":
+            inflow_rows[model.canon_node(r.tokens[0])] = r
+    inflow_spec: dict[str, dict] = {}
+
+    def spec_of(node):
+        if node not in inflow_spec:
+            r = inflow_rows.get(node)
+            t = (r.tokens if r else [node, "FLOW"]) + [""] * 8
+            inflow_spec[node] = {"row": r, "node": t[0], "ts": t[2], "type": t[3] or "FLOW", "mfactor": t[4] or "1.0",
+                                 "sfactor": t[5] or "1.0", "baseline": float(t[6]) if _isnum(t[6]) else 0.0,
+                                 "pattern": t[7]}
+        return inflow_spec[node]
+
+    ts_rows: list[str] = []
+    pat_rows: list[str] = []
+    pat_names: dict[tuple, str] = {}
+
+    # --- connections: [INFLOWS] baseline x an HOURLY pattern of mean 1 (volume-true)
+    by_node: dict[str, list] = {}
     for e in edits:
         if isinstance(e, Connection):
-            if e.node not in nodes:
-                raise InputError(f"connection node {e.node!r} is not a node of {model.path.name}")
+            by_node.setdefault(node_of(e.node, "connection"), []).append(e)
+    pats = model.patterns()
+    for node, conns in by_node.items():
+        spec = spec_of(node)
+        base_q = 0.0
+        factors_sum = np.zeros(24)
+        for e in conns:
+            f, shape = connection_shape(model, node, e.peaking)
             q = gpd_to_model_flow(e.flow_gpd, fu)
-            if e.peaking == "pattern":
-                mask = (dwf.index == e.node) & (dwf["Parameter"].astype(str).str.upper() == "FLOW")
-                if mask.any():
-                    i = np.flatnonzero(mask)[0]
-                    dwf.iloc[i, dwf.columns.get_loc("AverageValue")] = float(dwf.iloc[i]["AverageValue"]) + q
-                    pats = [str(v) for v in dwf.iloc[i, 2:].tolist() if isinstance(v, str) and v.strip()]
-                else:
-                    pats = _most_used_patterns(dwf)
-                    row = {c: "" for c in dwf.columns}
-                    row.update({"Parameter": "FLOW", "AverageValue": q})
-                    for c, p in zip(dwf.columns[2:], pats):
-                        row[c] = f'"{p}"' if not p.startswith('"') else p
-                    dwf = pd.concat([dwf, pd.DataFrame([row], index=pd.Index([e.node], name=dwf.index.name))])
-                record["connections"].append({"node": e.node, "flow_gpd": e.flow_gpd, "peaking": "pattern",
-                                              "patterns": pats, "model_flow": q, "label": e.label})
-            else:
-                qp = q * float(e.peaking)
-                mask = (inflows.index == e.node) & (inflows["Constituent"].astype(str).str.upper() == "FLOW")
-                if mask.any():
-                    i = np.flatnonzero(mask)[0]
-                    base = float(inflows.iloc[i]["Baseline"]) if str(inflows.iloc[i]["Baseline"]).strip() not in ("", "nan") else 0.0
-                    inflows.iloc[i, inflows.columns.get_loc("Baseline")] = base + qp
-                else:
-                    row = {"Constituent": "FLOW", "Time Series": '""', "Type": "FLOW", "Mfactor": 1.0,
-                           "Sfactor": 1.0, "Baseline": qp}
-                    inflows = pd.concat([inflows, pd.DataFrame([row], index=pd.Index([e.node], name=inflows.index.name))])
-                record["connections"].append({"node": e.node, "flow_gpd": e.flow_gpd, "peaking": float(e.peaking),
-                                              "model_flow": qp, "label": e.label})
-        elif isinstance(e, Remediation):
-            unknown = [n for n in e.nodes if n not in nodes]
-            if unknown:
-                raise InputError(f"remediation node {unknown[0]!r} is not a node of {model.path.name}")
-            fraction = e.fraction
-            peak_cfs = None
-            if e.gpd is not None:
-                peak_cfs = rdii_peak_cfs(model, e.nodes, *rain)
-                peak_gpd = peak_cfs * GPD_PER_CFS
-                if peak_gpd <= 0:
-                    raise InputError(f"remediation of {e.gpd:g} gpd: the sewershed {e.basin or ''} has no RDII to remove")
-                if e.gpd > peak_gpd:
-                    raise InputError(f"remediation of {e.gpd:,.0f} gpd exceeds the sewershed's peak RDII of {peak_gpd:,.0f} gpd")
-                fraction = e.gpd / peak_gpd
-            mask = rdii.index.isin(list(e.nodes))
-            if not mask.any():
-                raise InputError(f"remediation: no [RDII] at the nodes of sewershed {e.basin or list(e.nodes)[:3]}")
-            before = rdii.loc[mask, "SewerArea"].astype(float).sum()
-            rdii.loc[mask, "SewerArea"] = rdii.loc[mask, "SewerArea"].astype(float) * (1.0 - fraction)
-            record["remediations"].append({"basin": e.basin, "n_nodes": len(e.nodes), "fraction": fraction,
-                                           "gpd": e.gpd, "peak_rdii_gpd_before": None if peak_cfs is None else peak_cfs * GPD_PER_CFS,
-                                           "sewer_area_before": before, "sewer_area_after": before * (1 - fraction)})
-        elif isinstance(e, SourceRemoval):
-            raise InputError("a SourceRemoval is modelled by its sources in the BEFORE model: write "
-                             "its .sources there and nothing in the after model (run_demonstration does this)")
-        elif isinstance(e, InflowSources):
-            unknown = [n for n in e.nodes if n not in nodes]
-            if unknown:
-                raise InputError(f"sump pump / roof leader node {unknown[0]!r} is not a node of {model.path.name}")
-        elif isinstance(e, InjectedInflow):
-            if e.node not in nodes:
-                raise InputError(f"inflow node {e.node!r} is not a node of {model.path.name}")
-            name = PREFIX + re.sub(r"\W", "_", f"{e.name}_{e.node}")
+            base_q += q
+            factors_sum += q * f
+            report_vol = q * hourly_volume_factor(f, tl["report_start"], tl["end"]) * SECONDS_PER_HOUR
+            run_vol = q * hourly_volume_factor(f, tl["start"], tl["end"]) * SECONDS_PER_HOUR
+            record["connections"].append({"node": node, "flow_gpd": e.flow_gpd, "peaking": e.peaking if e.peaking == "pattern" else float(e.peaking),
+                                          "shape": shape, "model_flow": q, "peak_factor": float(f.max()), "label": e.label,
+                                          "intended_report_volume_model": report_vol, "intended_run_volume_model": run_vol})
+        new_f = factors_sum / base_q  # weighted shape of all connections here (mean = their mean peaking)
+        old_b = spec["baseline"]
+        if old_b != 0.0:
+            old_p = pats.get(spec["pattern"].upper()) if spec["pattern"] else None
+            if spec["pattern"] and (old_p is None or old_p[0] != "HOURLY" or len(old_p[1]) < 24):
+                raise InputError(f"connection at {node}: the node's [INFLOWS] baseline uses the {old_p[0] if old_p else '?'} "
+                                 f"pattern {spec['pattern']}, which cannot be combined with an hourly connection; "
+                                 "connect at a neighbouring node")
+            old_f = np.asarray(old_p[1][:24], float) if spec["pattern"] else np.ones(24)
+            new_f = (old_b * old_f + base_q * new_f) / (old_b + base_q)
+            record["notes"].append(f"{node}: the connection is merged with the node's existing [INFLOWS] baseline "
+                                   f"({old_b:g} model units) into one baseline and pattern (same flows)")
+        key = tuple(np.round(new_f, 12))
+        if key not in pat_names:
+            pat_names[key] = f"{PREFIX}CONN_{len(pat_names) + 1}"
+            name = pat_names[key]
+            vals = [_num_text(v) for v in new_f]
+            pat_rows.append(f"{name} HOURLY " + " ".join(vals[:6]))
+            for k in range(6, 24, 6):
+                pat_rows.append(f"{name} " + " ".join(vals[k:k + 6]))
+        spec["baseline"] = old_b + base_q
+        spec["pattern"] = pat_names[key]
+
+    # --- RDII remediation: scale the [RDII] sewer areas of the sewershed
+    rdii_rows = [r for r in model.rows("RDII") if len(r.tokens) >= 3]
+    areas = {r.line: float(r.tokens[2]) for r in rdii_rows if _isnum(r.tokens[2])}
+    for e in edits:
+        if not isinstance(e, Remediation):
+            continue
+        nodes = {node_of(n, "remediation") for n in e.nodes}
+        fraction, peak_cfs = e.fraction, None
+        if e.gpd is not None:
+            peak_cfs = rdii_peak_cfs(model, nodes, *rain)
+            peak_gpd = peak_cfs * GPD_PER_CFS
+            if peak_gpd <= 0:
+                raise InputError(f"remediation of {e.gpd:g} gpd: the sewershed {e.basin or ''} has no RDII to remove")
+            if e.gpd > peak_gpd:
+                raise InputError(f"remediation of {e.gpd:,.0f} gpd exceeds the sewershed's peak RDII of {peak_gpd:,.0f} gpd")
+            fraction = e.gpd / peak_gpd
+        hit = [r for r in rdii_rows if model.canon_node(r.tokens[0]) in nodes and r.line in areas]
+        if not hit:
+            raise InputError(f"remediation: no [RDII] at the nodes of sewershed {e.basin or sorted(nodes)[:3]}")
+        before = sum(areas[r.line] for r in hit)
+        for r in hit:
+            areas[r.line] *= (1.0 - fraction)
+            ed.set(r.line, " ".join([_q(r.tokens[0]), _q(r.tokens[1]), _num_text(areas[r.line])] + [_q(t) for t in r.tokens[3:]]))
+        record["remediations"].append({"basin": e.basin, "n_nodes": len(nodes), "nodes": sorted(nodes), "fraction": fraction,
+                                       "gpd": e.gpd, "peak_rdii_gpd_before": None if peak_cfs is None else peak_cfs * GPD_PER_CFS,
+                                       "sewer_area_before": before, "sewer_area_after": before * (1 - fraction)})
+    if any(isinstance(e, SourceRemoval) for e in edits):
+        raise InputError("a SourceRemoval is modelled by its sources in the BEFORE model: write "
+                         "its .sources there and nothing in the after model (run_demonstration does this)")
+
+    # --- hydrographs injected as [INFLOWS] time series (sources, TR-55 runoff)
+    def attach_series(node, name, what):
+        spec = spec_of(node)
+        if spec["ts"] not in ("", '""'):
+            raise InputError(f"{what} at node {node}: the node already has a FLOW [INFLOWS] time series ({spec['ts']}); "
+                             "put it at another node")
+        spec["ts"], spec["sfactor"] = name, "1.0"
+
+    for e in edits:
+        if isinstance(e, InjectedInflow):
+            node = node_of(e.node, "inflow")
+            name = PREFIX + re.sub(r"\W", "_", f"{e.name}_{node}")
             for t, q in zip(e.time_hr, e.flow_cfs):
-                ts_rows.append((name, "", _hhmm(t), q / CFS_PER_FLOW_UNIT[fu]))
-            inflows = _add_series_inflow(inflows, e.node, name, what=f"hydrograph {e.name}")
-            record["inflows"].append({"node": e.node, "series": name, "volume_cf": float(np.trapezoid(e.flow_cfs, np.asarray(e.time_hr) * SECONDS_PER_HOUR))})
+                ts_rows.append(f"{name} {stamp(t)} {_num_text(q / CFS_PER_FLOW_UNIT[fu])}")
+            attach_series(node, name, f"hydrograph {e.name}")
+            record["inflows"].append({"node": node, "series": name,
+                                      "volume_cf": float(np.trapezoid(e.flow_cfs, np.asarray(e.time_hr) * SECONDS_PER_HOUR))})
     sources = [e for e in edits if isinstance(e, InflowSources)]
     if sources:
-        inflows = _write_sources(sources, model, rain, run_end_hr(model, storm), inflows, ts_rows, record)
-    m.inp.dwf = dwf
-    m.inp.inflows = inflows
-    m.inp.rdii = rdii
+        for e in sources:
+            for n in e.nodes:
+                node_of(n, "sump pump / roof leader")
+        _write_sources(sources, model, rain, run_end_hr(model, storm, spin), ts_rows, record, attach_series, stamp,
+                       lambda n: node_of(n, "sump pump / roof leader"))
+
+    for node, spec in inflow_spec.items():
+        toks = [_q(spec["node"]), "FLOW", _q(spec["ts"] if spec["ts"] not in ('""',) else ""), spec["type"] or "FLOW",
+                spec["mfactor"], spec["sfactor"], _num_text(spec["baseline"])]
+        if spec["pattern"]:  # an empty pattern is left out (SWMM reads "" as a name)
+            toks.append(_q(spec["pattern"]))
+        text = " ".join(toks)
+        if spec["row"] is not None:
+            ed.set(spec["row"].line, text)
+        else:
+            ed.add("INFLOWS", text)
+
+    # --- the design storm on every gauge
     if storm is not None:
-        name = PREFIX + "STORM"
-        depth = np.asarray(storm.depth_in) * (MILLIMETERS_PER_INCH if fu not in ("CFS", "GPM", "MGD") else 1.0)
-        for k, d in enumerate(depth):
-            ts_rows.append((name, "", _hhmm(storm.start_hr + k * storm.dt_min / MINUTES_PER_HOUR), float(d)))
-        rg = m.inp.raingages.copy()
-        if rg.empty:
-            raise InputError(f"{model.path.name} has no [RAINGAGES] to carry the design storm")
-        rg["RainType"] = "VOLUME"
-        rg["TimeIntrvl"] = _hhmm(storm.dt_min / MINUTES_PER_HOUR)
-        rg["SnowCatch"] = 1.0
-        rg["DataSource"] = "TIMESERIES"
-        rg["DataSourceName"] = name
-        m.inp.raingages = rg
-        opts = m.inp.options.copy()
-        wet = _parse_clock(str(opts.loc["WET_STEP", "Value"])) * SECONDS_PER_HOUR if "WET_STEP" in opts.index else 300.0
-        dt_s = storm.dt_min * 60.0
-        if round(dt_s) % max(round(wet), 1) != 0:  # WET_STEP must divide the rain interval (swmm-notes)
-            opts.loc["WET_STEP", "Value"] = _hhmm(dt_s / SECONDS_PER_HOUR) + (":00" if _hhmm(dt_s / SECONDS_PER_HOUR).count(":") == 1 else "")
-        need_end = sim_start(model) + _dt.timedelta(hours=storm.start_hr + len(depth) * storm.dt_min / MINUTES_PER_HOUR + STORM_TAIL_HR)
-        if sim_end(model) < need_end:
-            opts.loc["END_DATE", "Value"] = need_end.strftime("%m/%d/%Y")
-            opts.loc["END_TIME", "Value"] = need_end.strftime("%H:%M:%S")
-        m.inp.options = opts
-        record["storm"] = {"name": storm.name, "total_in": float(np.sum(storm.depth_in)), "dt_min": storm.dt_min,
-                           "start_hr": storm.start_hr, "series": name}
-    rs = next((e for e in edits if isinstance(e, ReportStart)), None)
-    if rs is not None:
-        end_hr = run_end_hr(model, storm)
-        if rs.hours >= end_hr:
-            raise InputError(f"report start {rs.hours:g} h is not before the end of the simulation ({end_hr:g} h)")
-        when = sim_start(model) + _dt.timedelta(hours=rs.hours)
-        opts = m.inp.options.copy()
-        opts.loc["REPORT_START_DATE", "Value"] = when.strftime("%m/%d/%Y")
-        opts.loc["REPORT_START_TIME", "Value"] = when.strftime("%H:%M:%S")
-        m.inp.options = opts
-        record["report_start_hr"] = rs.hours
-    if ts_rows:
-        ts = _with_columns(m.inp.timeseries.copy(), ["Date", "Time", "Value"], "Name")
-        add = pd.DataFrame([{"Date": None, "Time": t, "Value": v} for _, _, t, v in ts_rows],
-                           index=pd.Index([n for n, _, _, _ in ts_rows], name=ts.index.name))
-        for c in ts.columns:
-            if c not in add.columns:
-                add[c] = None
-        m.inp.timeseries = pd.concat([ts, add[ts.columns]])
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    m.inp.save(str(out_path))
+        _write_storm(ed, model, storm, tl, ts_rows, record, stamp)
+
+    # --- spin-up: the start moves earlier, relative time series get dates, reporting starts at the model's start
+    if spin > 0:
+        ed.set_option("START_DATE", tl["start"].strftime("%m/%d/%Y"))
+        ed.set_option("START_TIME", tl["start"].strftime("%H:%M:%S"))
+        ed.set_option("REPORT_START_DATE", tl["report_start"].strftime("%m/%d/%Y"))
+        ed.set_option("REPORT_START_TIME", tl["report_start"].strftime("%H:%M:%S"))
+        n_rel = 0
+        for r in model.rows("TIMESERIES"):
+            if r.line in ed.replaced or r.tokens[0].upper().startswith(PREFIX):
+                continue
+            pairs = _ts_pairs(r.tokens[1:])
+            if not pairs or all(d is not None for d, _, _ in pairs):
+                continue
+            parts = [_q(r.tokens[0])]
+            for d, t, v in pairs:
+                if d is None:
+                    when = tl["model_start"] + _dt.timedelta(hours=_parse_clock(t))
+                    parts += [when.strftime("%m/%d/%Y"), when.strftime("%H:%M:%S"), v]
+                    n_rel += 1
+                else:
+                    parts += [d, t, v]
+            ed.set(r.line, " ".join(parts))
+        if n_rel:
+            record["fixes"].append(f"{n_rel} time series value(s) given in hours from the start were dated from the model's "
+                                   f"start ({tl['model_start']:%m/%d/%Y %H:%M}) so the {spin:g} h spin-up does not move them")
+        if any("SIMULATION" in " ".join(r.tokens).upper() and "TIME" in " ".join(r.tokens).upper() for r in model.rows("CONTROLS")):
+            record["notes"].append("control rules test the elapsed SIMULATION TIME: with the spin-up they act "
+                                   f"{spin:g} h earlier in the model's period")
+    need_end = tl["end"]
+    if need_end > sim_end(model):
+        ed.set_option("END_DATE", need_end.strftime("%m/%d/%Y"))
+        ed.set_option("END_TIME", need_end.strftime("%H:%M:%S"))
+    for row in pat_rows:
+        ed.add("PATTERNS", row)
+    for row in ts_rows:
+        ed.add("TIMESERIES", row)
     return record
 
 
-def _write_sources(sources, model: SwmmInp, rain, end_hr: float, inflows, ts_rows: list, record: dict):
+def _isnum(tok) -> bool:
+    try:
+        float(tok)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+def _write_storm(ed: _Editor, model: SwmmInp, storm: "Storm", tl: dict, ts_rows: list, record: dict, stamp) -> None:
+    """Every rain gauge reads the design storm; whatever would keep it out of the run is fixed and said."""
+    fu = model.flow_units
+    name = PREFIX + "STORM"
+    gauges = model.rows("RAINGAGES")
+    if not gauges:
+        raise InputError(f"{model.path.name} has no [RAINGAGES] to carry the design storm (--storm needs a rain gauge "
+                         "used by subcatchments or [RDII] unit hydrographs)")
+    if not model.rows("SUBCATCHMENTS") and not model.rows("RDII"):
+        raise InputError(f"--storm: {model.path.name} has no subcatchments and no [RDII]: no rainfall reaches its network, "
+                         "so the design storm cannot be simulated")
+    depth = np.asarray(storm.depth_in) * (MILLIMETERS_PER_INCH if model.is_si else 1.0)
+    for k, d in enumerate(depth):
+        ts_rows.append(f"{name} {stamp(storm.start_hr + k * storm.dt_min / MINUTES_PER_HOUR)} {_num_text(d)}")
+    interval = _hhmm(storm.dt_min / MINUTES_PER_HOUR)
+    for r in gauges:
+        ed.set(r.line, f"{_q(r.tokens[0])} VOLUME {interval} 1.0 TIMESERIES {name}")
+    if (model.option("IGNORE_RAINFALL", "NO") or "NO").upper() == "YES":
+        ed.set_option("IGNORE_RAINFALL", "NO")
+        record["fixes"].append("IGNORE_RAINFALL YES set to NO so the design storm is simulated")
+    if (model.option("IGNORE_RDII", "NO") or "NO").upper() == "YES" and model.rows("RDII"):
+        record["notes"].append("IGNORE_RDII YES is kept: the model's [RDII] does not respond to the storm")
+    for r in model.rows("EVENTS"):
+        ed.comment_out(r.line, "[EVENTS] would skip the design storm")
+    if model.rows("EVENTS"):
+        record["fixes"].append(f"{len(model.rows('EVENTS'))} [EVENTS] window(s) commented out: the whole period is simulated")
+    for r in model.rows("FILES"):
+        if len(r.tokens) >= 2 and r.tokens[0].upper() == "USE" and r.tokens[1].upper() in ("RAINFALL", "RUNOFF", "RDII"):
+            raise InputError(f"--storm: {model.path.name}:{r.line} uses a saved {r.tokens[1].upper()} interface file, "
+                             "which would replace the design storm's response; remove the [FILES] USE line or run without --storm")
+    wet = _parse_clock(model.option("WET_STEP", "0:05:00")) * SECONDS_PER_HOUR
+    dt_s = storm.dt_min * 60.0
+    if round(dt_s) % max(round(wet), 1) != 0:  # WET_STEP must divide the rain interval (swmm-notes)
+        ed.set_option("WET_STEP", _hhmm(dt_s / SECONDS_PER_HOUR) + (":00" if _hhmm(dt_s / SECONDS_PER_HOUR).count(":") == 1 else ""))
+        record["fixes"].append(f"WET_STEP set to the storm interval ({storm.dt_min:g} min) so it divides it")
+    record["storm"] = {"name": storm.name, "total_in": float(np.sum(storm.depth_in)), "dt_min": storm.dt_min,
+                       "start_hr": storm.start_hr, "series": name,
+                       "start": (tl["start"] + _dt.timedelta(hours=storm.start_hr)).isoformat()}
+
+
+def _write_sources(sources, model: SwmmInp, rain, end_hr: float, ts_rows: list, record: dict, attach, stamp, node_of) -> None:
     """Sump pumps and roof leaders as [INFLOWS]: one series per edit, shared by its nodes.
 
     Each node's inflow is the sum over the edits naming it of (the edit's total flow) / (number of
@@ -717,8 +953,8 @@ def _write_sources(sources, model: SwmmInp, rain, end_hr: float, inflows, ts_row
         record["sources"].append(rec)
     shares: dict[str, list[float]] = {}
     for k, e in enumerate(sources):
-        for n in dict.fromkeys(e.nodes):
-            shares.setdefault(n, [0.0] * len(sources))[k] += 1.0 / len(e.nodes)
+        for n in dict.fromkeys(node_of(n) for n in e.nodes):
+            shares.setdefault(n, [0.0] * len(sources))[k] += 1.0 / len(set(node_of(x) for x in e.nodes))
     groups: dict[tuple, list[str]] = {}
     for n, sh in shares.items():
         groups.setdefault(tuple(sh), []).append(n)
@@ -727,7 +963,6 @@ def _write_sources(sources, model: SwmmInp, rain, end_hr: float, inflows, ts_row
         flow = sum(w * np.interp(times, series[k][0], series[k][1], left=0.0, right=0.0) for k, w in enumerate(sh) if w > 0)
         name = f"{PREFIX}SOURCES_{g}"
         for t, q in zip(times, flow):
-            ts_rows.append((name, "", _hhmm(t), float(q) / CFS_PER_FLOW_UNIT[fu]))
+            ts_rows.append(f"{name} {stamp(t)} {_num_text(float(q) / CFS_PER_FLOW_UNIT[fu])}")
         for n in group_nodes:
-            inflows = _add_series_inflow(inflows, n, name, what="sump pumps / roof leaders")
-    return inflows
+            attach(n, name, "sump pumps / roof leaders")

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import tempfile
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -40,13 +42,13 @@ from capacitysim.network.scenario import (
     DEFAULT_SPINUP_HR,
     Connection,
     Remediation,
-    ReportStart,
     SourceRemoval,
+    Spinup,
     Storm,
-    model_rainfall,
     report_start_hr,
     write_scenario,
 )
+from capacitysim.network.engine import CFS_PER_FLOW_UNIT
 from capacitysim.units import MINUTES_PER_HOUR
 from capacitysim.units import SQFT_PER_ACRE
 
@@ -64,6 +66,16 @@ class Criteria:
     max_d_over_d: float = 0.8
     d_over_d_tol: float = 0.005
     continuity_limit_pct: float = 1.0
+    #: force mains are pressurized: judged on capacity (max q/Qfull), not on d/D
+    force_main_max_q_over_qfull: float = 1.0
+    #: storage units: max depth as a fraction of full depth
+    storage_max_full: float = 0.9
+    #: pumps: time off their curve may rise at most this many percentage points
+    pump_off_curve_tol_pct: float = 1.0
+    #: injected volumes the engine received must match the intended ones within this [%]
+    injected_volume_tol_pct: float = 2.0
+    #: the rainfall the engine simulated must match the design storm within this [%]
+    rainfall_tol_pct: float = 1.0
 
     def __post_init__(self):
         for k, v in asdict(self).items():
@@ -94,11 +106,36 @@ class Demonstration:
     criteria: Criteria
     scenario: dict
     basins: list[Basin]
-    plant: str
+    plant: str | None
     connections: list[Connection] = field(default_factory=list)
     storm_name: str | None = None
+    injections: list[dict] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    untrusted_reasons: list[str] = field(default_factory=list)
+    work_dir: Path | None = None
+    keep_files: bool = False
+
+    def __post_init__(self):
+        if self.work_dir is not None and not self.keep_files:
+            # a temporary folder is removed when the result is closed or collected, or at exit
+            self._finalizer = weakref.finalize(self, shutil.rmtree, str(self.work_dir), True)
+
+    def close(self) -> None:
+        """Remove the runs' temporary folder (kept when a work_dir was given)."""
+        fin = getattr(self, "_finalizer", None)
+        if fin is not None:
+            fin()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     def to_json(self) -> dict:
+        return demonstration_json(self)
+
+    def to_dict(self) -> dict:
         return demonstration_json(self)
 
 
@@ -178,6 +215,28 @@ def parse_remediation(spec: str, basins: list[Basin], model: SwmmInp) -> Remedia
 # --------------------------------------------------------------------------- running
 
 
+def choose_plant(model: SwmmInp, plant: str | None) -> tuple[str | None, str | None]:
+    """The treatment plant outfall and a warning when there is none.
+
+    ``plant`` (``--plant``) when given (it must be an outfall); else the outfall receiving the
+    most mean dry-weather flow (patterns applied); else None, with the warning that the plant
+    check is skipped (a storm-sewer model: no outfall receives dry-weather flow).
+    """
+    from capacitysim.network.basins import find_plant
+
+    if plant:
+        p = model.find_node(plant)
+        if p is None or model.node_ids()[p][0] != "OUTFALLS":
+            outs = ", ".join(r.tokens[0] for r in model.rows("OUTFALLS")[:8])
+            raise InputError(f"--plant {plant!r} is not an outfall of {model.path.name} (outfalls: {outs})")
+        return p, None
+    found = find_plant(model)
+    if found is None:
+        return None, ("no outfall receives dry-weather flow (a storm-sewer model?): the treatment plant check is "
+                      "skipped; name the plant with --plant to apply it")
+    return found, None
+
+
 def run_demonstration(model_path, *, connections=(), remediations=(), storm=None, criteria: Criteria | None = None,
                       work_dir=None, outlets=None, plant=None, parallel: bool = True, extra_edits=(),
                       spinup_hr: float | None = None) -> Demonstration:
@@ -186,72 +245,205 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
     Parameters
     ----------
     model_path : path
-        SWMM ``.inp`` (validated first; only read).
+        SWMM ``.inp`` (opened by the engine first: a file SWMM runs is accepted; only read).
     connections : list of Connection or str
-        New connections (``NODE=GPD`` strings are parsed).
+        New connections (``NODE=GPD`` strings are parsed). Each adds its average flow over the
+        reporting period, shaped by an hourly pattern of mean 1
+        (:func:`~capacitysim.network.scenario.connection_shape`).
     remediations : list of Remediation, SourceRemoval or str
         I/I remediation (``basin=...,fraction=...`` / ``nodes=...,sump_pumps=...`` strings are
         parsed). A :class:`SourceRemoval` puts its sump pumps and roof leaders into the BEFORE
         model only (the scenario record lists them under ``removed_sources``).
     storm : str, path, StormSpec or Storm, optional
-        The design storm (a bundled name or a TOML file); both runs get it. ``None`` keeps the
-        model's own rainfall.
+        The design storm (a bundled name or a TOML file); both runs get it, on every rain gauge,
+        starting at the model's own (reporting) start. ``None`` keeps the model's own rainfall.
     criteria : Criteria
     work_dir : path, optional
-        Folder for the runs (default: a new temporary folder).
+        Folder for the runs, kept (relative or absolute). Default: a temporary folder removed by
+        :meth:`Demonstration.close` (or when the result is collected).
     outlets, plant : optional
         Override the automatic basin outlets / plant outfall.
     spinup_hr : float, optional
-        Dry-weather spin-up excluded from the statistics (default
-        :data:`~capacitysim.network.scenario.DEFAULT_SPINUP_HR`, 6 h; 0 keeps everything). A design
-        storm starts at ``spinup_hr`` after the simulation start, and both runs report from
-        ``min(spinup_hr, first rain)`` (never earlier than the model's own REPORT_START), so peaks,
-        surcharge and flooding exclude the filling of the initially empty pipes and wet wells.
-        See :func:`spinup_report_start_hr`.
+        Dry-weather spin-up PREPENDED to the model's period (default
+        :data:`~capacitysim.network.scenario.DEFAULT_SPINUP_HR`, 6 h; 0 runs the model's period
+        as it is). The model's own period is simulated and reported whole.
     """
     criteria = criteria or Criteria()
     model = load_model(model_path)
-    basins = find_basins(model, outlets=outlets, plant=plant)
-    plant_id = plant or next((b.outlet for b in basins if b.kind == "plant"), None)
-    if plant_id is None:
-        from capacitysim.network.basins import find_plant
-
-        plant_id = find_plant(model)
+    plant_id, plant_warning = choose_plant(model, plant)
+    basins = find_basins(model, outlets=outlets, plant=plant_id)
     conns = [parse_connection(c) if isinstance(c, str) else c for c in connections]
-    rems = [parse_remediation(r, basins, model) if isinstance(r, str) else r for r in remediations]
-    node_ids = model.node_ids()
+    canon = []
     for c in conns:
-        if c.node not in node_ids:
+        n = model.find_node(c.node)
+        if n is None:
             raise InputError(f"--connect: node {c.node!r} is not a node of {model.path.name}")
+        canon.append(replace(c, node=n))
+    conns = canon
+    rems = [parse_remediation(r, basins, model) if isinstance(r, str) else r for r in remediations]
     storm_edit, storm_name = _storm_edit(storm)
     if not conns and not rems and not extra_edits:
         raise InputError("nothing to demonstrate: give at least one connection (--connect) or remediation (--remediate)")
-    before_edits, after_edits = scenario_edits(model, storm_edit, conns, rems, spinup_hr=spinup_hr, extra_edits=extra_edits)
-    wd = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="capacitysim-"))
-    wd.mkdir(parents=True, exist_ok=True)
-    before_inp = model.path
-    before_record = None
-    if before_edits:
+    spin = DEFAULT_SPINUP_HR if spinup_hr is None else float(check_range("spinup_hr", spinup_hr, 0.0, unit="hr"))
+    before_edits, after_edits = scenario_edits(model, storm_edit, conns, rems, spinup_hr=spin, extra_edits=extra_edits)
+    keep = work_dir is not None
+    wd = Path(work_dir).resolve() if keep else Path(tempfile.mkdtemp(prefix="capacitysim-"))
+    try:
+        wd.mkdir(parents=True, exist_ok=True)
         before_inp = wd / "before_input.inp"
         before_record = write_scenario(model, before_edits, before_inp)
-    after_inp = wd / "after_input.inp"
-    record = write_scenario(model, after_edits, after_inp)
-    record["removed_sources"] = before_record["sources"] if before_record else []
-    record["spinup_hr"] = DEFAULT_SPINUP_HR if spinup_hr is None else float(spinup_hr)
-    record["report_start_hr"] = next((e.hours for e in after_edits if isinstance(e, ReportStart)), report_start_hr(model))
+        after_inp = wd / "after_input.inp"
+        record = write_scenario(model, after_edits, after_inp)
+        record["removed_sources"] = before_record["sources"]
+        record["report_start_hr"] = spin + report_start_hr(model)
 
-    jobs = {"before": (before_inp, wd / "before"), "after": (after_inp, wd / "after")}
-    if parallel:
-        with ThreadPoolExecutor(max_workers=2) as pool:  # threads only wait on child processes
-            futures = {k: pool.submit(run_inp, inp, d, name=k, origin=model.path) for k, (inp, d) in jobs.items()}
-            runs = {k: f.result() for k, f in futures.items()}
-    else:
-        runs = {k: run_inp(inp, d, name=k, origin=model.path) for k, (inp, d) in jobs.items()}
-    before, after = read_results(runs["before"]), read_results(runs["after"])
+        jobs = {"before": (before_inp, wd / "before"), "after": (after_inp, wd / "after")}
+        if parallel:
+            with ThreadPoolExecutor(max_workers=2) as pool:  # threads only wait on child processes
+                futures = {k: pool.submit(run_inp, inp, d, name=k, origin=model.path) for k, (inp, d) in jobs.items()}
+                runs = {k: f.result() for k, f in futures.items()}
+        else:
+            runs = {k: run_inp(inp, d, name=k, origin=model.path) for k, (inp, d) in jobs.items()}
+        before, after = read_results(runs["before"]), read_results(runs["after"])
+    except BaseException:
+        if not keep:
+            shutil.rmtree(wd, ignore_errors=True)
+        raise
+    warnings_ = [plant_warning] if plant_warning else []
+    lint = model.lint
+    warnings_ += [f"the engine ran the model, but: {p}" for p in lint[:5]]
+    if len(lint) > 5:
+        warnings_.append(f"(and {len(lint) - 5} more such problems)")
+    warnings_ += record.get("notes", [])
+    injections = injection_checks(model, before, after, record, criteria)
+    untrusted = [f"{i['what']} at {i['element']}: the engine received {i['received_cf']:,.1f} ft3, "
+                 f"{i['difference_pct']:+.2f} % from the intended {i['intended_cf']:,.1f} ft3"
+                 for i in injections if not i["passed"]]
+    if storm_edit is not None:
+        untrusted += rainfall_problems(before, after, storm_edit, criteria, record)
     checks = judge(before, after, criteria, basins, conns)
+    missing = [c.node for c in conns if _basin_or_none(c.node, basins) is None]
+    if missing:
+        warnings_.append(f"connection node(s) {', '.join(missing)} drain to no outfall: no basin outlet check")
     verdict = verdict_of(before, after, checks, criteria)
+    if untrusted and verdict != "untrusted":
+        verdict = "untrusted"
     return Demonstration(Path(model_path), verdict, before, after, runs, checks, criteria, record, basins,
-                         plant_id, conns, storm_name)
+                         plant_id, conns, storm_name, injections, warnings_, untrusted, wd, keep)
+
+
+def _basin_or_none(node, basins):
+    try:
+        return basin_of(node, basins)
+    except InputError:
+        return None
+
+
+def injection_checks(model: SwmmInp, before: xr.Dataset, after: xr.Dataset, record: dict, c: Criteria) -> list[dict]:
+    """Intended vs received volumes of every injection, from the engine's own mass balance.
+
+    * each connection node (not also remediated or given removed sources): the intended volume
+      over the reporting period (average flow x the integral of its hourly shape) against the
+      change of the node's lateral inflow volume (engine statistics, reporting period);
+    * all external inflows together: the intended whole-run volume of the connections and
+      injected hydrographs, minus the removed sump pumps and roof leaders of the BEFORE run,
+      against the change of the routing continuity's External Inflow;
+    * RDII remediation: the intended reduction (the remediated share of the BEFORE run's RDII
+      volume, by sewer area x the R of its unit hydrographs) against the change of the routing
+      continuity's RDII Inflow (checked when all [RDII] share one rain gauge's rainfall).
+
+    A difference beyond ``c.injected_volume_tol_pct`` makes the verdict untrusted.
+    """
+    cf = CFS_PER_FLOW_UNIT[model.flow_units]
+    out = []
+    remediated = {n for r in record.get("remediations", []) for n in r.get("nodes", [])}
+    sourced = {n for s in record.get("removed_sources", []) for n in s.get("nodes", [])}
+
+    def row(what, element, intended, received, basis):
+        diff = (received - intended) / abs(intended) * 100.0 if intended else (0.0 if abs(received) < 1.0 else math.inf)
+        out.append({"what": what, "element": element, "intended_cf": float(intended), "received_cf": float(received),
+                    "difference_pct": float(diff), "limit_pct": c.injected_volume_tol_pct, "basis": basis,
+                    "passed": bool(abs(diff) <= c.injected_volume_tol_pct)})
+
+    by_node: dict[str, float] = {}
+    for conn in record.get("connections", []):
+        by_node[conn["node"]] = by_node.get(conn["node"], 0.0) + conn["intended_report_volume_model"] * cf
+    for node, vol in by_node.items():
+        if node in remediated or node in sourced:
+            continue
+        got = float(after.lateral_volume_cf.sel(node=node) - before.lateral_volume_cf.sel(node=node))
+        row("connection", node, vol, got, "node lateral inflow volume, reporting period")
+    intended_ex = sum(conn["intended_run_volume_model"] * cf for conn in record.get("connections", []))
+    intended_ex += sum(i["volume_cf"] for i in record.get("inflows", []))
+    intended_ex -= sum(s.get("volume_cf", 0.0) for s in record.get("removed_sources", []))
+    if (record.get("connections") or record.get("inflows") or record.get("removed_sources")) and "routing_exInflow_cf" in after.attrs:
+        got = after.attrs["routing_exInflow_cf"] - before.attrs["routing_exInflow_cf"]
+        row("external inflows (all)", "system", intended_ex, got, "routing continuity External Inflow, whole run")
+    rems = record.get("remediations", [])
+    if rems and "routing_iiInflow_cf" in before.attrs:
+        weights = rdii_weights(model)
+        if weights is not None:
+            total_w = sum(weights.values())
+            share = 0.0
+            for r in rems:
+                share += r["fraction"] * sum(w for n, w in weights.items() if n in set(r["nodes"]))
+            intended = before.attrs["routing_iiInflow_cf"] * share / total_w if total_w else 0.0
+            got = before.attrs["routing_iiInflow_cf"] - after.attrs["routing_iiInflow_cf"]
+            row("RDII removed", "system", intended, got, "routing continuity RDII Inflow, whole run")
+    return out
+
+
+def rdii_weights(model: SwmmInp) -> dict[str, float] | None:
+    """Each [RDII] node's share of RDII volume: sewer area x total R of its unit hydrograph.
+
+    None when the unit hydrographs read different rain gauges (shares then depend on the rain).
+    """
+    gauges = {}
+    rsum: dict[str, float] = {}
+    for r in model.rows("HYDROGRAPHS"):
+        name = r.tokens[0].upper()
+        if len(r.tokens) == 2:
+            gauges[name] = r.tokens[1].upper()
+        elif len(r.tokens) >= 6 and r.tokens[2].upper() in ("SHORT", "MEDIUM", "LONG"):
+            try:
+                rsum[(name, r.tokens[1].upper())] = rsum.get((name, r.tokens[1].upper()), 0.0) + float(r.tokens[3])
+            except ValueError:
+                pass
+    if len(set(gauges.values())) > 1:
+        return None
+    month = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
+    from capacitysim.network.scenario import sim_start
+
+    m = month[sim_start(model).month - 1]
+    out: dict[str, float] = {}
+    for r in model.rows("RDII"):
+        if len(r.tokens) < 3:
+            continue
+        uh = r.tokens[1].upper()
+        R = rsum.get((uh, m), rsum.get((uh, "ALL"), 0.0))
+        try:
+            area = float(r.tokens[2])
+        except ValueError:
+            continue
+        n = model.canon_node(r.tokens[0])
+        out[n] = out.get(n, 0.0) + area * R
+    return out
+
+
+def rainfall_problems(before: xr.Dataset, after: xr.Dataset, storm: Storm, c: Criteria, record: dict) -> list[str]:
+    """Storm honesty: the engine's total precipitation (runoff continuity) must be the storm's depth."""
+    depth = float(np.sum(storm.depth_in))
+    record["rainfall_simulated_in"] = None
+    problems = []
+    for name, ds in (("before", before), ("after", after)):
+        got = ds.attrs.get("rainfall_simulated_in", math.nan)
+        if not math.isfinite(got):
+            continue
+        record["rainfall_simulated_in"] = got
+        if abs(got - depth) > depth * c.rainfall_tol_pct / 100.0:
+            problems.append(f"the {name} run simulated {got:.3f} in of rain over its catchment, not the design storm's "
+                            f"{depth:.3f} in")
+    return problems
 
 
 def scenario_edits(model: SwmmInp, storm: Storm | None, connections=(), remediations=(), *,
@@ -261,52 +453,21 @@ def scenario_edits(model: SwmmInp, storm: Storm | None, connections=(), remediat
     The one place that decides what each run gets (``capacitysim capacity`` and the SWMM scenarios
     of ``capacitysim sweep`` both call it, so a sweep scenario is the same pair of runs):
 
-    * both runs: the design ``storm`` moved to start no earlier than ``spinup_hr`` after the
-      simulation start, and a :class:`~capacitysim.network.scenario.ReportStart` at
-      :func:`spinup_report_start_hr` when that is later than the model's own REPORT_START;
+    * both runs: a :class:`~capacitysim.network.scenario.Spinup` of ``spinup_hr`` (prepended,
+      when > 0) and the design ``storm`` placed at the model's own reporting start (its
+      ``start_hr`` counted from there), i.e. ``spinup_hr`` + the model's REPORT_START offset
+      from the moved simulation start;
     * BEFORE only: the sources of every :class:`~capacitysim.network.scenario.SourceRemoval`
       (disconnected sump pumps and roof leaders discharge today, not after);
     * AFTER only: the connections, the RDII remediations and ``extra_edits``.
-
-    Parameters
-    ----------
-    model : SwmmInp
-        The parsed model (only read).
-    storm : Storm or None
-        The design storm; ``None`` keeps the model's own rainfall (not moved).
-    connections : list of Connection
-    remediations : list of Remediation or SourceRemoval
-    spinup_hr : float, optional
-        Spin-up [hr] (default :data:`~capacitysim.network.scenario.DEFAULT_SPINUP_HR`; 0 keeps everything).
-    extra_edits : list
-        Further edits of the AFTER model (e.g. an ``InjectedInflow``).
     """
     spin = DEFAULT_SPINUP_HR if spinup_hr is None else float(check_range("spinup_hr", spinup_hr, 0.0, unit="hr"))
-    if storm is not None and storm.start_hr < spin:
-        storm = replace(storm, start_hr=spin)
-    report_hr = spinup_report_start_hr(model, storm, spin)
-    both = ([storm] if storm is not None else []) + ([ReportStart(report_hr)] if report_hr > report_start_hr(model) else [])
+    if storm is not None:
+        storm = replace(storm, start_hr=spin + report_start_hr(model) + storm.start_hr)
+    both = ([Spinup(spin)] if spin > 0 else []) + ([storm] if storm is not None else [])
     before = both + [r.sources for r in remediations if isinstance(r, SourceRemoval)]
     after = both + list(connections) + [r for r in remediations if not isinstance(r, SourceRemoval)] + list(extra_edits)
     return before, after
-
-
-def spinup_report_start_hr(model: SwmmInp, storm: Storm | None, spinup_hr: float) -> float:
-    """Start of the statistics [hr after the simulation start]: the spin-up, cut short by early rain.
-
-    ``min(spinup_hr, first rainfall)`` with the rainfall of ``storm`` or else of the model's gauge
-    (``spinup_hr`` when it has none); when the gauge reads a file capacitysim does not parse, the
-    model's own REPORT_START is kept (0 here). Never before the model's own REPORT_START.
-    """
-    if storm is not None:
-        wet = np.flatnonzero(np.asarray(storm.depth_in) > 0)
-        first = storm.start_hr + wet[0] * storm.dt_min / MINUTES_PER_HOUR if wet.size else math.inf
-    elif not model.rows("RAINGAGES"):
-        first = math.inf
-    else:
-        t, d = model_rainfall(model)
-        first = float(t[d > 0].min()) if np.any(d > 0) else (math.inf if t.size else 0.0)
-    return max(min(spinup_hr, first), report_start_hr(model))
 
 
 def _storm_edit(storm):
@@ -330,34 +491,71 @@ def continuity_error(ds: xr.Dataset) -> float:
 
 
 def judge(before: xr.Dataset, after: xr.Dataset, c: Criteria, basins: list[Basin], conns) -> list[dict]:
-    """Every criterion applied to every element: a list of checks (failures and the outlet checks)."""
+    """Every criterion applied to every element by its type: a list of checks (failures and the outlet checks).
+
+    * flooding: every node;
+    * freeboard to the rim: open (free-surface) junctions and storage; a sealed junction (SWMM
+      surcharge depth > 0) is judged against its surcharge limit (rim + surcharge depth) instead;
+    * d/D: gravity conduits (not FORCE_MAIN); force mains on capacity, max q/Qfull;
+    * storage: max depth as a fraction of full depth; pumps: time off their curve;
+    * peak inflow at each connection's basin outlet and at the plant (when there is one);
+      CSO volume at CSO outfalls; continuity of both runs.
+    """
     checks: list[dict] = []
     nodes = before.node.values
+    ntype = after.node_type.values
     fb, fa = before.flooding_volume_cf.values, after.flooding_volume_cf.values
     for i in np.flatnonzero(fa > fb + c.flooding_tol_cf):
         checks.append({"criterion": "no new or increased flooding", "element": str(nodes[i]), "kind": "node",
                        "before": float(fb[i]), "after": float(fa[i]), "limit": float(fb[i] + c.flooding_tol_cf),
                        "unit": "ft3", "passed": False})
     rim = after.rim_depth_ft.values
+    sur = after.surcharge_limit_ft.values if "surcharge_limit_ft" in after else np.zeros_like(rim)
     da, db = after.max_depth_ft.values, before.max_depth_ft.values
-    junction = after.node_type.values != "OUTFALL"
-    bad = junction & (rim > 0) & (rim - da < c.freeboard_ft) & (da > db + c.depth_tol_ft)
-    for i in np.flatnonzero(bad):
-        checks.append({"criterion": f"no new surcharge within {c.freeboard_ft:g} ft of the rim", "element": str(nodes[i]),
-                       "kind": "node", "before": float(rim[i] - db[i]), "after": float(rim[i] - da[i]),
-                       "limit": c.freeboard_ft, "unit": "ft freeboard", "passed": False})
+    sealed = (ntype == "JUNCTION") & (sur > 0)
+    top = np.where(sealed, rim + sur, rim)
+    candidate = (ntype != "OUTFALL") & (top > 0) & (top - da < c.freeboard_ft) & (da > db + c.depth_tol_ft)
+    for i in np.flatnonzero(candidate):
+        what = (f"no new pressure within {c.freeboard_ft:g} ft of the sealed junction's surcharge limit" if sealed[i]
+                else f"no new surcharge within {c.freeboard_ft:g} ft of the rim")
+        checks.append({"criterion": what, "element": str(nodes[i]), "kind": "node", "before": float(top[i] - db[i]),
+                       "after": float(top[i] - da[i]), "limit": c.freeboard_ft, "unit": "ft freeboard", "passed": False})
+    storage = np.flatnonzero((ntype == "STORAGE") & (rim > 0))
+    for i in storage:
+        fa_, fb_ = da[i] / rim[i], db[i] / rim[i]
+        if fa_ > c.storage_max_full and (fb_ <= c.storage_max_full or fa_ > fb_ + c.d_over_d_tol):
+            checks.append({"criterion": f"storage max depth <= {c.storage_max_full:g} of full", "element": str(nodes[i]),
+                           "kind": "storage", "before": float(fb_), "after": float(fa_), "limit": c.storage_max_full,
+                           "unit": "-", "passed": False})
     links = before.link.values
+    shape = after.link_shape.values if "link_shape" in after else np.full(len(links), "", dtype=object)
+    force_main = np.array([str(x) == "FORCE_MAIN" for x in shape])
     ra, rb = after.max_d_over_d.values, before.max_d_over_d.values
     with np.errstate(invalid="ignore"):
-        bad = np.isfinite(ra) & (ra > c.max_d_over_d) & ((rb <= c.max_d_over_d) | (ra > rb + c.d_over_d_tol))
+        bad = ~force_main & np.isfinite(ra) & (ra > c.max_d_over_d) & ((rb <= c.max_d_over_d) | (ra > rb + c.d_over_d_tol))
     for i in np.flatnonzero(bad):
-        checks.append({"criterion": f"max d/D <= {c.max_d_over_d:g} (sanitary pipes)", "element": str(links[i]),
+        checks.append({"criterion": f"max d/D <= {c.max_d_over_d:g} (gravity sewers)", "element": str(links[i]),
                        "kind": "link", "before": float(rb[i]), "after": float(ra[i]), "limit": c.max_d_over_d,
                        "unit": "-", "passed": False})
+    qa, qb = after.max_q_over_qfull.values, before.max_q_over_qfull.values
+    lim = c.force_main_max_q_over_qfull
+    with np.errstate(invalid="ignore"):
+        bad = force_main & np.isfinite(qa) & (qa > lim) & ((qb <= lim) | (qa > qb + c.d_over_d_tol))
+    for i in np.flatnonzero(bad):
+        checks.append({"criterion": f"force main max q/Qfull <= {lim:g} (capacity)", "element": str(links[i]),
+                       "kind": "link", "before": float(qb[i]), "after": float(qa[i]), "limit": lim, "unit": "-", "passed": False})
+    if "pump_off_curve_pct" in after:
+        pa, pb = after.pump_off_curve_pct.values, before.pump_off_curve_pct.values
+        with np.errstate(invalid="ignore"):
+            bad = np.isfinite(pa) & (pa > pb + c.pump_off_curve_tol_pct)
+        for i in np.flatnonzero(bad):
+            checks.append({"criterion": f"pump time off its curve rises <= {c.pump_off_curve_tol_pct:g} points",
+                           "element": str(links[i]), "kind": "pump", "before": float(pb[i]), "after": float(pa[i]),
+                           "limit": float(pb[i] + c.pump_off_curve_tol_pct), "unit": "% of time", "passed": False})
     outlets = []
     for conn in conns:
-        b = basin_of(conn.node, basins)
-        if b.outlet not in outlets:
+        b = _basin_or_none(conn.node, basins)
+        if b is not None and b.outlet not in outlets:
             outlets.append(b.outlet)
     # the plant too: paragraph H(1) asks for capacity "in the sewage collection system and treatment plant"
     plant = next((b.outlet for b in basins if b.kind == "plant"), None)
@@ -411,7 +609,12 @@ def demonstration_json(d: Demonstration) -> dict:
                 "flow_routing_continuity_error_pct": _f(ds.attrs["flow_routing_continuity_error_pct"]),
                 "plant_peak_inflow_cfs": _f(ds.max_inflow_cfs.sel(node=d.plant)) if d.plant in ds.node.values else None,
                 "outfall_volume_cf": {str(k): _f(v) for k, v in zip(ds.outfall.values, ds.volume_cf.values)},
-                "report_file": str(run.rpt)}
+                "rainfall_simulated_in": _f(ds.attrs.get("rainfall_simulated_in", math.nan)),
+                "external_inflow_cf": _f(ds.attrs.get("routing_exInflow_cf", math.nan)),
+                "rdii_inflow_cf": _f(ds.attrs.get("routing_iiInflow_cf", math.nan)),
+                "dry_weather_inflow_cf": _f(ds.attrs.get("routing_dwInflow_cf", math.nan)),
+                # files are cited only when they outlive the command (--work-dir)
+                "report_file": str(run.rpt) if d.keep_files else None}
 
     links = [{"id": str(l), "peak_flow_cfs_before": _f(b.peak_flow_cfs.values[i]), "peak_flow_cfs_after": _f(a.peak_flow_cfs.values[i]),
               "max_q_over_qfull_before": _f(b.max_q_over_qfull.values[i]), "max_q_over_qfull_after": _f(a.max_q_over_qfull.values[i]),
@@ -424,7 +627,14 @@ def demonstration_json(d: Demonstration) -> dict:
               "freeboard_ft_before": _f(b.freeboard_ft.values[i]), "freeboard_ft_after": _f(a.freeboard_ft.values[i])}
              for i, n in enumerate(b.node.values)]
     checks = [{k: (_f(v) if isinstance(v, float) else v) for k, v in ch.items()} for ch in d.checks]
+    sim = d.scenario.get("simulation", {})
     return {"verdict": d.verdict, "model": str(d.model), "storm": d.storm_name or "model rainfall", "plant": d.plant,
+            "simulation": {"start": sim.get("start"), "end": sim.get("end"), "report_start": sim.get("report_start"),
+                           "spinup_hr": sim.get("spinup_hr")},
+            "rainfall_simulated_in": _f(b.attrs.get("rainfall_simulated_in", math.nan)),
+            "injections": _jsonable(d.injections), "untrusted_reasons": list(d.untrusted_reasons),
+            "warnings": list(d.warnings), "fixes": list(d.scenario.get("fixes", [])),
+            "work_dir": str(d.work_dir) if d.keep_files else None,
             "criteria": asdict(d.criteria), "scenario": _jsonable(d.scenario),
             "before": run_doc(b, d.runs["before"]), "after": run_doc(a, d.runs["after"]),
             "checks": checks, "failed_checks": sum(1 for ch in d.checks if not ch["passed"]),
@@ -484,9 +694,21 @@ def write_report(d: Demonstration, path) -> Path:
                  "remediation basin that generated them); Table 174-19.2, Inflow Guidelines (1-year 24-hour Type II storm, "
                  "2.1 in; sump pumps 5 gpm; roof drains by TR-55); Table 174-19.3 (CN 98 for roofs).")
     rep.heading("Inputs")
-    items = [("model", str(d.model)), ("plant outfall", d.plant), ("rainfall", d.storm_name or "model rainfall")]
+    sim = doc["simulation"]
+    items = [("model", str(d.model)), ("plant outfall", d.plant or "none (check skipped)"),
+             ("rainfall", d.storm_name or "model rainfall"),
+             ("simulated", f"{sim['start']} to {sim['end']}; reported from {sim['report_start']} "
+                           f"(spin-up of {sim['spinup_hr']:g} h prepended)")]
+    if doc["rainfall_simulated_in"] is not None:
+        items.append(("rainfall simulated over the catchment [in]", f"{doc['rainfall_simulated_in']:.3f}"))
+    for w in doc["warnings"]:
+        items.append(("warning", w))
+    for w in doc["fixes"]:
+        items.append(("changed in the scenario", w))
+    for w in doc["untrusted_reasons"]:
+        items.append(("UNTRUSTED", w))
     for c in d.scenario.get("connections", []):
-        pk = "model diurnal pattern" if c["peaking"] == "pattern" else f"peaking factor {c['peaking']:g} (constant)"
+        pk = c.get("shape", "")
         items.append((f"connection at {c['node']}", f"{c['flow_gpd']:,.0f} gpd average, {pk}" + (f"; {c['label']}" if c.get("label") else "")))
     for r in d.scenario.get("remediations", []):
         how = f"{r['gpd']:,.0f} gpd removed = {r['fraction'] * 100:.2f} % of the peak RDII ({r['peak_rdii_gpd_before']:,.0f} gpd)" if r.get("gpd") else f"{r['fraction'] * 100:.1f} % of RDII"
@@ -532,14 +754,23 @@ def write_report(d: Demonstration, path) -> Path:
               [[str(b.node.values[i]), float(b.max_hgl_ft.values[i]), float(a.max_hgl_ft.values[i]), float(a.freeboard_ft.values[i]),
                 float(a.max_surcharge_ft.values[i]), float(a.flooding_volume_cf.values[i])] for i in order])
     rep.key_values([("continuity error before [%]", f"{continuity_error(b):.3f}"), ("continuity error after [%]", f"{continuity_error(a):.3f}")])
+    if d.injections:
+        rep.heading("Injected volumes (self-check)")
+        rep.table(["what", "element", "intended [ft3]", "received [ft3]", "difference [%]", "basis", "result"],
+                  [[i["what"], i["element"], i["intended_cf"], i["received_cf"], i["difference_pct"], i["basis"],
+                    "pass" if i["passed"] else "UNTRUSTED"] for i in d.injections],
+                  ["pass" if i["passed"] else "fail" for i in d.injections])
 
     rep.heading("Hydrographs")
     points = []
     if d.connections:
         conn = d.connections[0].node
         points.append(("the connection", conn))
-        points.append(("the basin outlet", basin_of(conn, d.basins).outlet))
-    points.append(("the plant", d.plant))
+        b0 = _basin_or_none(conn, d.basins)
+        if b0 is not None:
+            points.append(("the basin outlet", b0.outlet))
+    if d.plant:
+        points.append(("the plant", d.plant))
     seen = set()
     for label, node in points:
         if node in seen:
@@ -555,7 +786,7 @@ def write_report(d: Demonstration, path) -> Path:
         ax.grid(alpha=0.3)
         ax.legend()
         rep.figure(fig, f"Total inflow at {node} ({label}) before and after.")
-    if d.connections:
+    if d.connections and d.plant:
         try:
             prof = profile_path(model, d.connections[0].node, d.plant)
         except InputError:
@@ -583,12 +814,16 @@ def write_report(d: Demonstration, path) -> Path:
                   "full-flow capacity and full depth of each conduit; outfall and CSO volumes are the engine's whole-run outfall inflow "
                   "volumes (flow-routing mass balance; the Outfall Loading Summary prints a total within 0.02 % of it, rounded "
                   "to 0.001 million gallons). "
-                  "Connections are added to dry-weather flow with the model's diurnal pattern (or as a constant peak flow); "
+                  "Connections are [INFLOWS] baselines of their average flow shaped by an hourly pattern of mean 1 "
+                  "(the model's own HOURLY dry-weather pattern divided by its mean, or constant), so each adds its stated "
+                  "average flow; every run checks the volumes the engine received against the intended ones; "
                   "I/I remediation scales the sewershed's RDII sewer areas; disconnected sump pumps and roof leaders "
                   "are [INFLOWS] of the BEFORE model (sump pumps 5 gpm each from the start of the rain to the end of the "
                   "run; roofs by the TR-55 unit hydrograph with CN 98 under the same rainfall) and absent from the AFTER model. "
-                  f"Spin-up: a design storm starts {d.scenario.get('spinup_hr', 0):g} h after the start of the simulation, and "
-                  f"peaks, depths, surcharge and flooding are counted from {d.scenario.get('report_start_hr') or 0:g} h "
-                  "(REPORT_START), after the initially empty pipes and wet wells have filled with dry-weather flow; "
+                  f"Spin-up: {d.scenario.get('spinup_hr', 0):g} h of simulation are prepended to the model's own period "
+                  "(the start moved earlier, time series without dates dated from the model's start), and peaks, depths, "
+                  "surcharge and flooding are counted over the model's whole period (REPORT_START at its start), after "
+                  "the initially empty pipes and wet wells have filled with dry-weather flow; a design storm starts at "
+                  "the model's start; "
                   "outfall and CSO volumes and the continuity errors cover the whole run.")
     return rep.write(path)
