@@ -130,9 +130,9 @@ def test_sweep_scenario_equals_capacity_cli(run_cli, tmp_path, node, gpd, fracti
                           f'connect_node = ["{node}"]\nconnect_gpd = [{gpd}]\nremediation_fraction = [{fraction}]\n'
                           f"storm_depth_in = [{depth}]\n")
     r = run_cli("sweep", "run", str(sweep_file), "--out", str(tmp_path / "one.zarr"), "--workers", "0", "--no-progress")
-    assert r.exit_code == 0, r.output
     ds = open_results(tmp_path / "one.zarr").isel(connect_node=0, connect_gpd=0, remediation_fraction=0, storm_depth_in=0)
     assert ds.status.item() == "done", ds.message.item()
+    assert r.exit_code == (0 if ds.verdict.item() == "pass" else 1), r.output  # as `capacitysim capacity`
 
     outlet = basin_of(node, find_basins(load_model(SMALL))).outlet
     r = run_cli("capacity", "--model", str(SMALL), "--storm", str(storm_file), "--connect", f"{node}={gpd}",
@@ -380,14 +380,20 @@ def test_runoff_sweep_matches_tr55(write_sweep, tmp_path):
 def test_cli_run_json_and_summarize(write_sweep, tmp_path, run_cli):
     spec = write_sweep('site = "@ROOT@/models/sites/new-building.toml"\n[grid]\nlength_ft = [20.0, 40.0]\norifice_diameter_in = [1.5, 2.5, 4.0]\n')
     r = run_cli("sweep", "run", str(spec), "--out", str(tmp_path / "r.zarr"), "--workers", "0", "--json", "--no-progress")
-    assert r.exit_code == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["scenarios"] == 6 and doc["computed"] == 6 and doc["failed"] == 0
+    o = doc["outcome"]
+    assert o["fail"] > 0 and r.exit_code == 1  # some designs fail: exit 1, with the count
+    assert f"{o['not_passed']} of 6 scenarios failed ({o['fail']} fail)" in r.stderr
     r = run_cli("sweep", "summarize", str(tmp_path / "r.zarr"), "--json", "--report", str(tmp_path / "s.html"),
                 "--x", "orifice_diameter_in", "--y", "length_ft")
     assert r.exit_code == 0, r.stderr
     s = json.loads(r.stdout)
     assert s["done"] == 6 and s["pass"] + s["fail"] == 6 and (tmp_path / "s.html").exists()
+    # the governing check of a detention design: the criterion and element of its first failed check
+    for row in s["largest_passing_orifice"]:
+        g = row["governing_check"]
+        assert g is None or (g["criterion"] and g["element"] in ("orifice", "storage system")), row
     r = run_cli("sweep", "summarize", str(tmp_path / "nothing.zarr"))
     assert r.exit_code == 2 and "no sweep results here" in r.stderr
     r = run_cli("sweep", "summarize", str(tmp_path / "r.zarr"), "--report", str(tmp_path / "x.html"), "--x", "cn")

@@ -23,9 +23,15 @@ def sweep():
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @json_option
 def run_cmd(sweep_file, out, workers, scheduler, resume, no_progress, as_json):
-    """Run every scenario of SWEEP_FILE, writing results to --out as they finish."""
+    """Run every scenario of SWEEP_FILE, writing results to --out as they finish.
+
+    Exit code 0 when every scenario of the store passed (or, in runoff sweeps, was computed: they
+    have no verdict); 1 when any failed, was untrusted, raised or is missing, with one line on
+    stderr: ``3 of 12 scenarios failed (2 fail, 1 untrusted)``; 2 for bad input. With --resume the
+    whole store counts, not only the scenarios computed now.
+    """
     from capacitysim.io.sweep_files import load_sweep
-    from capacitysim.workflows.sweep import run_sweep
+    from capacitysim.workflows.sweep import outcome_line, run_sweep
 
     spec = load_sweep(sweep_file)
     bar = None
@@ -49,15 +55,20 @@ def run_cmd(sweep_file, out, workers, scheduler, resume, no_progress, as_json):
     finally:
         if bar is not None and bar["bar"] is not None:
             bar["bar"].close()
+    o = run.outcome
     if as_json:
         emit_json(run.as_json())
-        return
-    emit_table([("scenarios", f"{run.n_scenarios:,}"), ("computed now", f"{run.computed:,}"),
-                ("already done (resume)", f"{run.skipped:,}"), ("failed", f"{run.failed:,}"),
-                ("scheduler", f"{run.scheduler} ({run.workers} workers)"), ("time", f"{run.seconds:.1f} s"),
-                ("results", run.path)], title=f"Sweep: {spec.name}")
-    for f in run.failures[:5]:
-        click.echo(f"  scenario {f['scenario']}: {f['message']}")
+    else:
+        emit_table([("scenarios", f"{run.n_scenarios:,}"), ("computed now", f"{run.computed:,}"),
+                    ("already done (resume)", f"{run.skipped:,}"), ("failed", f"{run.failed:,}"),
+                    ("pass / fail / untrusted", f"{o['pass']:,} / {o['fail']:,} / {o['untrusted']:,}"),
+                    ("scheduler", f"{run.scheduler} ({run.workers} workers)"), ("time", f"{run.seconds:.1f} s"),
+                    ("results", run.path)], title=f"Sweep: {spec.name}")
+        for f in run.failures[:5]:
+            click.echo(f"  scenario {f['scenario']}: {f['message']}")
+    if o["not_passed"]:
+        click.echo(outcome_line(o), err=True)
+        click.get_current_context().exit(1)
 
 
 @sweep.command("summarize")
@@ -67,8 +78,15 @@ def run_cmd(sweep_file, out, workers, scheduler, resume, no_progress, as_json):
 @click.option("--y", "y", default=None, help="Swept parameter on the verdict map's y axis.")
 @json_option
 def summarize_cmd(results, report, x, y, as_json):
-    """Summarize a sweep: counts, the largest connection that passes at each node, a verdict map."""
-    from capacitysim.workflows.sweep import open_results, summarize, write_summary_report
+    """Summarize a sweep: counts, the largest connection that passes at each node, a verdict map.
+
+    The largest passing value is printed as a lower bound (``≥ 100,000 gpd``) when no larger swept
+    value fails, else with the smallest larger value that fails and the check that governs it (its
+    first failed check: criterion at element). In --json each row carries ``lower_bound``,
+    ``smallest_failing_gpd`` (``smallest_failing_orifice_diameter_in``) and ``governing_check``
+    (see :func:`capacitysim.workflows.sweep.summarize`).
+    """
+    from capacitysim.workflows.sweep import bound_text, governing_text, open_results, summarize, write_summary_report
 
     ds = open_results(results)
     s = summarize(ds)
@@ -81,24 +99,26 @@ def summarize_cmd(results, report, x, y, as_json):
     emit_table([("scenarios", f"{s['scenarios']:,}"), ("done / failed / missing", f"{s['done']:,} / {s['failed']:,} / {s['missing']:,}"),
                 ("pass / fail / untrusted", f"{s['pass']:,} / {s['fail']:,} / {s['untrusted']:,}")],
                title=f"Sweep: {s['name']} ({s['kind']})")
+    derived = {"lower_bound", "governing_check", "monotone", "undecided"}
     if s.get("largest_passing"):
         click.echo("")
-        click.echo("largest connection that passes:")
+        click.echo("largest connection that passes (≥: no larger swept flow fails, a lower bound):")
         for r in s["largest_passing"]:
             cond = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()
-                             if k not in ("connect_node", "largest_passing_gpd", "monotone", "undecided"))
-            best = "none passes" if r["largest_passing_gpd"] is None else f"{r['largest_passing_gpd']:,.0f} gpd"
+                             if k not in derived | {"connect_node", "largest_passing_gpd", "smallest_failing_gpd"})
             note = "" if r["monotone"] else " (a smaller flow fails)"
-            click.echo(f"  {r['connect_node']}{' (' + cond + ')' if cond else ''}: {best}{note}")
+            gov = governing_text(r)
+            click.echo(f"  {r['connect_node']}{' (' + cond + ')' if cond else ''}: {bound_text(r, 'connect_gpd')}{note}"
+                       + (f"; governed by: {gov}" if gov else ""))
     if s.get("largest_passing_orifice"):
         rows = s["largest_passing_orifice"]
         click.echo("")
         click.echo("largest orifice that passes:")
         for r in rows[:20]:
             cond = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()
-                             if k not in ("largest_passing_orifice_diameter_in", "monotone", "undecided"))
-            best = r["largest_passing_orifice_diameter_in"]
-            click.echo(f"  {cond}: {'none passes' if best is None else f'{best:g} in'}")
+                             if k not in derived | {"largest_passing_orifice_diameter_in", "smallest_failing_orifice_diameter_in"})
+            gov = governing_text(r)
+            click.echo(f"  {cond}: {bound_text(r, 'orifice_diameter_in')}" + (f"; governed by: {gov}" if gov else ""))
         if len(rows) > 20:
             click.echo(f"  ... {len(rows) - 20} more (--json, --report)")
     for m in s["failures"][:5]:

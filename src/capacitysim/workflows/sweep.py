@@ -30,7 +30,9 @@ A Zarr store holding a flat ``scenario`` dimension (C order over the grid) and t
 (``resume=True``) by recomputing exactly the scenarios whose status is 0. A scenario that raises
 (a SWMM error, a bad combination such as remediation in a basin without RDII) is stored with
 status 2 and its message; the sweep goes on. Tasks of a worker that dies are rescheduled by the
-dask scheduler (its ``allowed-failures``).
+dask scheduler (its ``allowed-failures``). SWMM and detention stores also hold, per scenario, the
+criterion and element of its first failed check (``failed_criterion``, ``failed_element``; "" when
+none failed), which :func:`summarize` names as the check that governs a capacity.
 
 References
 ----------
@@ -74,6 +76,8 @@ VERDICTS = {-1: "", 0: "fail", 1: "pass", 2: "untrusted"}
 VERDICT_CODE = {v: k for k, v in VERDICTS.items()}
 #: Characters kept of a failure or verdict message.
 MESSAGE_CHARS = 240
+#: Characters kept of the governing check's criterion and element (``failed_criterion``, ``failed_element``).
+CHECK_CHARS = 120
 #: Tasks kept in flight per worker (bounded so memory stays flat on huge sweeps).
 IN_FLIGHT_PER_WORKER = 3
 
@@ -243,15 +247,22 @@ def swmm_verdict(bundle: NetworkBundle, params: dict, before, after, criteria: d
     """Verdict after vs before with the capacity demonstration's own rules
     (:func:`capacitysim.workflows.demonstration.judge` and ``verdict_of``): ("pass" | "fail" |
     "untrusted", the failed checks)."""
+    verdict, failed = _swmm_judgement(bundle, params, before, after, criteria)
+    return verdict, _reason(failed)
+
+
+def _reason(failed: list[dict]) -> str:
+    return "; ".join(f"{ch['criterion']} at {ch['element']}: {_num(ch['before'])} -> {_num(ch['after'])} {ch['unit']}"
+                     for ch in failed[:3]) + (f" (+{len(failed) - 3} more)" if len(failed) > 3 else "")
+
+
+def _swmm_judgement(bundle: NetworkBundle, params: dict, before, after, criteria: dict | None) -> tuple[str, list[dict]]:
+    """(verdict, the failed checks in :func:`~capacitysim.workflows.demonstration.judge`'s order)."""
     from capacitysim.workflows.demonstration import judge, verdict_of
 
     c = _criteria(criteria)
     checks = judge(before, after, c, list(bundle.basins), _connections(params))
-    verdict = verdict_of(before, after, checks, c)
-    failed = [ch for ch in checks if not ch["passed"]]
-    reason = "; ".join(f"{ch['criterion']} at {ch['element']}: {_num(ch['before'])} -> {_num(ch['after'])} {ch['unit']}"
-                       for ch in failed[:3]) + (f" (+{len(failed) - 3} more)" if len(failed) > 3 else "")
-    return verdict, reason
+    return verdict_of(before, after, checks, c), [ch for ch in checks if not ch["passed"]]
 
 
 def _num(x) -> str:
@@ -264,14 +275,19 @@ def _cso_volume(bundle: NetworkBundle, ds) -> float:
 
 
 def summarize_swmm(bundle: NetworkBundle, params: dict, before, after, criteria: dict | None = None) -> dict:
-    """Per-scenario summary record (scalars and per-outlet/per-outfall vectors) of one SWMM scenario."""
-    verdict, reason = swmm_verdict(bundle, params, before, after, criteria)
+    """Per-scenario summary record (scalars and per-outlet/per-outfall vectors) of one SWMM scenario;
+    ``failed_criterion`` and ``failed_element`` are those of its first failed check ("" when none)."""
+    verdict, failed = _swmm_judgement(bundle, params, before, after, criteria)
+    reason = _reason(failed)
+    first = failed[0] if failed else {"criterion": "", "element": ""}
     qq = after.max_q_over_qfull.values
     outf = sorted({bundle.plant, *bundle.cso_outfalls})
     return {
         "status": DONE,
         "verdict": VERDICT_CODE[verdict],
         "message": reason[:MESSAGE_CHARS],
+        "failed_criterion": str(first["criterion"])[:CHECK_CHARS],
+        "failed_element": str(first["element"])[:CHECK_CHARS],
         "plant_peak_inflow_cfs": float(after.max_inflow_cfs.sel(node=bundle.plant)),
         "max_q_over_qfull": float(np.nanmax(qq)) if np.isfinite(qq).any() else math.nan,
         "flooding_volume_cf": float(np.nansum(after.flooding_volume_cf.values)),
@@ -354,6 +370,13 @@ DETENTION_VARS = ("allowable_flow_cfs", "release_rate_cfs", "weighted_c", "requi
                   "system_height_ft", "orifice_diameter_in", "release_limit_in", "spill_limit_in", "peak_inflow_cfs",
                   "peak_outflow_cfs", "max_depth_ft", "max_storage_cf")
 RUNOFF_VARS = ("runoff_depth_in", "runoff_volume_cf", "peak_flow_cfs", "time_to_peak_hr")
+#: The checks of a detention design (``failed_criterion``, ``failed_element`` of the first that fails).
+DETENTION_CHECKS = {
+    "release": ("peak release within the Stormwater Release Rate (15 RCNY § 31-03(a))", "orifice"),
+    "overtop": ("no overtopping of the detention system", "storage system"),
+    "both": ("an orifice both within the release rate and without overtopping", "orifice"),
+    "volume": ("storage provided holds the required volume (15 RCNY § 31-03)", "storage system"),
+}
 
 
 def _vector_block(payload: VectorPayload, cols: dict[str, np.ndarray]) -> dict:
@@ -449,6 +472,7 @@ def detention_block(payload: VectorPayload, cols: dict[str, np.ndarray]) -> dict
     rr_site = np.asarray(nyc.release_rate_cfs(q_allow), float) * np.ones(n)
     valid = np.ones(n, bool)
     message = np.full(n, "", f"<U{MESSAGE_CHARS}")
+    check = np.full(n, "", "<U8")  # key of DETENTION_CHECKS of the first failed check
     if site.kind == "alteration":
         altered = get("altered_area_sf", site.altered_area_sf)
         bad = altered > site_area
@@ -544,8 +568,10 @@ def detention_block(payload: VectorPayload, cols: dict[str, np.ndarray]) -> dict
         rel_lim = np.full(n, np.nan)
         spl_lim = np.full(n, np.nan)
         for i in np.flatnonzero(~ok):
-            message[i] = (f"release {q[i]:.4g} cfs > rate {rr[i]:.4g} cfs" if q[i] > rr[i] * (1 + 1e-6)
+            over_rate = q[i] > rr[i] * (1 + 1e-6)
+            message[i] = (f"release {q[i]:.4g} cfs > rate {rr[i]:.4g} cfs" if over_rate
                           else f"overtops: max depth {s[i]:.2f} ft > {table.top_ft[i]:.2f} ft")
+            check[i] = "release" if over_rate else "overtop"
     else:
         sz = size_orifice_rows(table, rr, shapes, dt_s, rows_design, rows_shape, rows_scale, inv, cd, losses, weir,
                                weir_coefficient=weir_c)
@@ -554,12 +580,21 @@ def detention_block(payload: VectorPayload, cols: dict[str, np.ndarray]) -> dict
         q, s, v = sz.peak_outflow_cfs, sz.max_depth_ft, sz.max_storage_cf
         for i in np.flatnonzero(~ok):
             message[i] = sz.reasons[i][:MESSAGE_CHARS]
+            # the order of size_orifice_rows' reasons: overtops with any orifice, none within the rate, not both
+            check[i] = "overtop" if np.isinf(spl_lim[i]) else ("release" if rel_lim[i] <= 0 else "both")
     short = capacity < v_req * (1 - 1e-9)
     for i in np.flatnonzero(short & ok):
         message[i] = f"storage {capacity[i]:,.0f} ft3 < required {v_req[i]:,.0f} ft3"
+        check[i] = "volume"
     passed = ok & ~short & valid
+    check[~valid] = ""
+    crit = np.full(n, "", f"<U{CHECK_CHARS}")
+    elem = np.full(n, "", f"<U{CHECK_CHARS}")
+    for key, (criterion, element) in DETENTION_CHECKS.items():
+        crit[check == key] = criterion
+        elem[check == key] = element
     out = {"status": np.where(valid, DONE, FAILED).astype(np.int8), "verdict": np.where(valid, passed.astype(np.int8), -1).astype(np.int8),
-           "message": message,
+           "message": message, "failed_criterion": crit, "failed_element": elem,
            "allowable_flow_cfs": q_allow, "release_rate_cfs": rr, "weighted_c": cw, "required_volume_cf": v_req,
            "storage_provided_cf": capacity, "system_height_ft": table.top_ft, "orifice_diameter_in": diam,
            "release_limit_in": rel_lim, "spill_limit_in": np.where(np.isinf(spl_lim), np.nan, spl_lim),
@@ -587,6 +622,9 @@ def result_variables(spec: SweepSpec, bundle: NetworkBundle | None) -> dict[str,
     base = {"status": ((), (), "int8", "0 missing, 1 done, 2 failed"),
             "verdict": ((), (), "int8", "-1 none, 0 fail, 1 pass, 2 untrusted"),
             "message": ((), (), f"<U{MESSAGE_CHARS}", "failure message or the verdict's reasons")}
+    if spec.kind in ("swmm", "detention"):
+        base["failed_criterion"] = ((), (), f"<U{CHECK_CHARS}", "criterion of the first failed check ('' when none)")
+        base["failed_element"] = ((), (), f"<U{CHECK_CHARS}", "element (node, link, outfall, run, orifice...) of the first failed check")
     if spec.kind == "swmm":
         n_out = len(bundle.outlets)
         outf = sorted({bundle.plant, *bundle.cso_outfalls})
@@ -627,7 +665,7 @@ def create_store(path: str | os.PathLike, spec: SweepSpec, bundle: NetworkBundle
     for name, (dims, sizes, dtype, desc) in result_variables(spec, bundle).items():
         shape = (n, *sizes)
         fill = np.nan if dtype == "float64" else (-1 if name == "verdict" else 0)
-        arr = da.full(shape, fill if dtype != f"<U{MESSAGE_CHARS}" else "", dtype=dtype, chunks=(chunk, *sizes))
+        arr = da.full(shape, fill if not dtype.startswith("<U") else "", dtype=dtype, chunks=(chunk, *sizes))
         data_vars[name] = (("scenario", *dims), arr, {"description": desc})
         encoding[name] = {"chunks": (chunk, *sizes)}
     coords = {}
@@ -666,7 +704,9 @@ class _Writer:
         import zarr
 
         self.g = zarr.open_group(str(path), mode="r+")
-        self.arrays = {k: self.g[k] for k in names}
+        # a store of an older capacitysim may lack a variable (failed_criterion): it is left out
+        self.arrays = {k: self.g[k] for k in names if k in self.g}
+        names = [k for k in names if k in self.arrays]
         self.order = [k for k in names if k != "status"] + ["status"]
 
     def write(self, sl: slice, rec: dict) -> None:
@@ -693,11 +733,50 @@ class SweepRun:
     workers: int = 0
     scheduler: str = ""
     failures: list = field(default_factory=list)
+    #: verdicts of the whole store after the run (:func:`sweep_outcome`; resumed scenarios included)
+    outcome: dict = field(default_factory=dict)
 
     def as_json(self) -> dict:
         return {"out": self.path, "scenarios": self.n_scenarios, "computed": self.computed, "failed": self.failed,
                 "skipped": self.skipped, "seconds": self.seconds, "workers": self.workers, "scheduler": self.scheduler,
-                "failures": self.failures[:20]}
+                "failures": self.failures[:20], "outcome": dict(self.outcome)}
+
+
+def sweep_outcome(path: str | os.PathLike) -> dict:
+    """Verdicts of every scenario of a store (what ``capacitysim sweep run`` exits on).
+
+    Keys: ``scenarios``; ``pass``, ``fail``, ``untrusted`` (verdicts of the done scenarios);
+    ``errored`` (status failed: the scenario raised, no verdict); ``missing`` (not computed yet);
+    ``no_verdict`` (done, nothing judged: runoff sweeps); ``not_passed`` = fail + untrusted + errored
+    + missing, the count a sweep exits 1 on when it is not 0.
+    """
+    import zarr
+
+    g = zarr.open_group(str(path), mode="r")
+    status = np.asarray(g["status"][:])
+    verdict = np.asarray(g["verdict"][:])
+    done = status == DONE
+    out = {"scenarios": int(status.size),
+           "pass": int((done & (verdict == VERDICT_CODE["pass"])).sum()),
+           "fail": int((done & (verdict == VERDICT_CODE["fail"])).sum()),
+           "untrusted": int((done & (verdict == VERDICT_CODE["untrusted"])).sum()),
+           "errored": int((status == FAILED).sum()), "missing": int((status == MISSING).sum()),
+           "no_verdict": int((done & (verdict == -1)).sum())}
+    out["not_passed"] = out["fail"] + out["untrusted"] + out["errored"] + out["missing"]
+    return out
+
+
+def outcome_line(outcome: dict) -> str:
+    """One line: ``3 of 12 scenarios failed (2 fail, 1 untrusted)`` (errored, missing too when any),
+    or ``all 12 scenarios passed`` (``all 12 scenarios done (no verdicts)`` for runoff sweeps)."""
+    n = outcome["scenarios"]
+    if not outcome["not_passed"]:
+        judged = n - outcome["no_verdict"]
+        if judged == n:
+            return f"all {n:,} scenarios passed"
+        return f"all {n:,} scenarios done (no verdicts)" if judged == 0 else f"all {judged:,} judged scenarios of {n:,} passed"
+    parts = [f"{outcome[k]:,} {k}" for k in ("fail", "untrusted", "errored", "missing") if outcome[k]]
+    return f"{outcome['not_passed']:,} of {n:,} scenarios failed ({', '.join(parts)})"
 
 
 def default_workers() -> int:
@@ -800,6 +879,7 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike, *, workers: int | None = 
             progress(run.computed, run.failed, total)
 
     if total == 0:
+        run.outcome = sweep_outcome(out)
         run.seconds = time.perf_counter() - t0
         return run
     if progress is not None:
@@ -817,6 +897,7 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike, *, workers: int | None = 
             client.close()
             if cluster is not None:
                 cluster.close()
+    run.outcome = sweep_outcome(out)
     run.seconds = time.perf_counter() - t0
     return run
 
@@ -940,7 +1021,9 @@ def open_results(path: str | os.PathLike):
     codes = {int(k): v for k, v in json.loads(flat.attrs["verdicts"]).items()}
     flat["verdict"] = ("scenario", np.array([codes[int(c)] for c in flat.verdict.values], dtype=object))
     flat["status"] = ("scenario", np.array([("missing", "done", "failed")[int(s)] for s in flat.status.values], dtype=object))
-    flat["message"] = flat.message.astype(object)
+    for name in ("message", "failed_criterion", "failed_element"):
+        if name in flat:
+            flat[name] = flat[name].astype(object)
     if meta["mode"] == "zip":
         return flat.rename({f"param_{k}": k for k in meta["grid"]}).set_coords(list(meta["grid"]))
     dims = list(meta["grid"])
@@ -963,8 +1046,15 @@ def summarize(ds) -> dict:
     """Counts of the sweep and, for connection sweeps, the largest connection that passes.
 
     ``largest_passing``: for each ``connect_node`` (and each combination of the other swept
-    parameters), the largest swept ``connect_gpd`` whose verdict is "pass" (None when none passes),
-    and whether every smaller swept flow passes too (``monotone``).
+    parameters), one row (:func:`_largest_passing`): the largest swept ``connect_gpd`` whose verdict
+    is "pass" (``largest_passing_gpd``, None when none passes); ``lower_bound`` (True when no larger
+    swept flow fails, so the capacity is only known to be *at least* that flow: "≥ 100,000 gpd");
+    ``smallest_failing_gpd`` (the smallest swept flow above it that fails: with
+    ``largest_passing_gpd`` the bracket of the capacity); ``governing_check`` (that failing
+    scenario's first failed check: ``criterion``, ``element``, ``message``); ``monotone`` (every
+    smaller swept flow passes too) and ``undecided``. Sweeps over ``orifice_diameter_in`` give the
+    same rows in ``largest_passing_orifice`` (``largest_passing_orifice_diameter_in``,
+    ``smallest_failing_orifice_diameter_in``). :func:`bound_text` prints a row's bound.
     """
     meta = json.loads(ds.attrs["sweep"])
     grid = dict(meta["grid"])
@@ -988,30 +1078,100 @@ def summarize(ds) -> dict:
     return out
 
 
+def _value_key(value_dim: str, which: str) -> str:
+    """``largest_passing_gpd`` / ``smallest_failing_gpd`` for connect_gpd, else ``{which}_{value_dim}``."""
+    return f"{which}_gpd" if value_dim == "connect_gpd" else f"{which}_{value_dim}"
+
+
 def _largest_passing(ds, value_dim: str, first: str | None) -> list[dict]:
-    """For each combination of the other swept parameters, the largest swept ``value_dim`` that passes
-    (None when none does), whether every smaller swept value passes too (``monotone``), and how many
-    are undecided (failed, missing or untrusted)."""
+    """For each combination of the other swept parameters, one row (keys: those parameters, then):
+
+    ``largest_passing_<value>``
+        The largest swept ``value_dim`` whose verdict is "pass" (None when none does).
+    ``lower_bound``
+        True when a value passes and no larger swept value fails (the top of the grid passes, or
+        every larger value is undecided): the grid does not bracket the capacity, which is only
+        known to be at least that value ("≥ 100,000 gpd"). False otherwise.
+    ``smallest_failing_<value>``
+        The smallest swept value above the largest passing one (the smallest of all when none
+        passes) whose verdict is "fail"; None when none fails. With the largest passing value it
+        brackets the capacity.
+    ``governing_check``
+        The check that governs the capacity: of that failing scenario, ``criterion`` and
+        ``element`` of its first failed check (None when the store does not record them) and its
+        ``message``; None when no larger value fails.
+    ``monotone``
+        Every smaller swept value passes too.
+    ``undecided``
+        How many scenarios of the row are failed (errored), missing or untrusted.
+    """
     others = [d for d in ds.verdict.dims if d not in (first, value_dim)]
     lead = [first] if first else []
-    v = ds.verdict.transpose(*lead, *others, value_dim)
+    dims = (*lead, *others, value_dim)
+    v = np.asarray(ds.verdict.transpose(*dims).values, dtype=object)
+    crit = np.asarray(ds.failed_criterion.transpose(*dims).values, dtype=object) if "failed_criterion" in ds else None
+    elem = np.asarray(ds.failed_element.transpose(*dims).values, dtype=object) if "failed_element" in ds else None
+    msg = np.asarray(ds.message.transpose(*dims).values, dtype=object)
     vals = np.asarray(ds[value_dim].values, float)
-    order = np.argsort(vals)
-    key = "largest_passing_gpd" if value_dim == "connect_gpd" else f"largest_passing_{value_dim}"
+    order = np.argsort(vals, kind="stable")
+    svals = vals[order]
+    key, fail_key = _value_key(value_dim, "largest_passing"), _value_key(value_dim, "smallest_failing")
     rows = []
     for idx in np.ndindex(*v.shape[:-1]):
-        line = np.asarray(v.values[idx], dtype=object)[order]
+        line = v[idx][order]
         ok = line == "pass"
-        best = float(vals[order][ok].max()) if ok.any() else None
+        best = float(svals[ok].max()) if ok.any() else None
+        above = np.ones(line.size, bool) if best is None else svals > best
+        fails = np.flatnonzero(above & (line == "fail"))
         row = {}
         for d, j in zip(lead + others, idx):
             val = ds[d].values[j]
             row[d] = val.item() if hasattr(val, "item") else val
         row[key] = best
-        row["monotone"] = bool(best is None or ok[: int(np.flatnonzero(vals[order] == best)[0]) + 1].all())
+        row["lower_bound"] = bool(best is not None and fails.size == 0)
+        row[fail_key] = float(svals[fails[0]]) if fails.size else None
+        gov = None
+        if fails.size:
+            j = order[fails[0]]
+            gov = {"criterion": (str(crit[idx][j]) or None) if crit is not None else None,
+                   "element": (str(elem[idx][j]) or None) if elem is not None else None,
+                   "message": str(msg[idx][j])}
+        row["governing_check"] = gov
+        row["monotone"] = bool(best is None or ok[: int(np.flatnonzero(svals == best)[0]) + 1].all())
         row["undecided"] = int(np.isin(line, ["", "untrusted"]).sum())
         rows.append(row)
     return rows
+
+
+def _fmt_value(value: float, value_dim: str) -> str:
+    if value_dim == "connect_gpd":
+        return f"{value:,.0f} gpd"
+    if value_dim == "orifice_diameter_in":
+        return f"{value:g} in"
+    return f"{value:g}"
+
+
+def bound_text(row: dict, value_dim: str = "connect_gpd") -> str:
+    """A row of :func:`_largest_passing` in words: ``≥ 150,000 gpd`` (a lower bound: no larger swept
+    value fails), ``100,000 gpd (150,000 gpd fails)`` (the bracket), ``none passes (50,000 gpd fails)``."""
+    best = row[_value_key(value_dim, "largest_passing")]
+    fail = row[_value_key(value_dim, "smallest_failing")]
+    if best is None:
+        return "none passes" + (f" ({_fmt_value(fail, value_dim)} fails)" if fail is not None else "")
+    if row["lower_bound"]:
+        return f"≥ {_fmt_value(best, value_dim)}"
+    return f"{_fmt_value(best, value_dim)} ({_fmt_value(fail, value_dim)} fails)"
+
+
+def governing_text(row: dict) -> str:
+    """The governing check of a row: ``criterion at element``, the scenario's message when the store
+    does not record the check, "" when none."""
+    g = row.get("governing_check")
+    if not g:
+        return ""
+    if g["criterion"]:
+        return f"{g['criterion']} at {g['element']}" if g["element"] else g["criterion"]
+    return g["message"]
 
 
 def verdict_map_axes(ds, x: str | None = None, y: str | None = None) -> tuple[str, str]:
@@ -1041,13 +1201,19 @@ def write_summary_report(ds, path, x: str | None = None, y: str | None = None) -
     rep.key_values([("done", s["done"]), ("failed", s["failed"]), ("missing", s["missing"]), ("pass", s["pass"]),
                     ("fail", s["fail"]), ("untrusted (continuity error)", s["untrusted"])])
     rep.table(["parameter", "values"], [[k, ", ".join(map(str, v))] for k, v in s["grid"].items()])
-    for field_name, title in (("largest_passing", "Largest connection that passes"),
-                              ("largest_passing_orifice", "Largest orifice that passes")):
+    for field_name, title, value_dim in (("largest_passing", "Largest connection that passes", "connect_gpd"),
+                                         ("largest_passing_orifice", "Largest orifice that passes", "orifice_diameter_in")):
         if s.get(field_name):
             rep.heading(title)
-            keys = [k for k in s[field_name][0] if k not in ("monotone", "undecided")]
-            rep.table(keys + ["every smaller value passes"],
-                      [[("none" if r[k] is None else r[k]) for k in keys] + ["yes" if r["monotone"] else "NO"] for r in s[field_name]])
+            rep.paragraph("≥: the largest swept value passes (or every larger one is undecided), so the capacity is at "
+                          "least that value; the grid does not bracket it. Otherwise the smallest larger value that fails "
+                          "is shown with the check that governs it (its first failed check).")
+            derived = {_value_key(value_dim, "largest_passing"), _value_key(value_dim, "smallest_failing"), "lower_bound",
+                       "governing_check", "monotone", "undecided"}
+            keys = [k for k in s[field_name][0] if k not in derived]
+            rep.table(keys + ["largest passing", "governing check", "every smaller value passes"],
+                      [[r[k] for k in keys] + [bound_text(r, value_dim), governing_text(r) or "-", "yes" if r["monotone"] else "NO"]
+                       for r in s[field_name]])
     if s["failures"]:
         rep.heading("Failed scenarios")
         for m in s["failures"]:
