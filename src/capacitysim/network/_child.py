@@ -117,6 +117,9 @@ def main(inp, rpt, out, stats_path):
             links["from"].append(nodes["id"][n1])
             links["to"].append(nodes["id"][n2])
 
+        # SWMM routes only with links and without IGNORE_ROUTING; otherwise its node and link
+        # statistics are never allocated (node_get_stats then crashes the process): report zeros
+        routing = n_links > 0 and not S.simulation_get_setting(E.SimOption.IGNORE_ROUTE)
         cpu0 = time.process_time()
         S.swmm_start(True)
         # one stride longer than any simulation: the engine's own C loop of routing steps, as in
@@ -127,7 +130,7 @@ def main(inp, rpt, out, stats_path):
 
         node_stats = {k: [] for k in ("max_depth", "vol_flooded", "time_flooded", "time_surcharged", "max_inflow", "max_overflow",
                                       "total_inflow_volume", "total_lateral_volume")}
-        for i in range(n_nodes):
+        for i in range(n_nodes if routing else 0):
             st = S.node_get_stats(i)
             node_stats["max_depth"].append(st.maxDepth)
             node_stats["vol_flooded"].append(st.volFlooded)
@@ -140,22 +143,28 @@ def main(inp, rpt, out, stats_path):
             # lateral inflow volume (DWF + external + RDII + runoff) over the reporting period
             node_stats["total_lateral_volume"].append(st.totLatFlow)
         pumps, storages = {}, {}
-        for i in range(n_links):
+        if not routing:
+            for k in node_stats:
+                node_stats[k] = [0.0] * n_nodes
+        for i in range(n_links if routing else 0):
             if S.link_get_type(i) == E.LinkType.PUMP.value:
                 ps = S.pump_get_stats(i)
                 pumps[links["id"][i]] = {"utilized": ps.utilized, "max_flow": ps.maxFlow, "off_curve_low": ps.offCurveLow,
                                          "off_curve_high": ps.offCurveHigh, "total_periods": ps.totalPeriods}
-        for i in range(n_nodes):
+        for i in range(n_nodes if routing else 0):
             if nodes["type"][i] == "STORAGE":
                 ss = S.storage_get_stats(i)
                 storages[nodes["id"][i]] = {"max_volume": ss.maxVol}
         link_stats = {k: [] for k in ("max_flow", "max_depth", "time_surcharged", "time_full_flow")}
-        for i in range(n_links):
+        for i in range(n_links if routing else 0):
             st = S.link_get_stats(i)
             link_stats["max_flow"].append(st.maxFlow)
             link_stats["max_depth"].append(st.maxDepth)
             link_stats["time_surcharged"].append(st.timeSurcharged)
             link_stats["time_full_flow"].append(st.timeFullFlow)
+        if not routing:
+            for k in link_stats:
+                link_stats[k] = [0.0] * n_links
         # cumulative totals of the whole run (read while the project runs, as the API requires)
         routing_totals = _totals(S.system_get_routing_totals())
         runoff_totals = _totals(S.system_get_runoff_totals())
@@ -180,6 +189,7 @@ def main(inp, rpt, out, stats_path):
         "runoff_totals": runoff_totals,
         "dates": dates,
         "n_subcatchments": n_sub,
+        "routing": routing,
         "engine_cpu_s": engine_cpu_s,
         "child_cpu_s": time.process_time(),
     }

@@ -544,7 +544,7 @@ def read_results(run: RunFiles) -> xr.Dataset:
     full_depth = np.array([np.nan if v is None else v for v in L["full_depth"]], float) * f["length"]
     peak = np.abs(np.asarray(LS["max_flow"], float)) * f["flow"]
     l_max_depth = np.asarray(LS["max_depth"], float) * f["length"]
-    is_conduit = np.array([t == "CONDUIT" for t in L["type"]])
+    is_conduit = np.array([t == "CONDUIT" for t in L["type"]], dtype=bool)
     with np.errstate(divide="ignore", invalid="ignore"):
         q_ratio = np.where(is_conduit & (full_flow > 0), peak / full_flow, np.nan)
         d_ratio = np.where(is_conduit & (full_depth > 0), l_max_depth / full_depth, np.nan)
@@ -623,6 +623,7 @@ def read_results(run: RunFiles) -> xr.Dataset:
             "units": "flow cfs, depth/elevation ft, volume ft^3, time hr (converted from the model's FLOW_UNITS)",
             "rainfall_simulated_in": float("nan") if rain_in is None or not st.get("n_subcatchments") else float(rain_in),
             "n_subcatchments": int(st.get("n_subcatchments") or 0),
+            "routing": int(bool(st.get("routing", True))),
             "simulation_start": dates.get("start_date", ""),
             "simulation_end": dates.get("end_date", ""),
             "report_start": dates.get("report_date", ""),

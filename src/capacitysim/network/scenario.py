@@ -210,6 +210,43 @@ class SourceRemoval:
 DEFAULT_SPINUP_HR = 6.0
 
 
+def initial_state(model: SwmmInp) -> list[str]:
+    """What of its own initial state a model sets: initial depths, initial flows, a hotstart file [1]_."""
+    found = []
+
+    def positive(tok):
+        try:
+            return float(tok) > 0
+        except ValueError:
+            return False
+
+    n = sum(1 for sec in ("JUNCTIONS", "STORAGE") for r in model.rows(sec) if len(r.tokens) > 3 and positive(r.tokens[3]))
+    if n:
+        found.append(f"{n} node(s) with an initial depth")
+    n = sum(1 for r in model.rows("CONDUITS") if len(r.tokens) > 7 and positive(r.tokens[7]))
+    if n:
+        found.append(f"{n} conduit(s) with an initial flow")
+    if any(len(r.tokens) >= 2 and r.tokens[0].upper() == "USE" and r.tokens[1].upper() == "HOTSTART" for r in model.rows("FILES")):
+        found.append("a hotstart file")
+    return found
+
+
+def default_spinup_hr(model: SwmmInp) -> tuple[float, str]:
+    """The spin-up a demonstration uses when none is given, and the policy that chose it.
+
+    Program policy (not a rule of any regulation): :data:`DEFAULT_SPINUP_HR` prepended, so the
+    filling of initially empty pipes stays out of the statistics; 0 for a model that starts from
+    a hotstart file (a whole saved state its author chose, which a spin-up would replace).
+    Initial depths of single nodes (a wet well's start level) do not make a network full, so
+    they do not change the default; they are named in the policy text.
+    """
+    state = initial_state(model)
+    if "a hotstart file" in state:
+        return 0.0, "no spin-up: the model starts from its hotstart file"
+    extra = f"; the model's own initial state ({', '.join(state)}) applies at the moved start" if state else ""
+    return DEFAULT_SPINUP_HR, f"{DEFAULT_SPINUP_HR:g} h spin-up prepended (the model starts from empty pipes{extra})"
+
+
 @dataclass(frozen=True)
 class Spinup:
     """Prepend ``hours`` of simulation before the model's own start [1]_.

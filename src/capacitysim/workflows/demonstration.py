@@ -45,6 +45,7 @@ from capacitysim.network.scenario import (
     SourceRemoval,
     Spinup,
     Storm,
+    default_spinup_hr,
     report_start_hr,
     write_scenario,
 )
@@ -264,9 +265,10 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
     outlets, plant : optional
         Override the automatic basin outlets / plant outfall.
     spinup_hr : float, optional
-        Dry-weather spin-up PREPENDED to the model's period (default
-        :data:`~capacitysim.network.scenario.DEFAULT_SPINUP_HR`, 6 h; 0 runs the model's period
-        as it is). The model's own period is simulated and reported whole.
+        Dry-weather spin-up PREPENDED to the model's period (default by the named policy of
+        :func:`~capacitysim.network.scenario.default_spinup_hr`: 6 h, or 0 for a model that sets
+        its own initial state; 0 runs the model's period as it is). The model's own period is
+        simulated and reported whole.
     """
     criteria = criteria or Criteria()
     model = load_model(model_path)
@@ -284,7 +286,11 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
     storm_edit, storm_name = _storm_edit(storm)
     if not conns and not rems and not extra_edits:
         raise InputError("nothing to demonstrate: give at least one connection (--connect) or remediation (--remediate)")
-    spin = DEFAULT_SPINUP_HR if spinup_hr is None else float(check_range("spinup_hr", spinup_hr, 0.0, unit="hr"))
+    if spinup_hr is None:
+        spin, spin_policy = default_spinup_hr(model)
+    else:
+        spin = float(check_range("spinup_hr", spinup_hr, 0.0, unit="hr"))
+        spin_policy = f"{spin:g} h spin-up prepended (--spinup-hr)"
     before_edits, after_edits = scenario_edits(model, storm_edit, conns, rems, spinup_hr=spin, extra_edits=extra_edits)
     keep = work_dir is not None
     wd = Path(work_dir).resolve() if keep else Path(tempfile.mkdtemp(prefix="capacitysim-"))
@@ -296,6 +302,7 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         record = write_scenario(model, after_edits, after_inp)
         record["removed_sources"] = before_record["sources"]
         record["report_start_hr"] = spin + report_start_hr(model)
+        record["simulation"]["spinup_policy"] = spin_policy
 
         jobs = {"before": (before_inp, wd / "before"), "after": (after_inp, wd / "after")}
         if parallel:
@@ -319,6 +326,9 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
     untrusted = [f"{i['what']} at {i['element']}: the engine received {i['received_cf']:,.1f} ft3, "
                  f"{i['difference_pct']:+.2f} % from the intended {i['intended_cf']:,.1f} ft3"
                  for i in injections if not i["passed"]]
+    if not before.attrs.get("routing", 1):
+        untrusted.append("the model routes no flow (no links, or IGNORE_ROUTING YES): the engine computes no "
+                         "hydraulics, so no capacity can be demonstrated with it")
     if storm_edit is not None:
         untrusted += rainfall_problems(before, after, storm_edit, criteria, record)
     checks = judge(before, after, criteria, basins, conns)
@@ -461,7 +471,7 @@ def scenario_edits(model: SwmmInp, storm: Storm | None, connections=(), remediat
       (disconnected sump pumps and roof leaders discharge today, not after);
     * AFTER only: the connections, the RDII remediations and ``extra_edits``.
     """
-    spin = DEFAULT_SPINUP_HR if spinup_hr is None else float(check_range("spinup_hr", spinup_hr, 0.0, unit="hr"))
+    spin = default_spinup_hr(model)[0] if spinup_hr is None else float(check_range("spinup_hr", spinup_hr, 0.0, unit="hr"))
     if storm is not None:
         storm = replace(storm, start_hr=spin + report_start_hr(model) + storm.start_hr)
     both = ([Spinup(spin)] if spin > 0 else []) + ([storm] if storm is not None else [])
@@ -529,7 +539,7 @@ def judge(before: xr.Dataset, after: xr.Dataset, c: Criteria, basins: list[Basin
                            "unit": "-", "passed": False})
     links = before.link.values
     shape = after.link_shape.values if "link_shape" in after else np.full(len(links), "", dtype=object)
-    force_main = np.array([str(x) == "FORCE_MAIN" for x in shape])
+    force_main = np.array([str(x) == "FORCE_MAIN" for x in shape], dtype=bool)
     ra, rb = after.max_d_over_d.values, before.max_d_over_d.values
     with np.errstate(invalid="ignore"):
         bad = ~force_main & np.isfinite(ra) & (ra > c.max_d_over_d) & ((rb <= c.max_d_over_d) | (ra > rb + c.d_over_d_tol))
@@ -630,7 +640,7 @@ def demonstration_json(d: Demonstration) -> dict:
     sim = d.scenario.get("simulation", {})
     return {"verdict": d.verdict, "model": str(d.model), "storm": d.storm_name or "model rainfall", "plant": d.plant,
             "simulation": {"start": sim.get("start"), "end": sim.get("end"), "report_start": sim.get("report_start"),
-                           "spinup_hr": sim.get("spinup_hr")},
+                           "spinup_hr": sim.get("spinup_hr"), "spinup_policy": sim.get("spinup_policy")},
             "rainfall_simulated_in": _f(b.attrs.get("rainfall_simulated_in", math.nan)),
             "injections": _jsonable(d.injections), "untrusted_reasons": list(d.untrusted_reasons),
             "warnings": list(d.warnings), "fixes": list(d.scenario.get("fixes", [])),
@@ -698,7 +708,7 @@ def write_report(d: Demonstration, path) -> Path:
     items = [("model", str(d.model)), ("plant outfall", d.plant or "none (check skipped)"),
              ("rainfall", d.storm_name or "model rainfall"),
              ("simulated", f"{sim['start']} to {sim['end']}; reported from {sim['report_start']} "
-                           f"(spin-up of {sim['spinup_hr']:g} h prepended)")]
+                           f"({sim['spinup_policy']})")]
     if doc["rainfall_simulated_in"] is not None:
         items.append(("rainfall simulated over the catchment [in]", f"{doc['rainfall_simulated_in']:.3f}"))
     for w in doc["warnings"]:
