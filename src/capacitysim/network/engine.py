@@ -441,7 +441,7 @@ def probe_inp(inp_path: str | os.PathLike, *, timeout_s: float | None = 300.0) -
         if proc.returncode != 0 or not run.stats.exists():
             detail = " ".join(proc.stderr.decode(errors="replace").split())[-300:]
             raise EngineError(f"{src.name}: SWMM could not open the model: {detail or f'exit code {proc.returncode}'}")
-        return json.loads(run.stats.read_text(encoding="utf-8"))
+        return _ids_to_latin1(json.loads(run.stats.read_text(encoding="utf-8")))
 
 
 def report_errors(rpt: Path) -> list[str]:
@@ -463,10 +463,31 @@ def report_errors(rpt: Path) -> list[str]:
 # --------------------------------------------------------------------------- reading results
 
 
+def engine_name(name: str) -> str:
+    """An id as the engine returned it -> the same bytes as a latin-1 string (as the model text is read).
+
+    swmm-toolkit decodes the engine's C strings as UTF-8 (undecodable bytes as surrogates); the
+    model text is read byte for byte as latin-1 (:func:`capacitysim.network.model.read_model_text`).
+    Re-encoding gives one spelling for both, whatever the file's encoding.
+    """
+    return name.encode("utf-8", "surrogateescape").decode("latin-1")
+
+
+def _ids_to_latin1(doc: dict) -> dict:
+    for part, keys in (("nodes", ("id",)), ("links", ("id", "from", "to"))):
+        for k in keys:
+            if part in doc and k in doc[part]:
+                doc[part][k] = [engine_name(v) for v in doc[part][k]]
+    for part in ("pump_stats", "storage_stats"):
+        if part in doc:
+            doc[part] = {engine_name(k): v for k, v in doc[part].items()}
+    return doc
+
+
 def _load_stats(run: RunFiles) -> dict:
     path = run.stats or run.out.with_suffix(".stats.json")
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return _ids_to_latin1(json.loads(Path(path).read_text(encoding="utf-8")))
     except FileNotFoundError:
         raise EngineError(f"{path}: statistics of the run are missing (was the run finished?)") from None
 
@@ -668,7 +689,7 @@ def _series(run: RunFiles, kind: str, elem_id: str | None, var: str) -> xr.DataA
         else:
             etype = E.ElementType.NODE if kind == "node" else E.ElementType.LINK
             count = O.get_proj_size(h)[1 if kind == "node" else 2]
-            names = {O.get_elem_name(h, etype, i): i for i in range(count)}
+            names = {engine_name(O.get_elem_name(h, etype, i)): i for i in range(count)}
             if elem_id not in names:
                 raise InputError(f"{kind} {elem_id!r} is not in the model's results")
             idx = names[elem_id]

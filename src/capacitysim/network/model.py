@@ -65,6 +65,20 @@ def read_model_text(path: str | os.PathLike) -> str:
         raise DataFileError(f"{p}: cannot be read (permission denied)") from None
 
 
+def display_name(name: str) -> str:
+    """A name read byte for byte (latin-1) as a person reads it: UTF-8 when its bytes are UTF-8, else cp1252."""
+    try:
+        raw = name.encode("latin-1")
+    except UnicodeEncodeError:
+        return name
+    for enc in ("utf-8", "cp1252"):
+        try:
+            return raw.decode(enc)
+        except UnicodeDecodeError:
+            continue
+    return name
+
+
 def name_variants(name: str) -> list[str]:
     """Ways a user-typed name may appear in a latin-1-decoded model: as typed, UTF-8 and cp1252 bytes."""
     out = [name]

@@ -37,7 +37,7 @@ from capacitysim.checks import check_range
 from capacitysim.errors import InputError
 from capacitysim.network.basins import Basin, basin_of, find_basins
 from capacitysim.network.engine import RunFiles, node_series, read_results, run_inp
-from capacitysim.network.model import SwmmInp, load_model, network_graph
+from capacitysim.network.model import SwmmInp, display_name, load_model, network_graph
 from capacitysim.network.scenario import (
     DEFAULT_SPINUP_HR,
     Connection,
@@ -316,7 +316,10 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         if not keep:
             shutil.rmtree(wd, ignore_errors=True)
         raise
+    ext = model_files(model)
     warnings_ = [plant_warning] if plant_warning else []
+    warnings_ += [f"external file {f['name']} ({f['kind']}) is missing: {f['path']}" for f in ext
+                  if f["verb"] != "SAVE" and f["sha256"] is None]
     lint = model.lint
     warnings_ += [f"the engine ran the model, but: {p}" for p in lint[:5]]
     if len(lint) > 5:
@@ -338,8 +341,32 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
     verdict = verdict_of(before, after, checks, criteria)
     if untrusted and verdict != "untrusted":
         verdict = "untrusted"
+    record["external_files"] = ext
     return Demonstration(Path(model_path), verdict, before, after, runs, checks, criteria, record, basins,
                          plant_id, conns, storm_name, injections, warnings_, untrusted, wd, keep)
+
+
+def model_files(model: SwmmInp) -> list[dict]:
+    """The model file and every external file it names, with SHA-256 of those that exist (SAVE targets are
+    redirected into the run's folder, so only named)."""
+    import hashlib
+
+    from capacitysim.network.engine import external_files
+
+    def sha(path):
+        try:
+            return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        except OSError:
+            return None
+
+    out = [{"section": "", "verb": "MODEL", "kind": "MODEL", "name": model.path.name, "path": str(model.path.resolve()),
+            "sha256": sha(model.path)}]
+    for f in external_files("\n".join(model.lines), model.path.resolve().parent):
+        f["sha256"] = None if f["verb"] == "SAVE" else sha(f["path"])
+        if f["verb"] == "SAVE":
+            f["path"] = None
+        out.append(f)
+    return out
 
 
 def _basin_or_none(node, basins):
@@ -626,17 +653,18 @@ def demonstration_json(d: Demonstration) -> dict:
                 # files are cited only when they outlive the command (--work-dir)
                 "report_file": str(run.rpt) if d.keep_files else None}
 
-    links = [{"id": str(l), "peak_flow_cfs_before": _f(b.peak_flow_cfs.values[i]), "peak_flow_cfs_after": _f(a.peak_flow_cfs.values[i]),
+    links = [{"id": display_name(str(l)), "peak_flow_cfs_before": _f(b.peak_flow_cfs.values[i]), "peak_flow_cfs_after": _f(a.peak_flow_cfs.values[i]),
               "max_q_over_qfull_before": _f(b.max_q_over_qfull.values[i]), "max_q_over_qfull_after": _f(a.max_q_over_qfull.values[i]),
               "max_d_over_d_before": _f(b.max_d_over_d.values[i]), "max_d_over_d_after": _f(a.max_d_over_d.values[i])}
              for i, l in enumerate(b.link.values)]
-    nodes = [{"id": str(n), "flooding_volume_cf_before": _f(b.flooding_volume_cf.values[i]),
+    nodes = [{"id": display_name(str(n)), "flooding_volume_cf_before": _f(b.flooding_volume_cf.values[i]),
               "flooding_volume_cf_after": _f(a.flooding_volume_cf.values[i]),
               "max_surcharge_ft_before": _f(b.max_surcharge_ft.values[i]), "max_surcharge_ft_after": _f(a.max_surcharge_ft.values[i]),
               "max_hgl_ft_before": _f(b.max_hgl_ft.values[i]), "max_hgl_ft_after": _f(a.max_hgl_ft.values[i]),
               "freeboard_ft_before": _f(b.freeboard_ft.values[i]), "freeboard_ft_after": _f(a.freeboard_ft.values[i])}
              for i, n in enumerate(b.node.values)]
-    checks = [{k: (_f(v) if isinstance(v, float) else v) for k, v in ch.items()} for ch in d.checks]
+    checks = [{k: (_f(v) if isinstance(v, float) else display_name(v) if k == "element" else v) for k, v in ch.items()}
+              for ch in d.checks]
     sim = d.scenario.get("simulation", {})
     return {"verdict": d.verdict, "model": str(d.model), "storm": d.storm_name or "model rainfall", "plant": d.plant,
             "simulation": {"start": sim.get("start"), "end": sim.get("end"), "report_start": sim.get("report_start"),
@@ -645,6 +673,7 @@ def demonstration_json(d: Demonstration) -> dict:
             "injections": _jsonable(d.injections), "untrusted_reasons": list(d.untrusted_reasons),
             "warnings": list(d.warnings), "fixes": list(d.scenario.get("fixes", [])),
             "work_dir": str(d.work_dir) if d.keep_files else None,
+            "external_files": _jsonable(d.scenario.get("external_files", [])),
             "criteria": asdict(d.criteria), "scenario": _jsonable(d.scenario),
             "before": run_doc(b, d.runs["before"]), "after": run_doc(a, d.runs["after"]),
             "checks": checks, "failed_checks": sum(1 for ch in d.checks if not ch["passed"]),

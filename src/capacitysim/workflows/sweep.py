@@ -105,17 +105,22 @@ class NetworkBundle:
 
 def make_bundle(spec: SweepSpec) -> NetworkBundle:
     """Read the sweep's model once in the driver: text, plant, basins, CSO outfalls, storm."""
-    from capacitysim.network.basins import find_basins, find_plant
+    from capacitysim.network.basins import find_basins
     from capacitysim.network.model import load_model
 
+    from capacitysim.network.engine import prepare_inp_text
+    from capacitysim.network.model import read_model_text
+    from capacitysim.workflows.demonstration import choose_plant
+
     model = load_model(spec.model)
-    basins = find_basins(model, spec.outlets, spec.plant)
-    plant = spec.plant or next((b.outlet for b in basins if b.kind == "plant"), None) or find_plant(model)
-    outfalls = {r.tokens[0] for r in model.rows("OUTFALLS")}
-    text = Path(spec.model).read_text(encoding="utf-8", errors="replace")
+    plant, _ = choose_plant(model, spec.plant)
+    basins = find_basins(model, spec.outlets, plant)
+    outfalls = set(model.node_ids_of("OUTFALLS"))
+    # the text byte for byte (latin-1), with the files it reads made absolute: workers write it elsewhere
+    text = prepare_inp_text(read_model_text(spec.model), Path(spec.model).resolve().parent, None)
     return NetworkBundle(
-        name=Path(spec.model).name, inp_text=text, sha=hashlib.sha256(text.encode()).hexdigest()[:16], plant=plant,
-        basins=tuple(basins), cso_outfalls=tuple(sorted(outfalls - {plant})),
+        name=Path(spec.model).name, inp_text=text, sha=hashlib.sha256(text.encode("latin-1")).hexdigest()[:16],
+        plant=plant or "", basins=tuple(basins), cso_outfalls=tuple(sorted(outfalls - {plant})),
         storm=spec.storm, timeout_s=spec.timeout_s,
     )
 
@@ -134,7 +139,7 @@ def _local_model(bundle: NetworkBundle):
         folder = Path(tempfile.mkdtemp(prefix=f"capacitysim-sweep-{bundle.sha}-"))
         atexit.register(shutil.rmtree, folder, True)  # removed when the worker process exits
         path = folder / bundle.name
-        path.write_text(bundle.inp_text, encoding="utf-8")
+        path.write_bytes(bundle.inp_text.encode("latin-1"))
         m = parse_inp(path)
         _MODELS[bundle.sha] = m
     return m
@@ -281,20 +286,23 @@ def summarize_swmm(bundle: NetworkBundle, params: dict, before, after, criteria:
     reason = _reason(failed)
     first = failed[0] if failed else {"criterion": "", "element": ""}
     qq = after.max_q_over_qfull.values
-    outf = sorted({bundle.plant, *bundle.cso_outfalls})
+    outf = sorted({bundle.plant, *bundle.cso_outfalls} - {""})
+
+    def plant_peak(ds):  # no plant (no outfall receives dry-weather flow): not a number
+        return float(ds.max_inflow_cfs.sel(node=bundle.plant)) if bundle.plant else math.nan
     return {
         "status": DONE,
         "verdict": VERDICT_CODE[verdict],
         "message": reason[:MESSAGE_CHARS],
         "failed_criterion": str(first["criterion"])[:CHECK_CHARS],
         "failed_element": str(first["element"])[:CHECK_CHARS],
-        "plant_peak_inflow_cfs": float(after.max_inflow_cfs.sel(node=bundle.plant)),
+        "plant_peak_inflow_cfs": plant_peak(after),
         "max_q_over_qfull": float(np.nanmax(qq)) if np.isfinite(qq).any() else math.nan,
         "flooding_volume_cf": float(np.nansum(after.flooding_volume_cf.values)),
         "cso_volume_cf": _cso_volume(bundle, after),
         "runoff_continuity_error_pct": float(after.attrs["runoff_continuity_error_pct"]),
         "flow_routing_continuity_error_pct": float(after.attrs["flow_routing_continuity_error_pct"]),
-        "plant_peak_inflow_before_cfs": float(before.max_inflow_cfs.sel(node=bundle.plant)),
+        "plant_peak_inflow_before_cfs": plant_peak(before),
         "cso_volume_before_cf": _cso_volume(bundle, before),
         "outlet_peak_inflow_cfs": after.max_inflow_cfs.sel(node=list(bundle.outlets)).values.astype(float),
         "outfall_volume_cf": np.array([float(after.volume_cf.sel(outfall=o)) if o in after.outfall.values else math.nan for o in outf]),
@@ -627,7 +635,7 @@ def result_variables(spec: SweepSpec, bundle: NetworkBundle | None) -> dict[str,
         base["failed_element"] = ((), (), f"<U{CHECK_CHARS}", "element (node, link, outfall, run, orifice...) of the first failed check")
     if spec.kind == "swmm":
         n_out = len(bundle.outlets)
-        outf = sorted({bundle.plant, *bundle.cso_outfalls})
+        outf = sorted({bundle.plant, *bundle.cso_outfalls} - {""})
         for k, u in (("plant_peak_inflow_cfs", "cfs"), ("max_q_over_qfull", "-"), ("flooding_volume_cf", "ft3"), ("cso_volume_cf", "ft3"),
                      ("runoff_continuity_error_pct", "%"), ("flow_routing_continuity_error_pct", "%"),
                      ("plant_peak_inflow_before_cfs", "cfs"), ("cso_volume_before_cf", "ft3")):
@@ -677,7 +685,7 @@ def create_store(path: str | os.PathLike, spec: SweepSpec, bundle: NetworkBundle
             coords[f"param_{k}"] = ("scenario", np.asarray(v))
     if spec.kind == "swmm":
         coords["outlet"] = ("outlet", np.asarray(bundle.outlets))
-        coords["outfall"] = ("outfall", np.asarray(sorted({bundle.plant, *bundle.cso_outfalls})))
+        coords["outfall"] = ("outfall", np.asarray(sorted({bundle.plant, *bundle.cso_outfalls} - {""})))
     ds = xr.Dataset(data_vars, coords=coords, attrs=_sweep_attrs(spec))
     if spec.kind == "swmm":
         ds.attrs.update(plant=bundle.plant, model=bundle.name, cso_outfalls=json.dumps(list(bundle.cso_outfalls)))

@@ -1,0 +1,225 @@
+"""Capacity verdicts on the kinds of models engineers already have (issue 11), one small model per failure class.
+
+The models are in ``tests/data/models`` (see its README): each was made for one class of failure that an
+earlier version of capacitysim got wrong on public models, and each test below failed on that version.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from capacitysim.errors import InputError
+from capacitysim.network.basins import find_basins
+from capacitysim.network.engine import read_results, run_inp
+from capacitysim.network.model import load_model
+from capacitysim.units import GALLONS_PER_CUBIC_FOOT
+from capacitysim.workflows.demonstration import run_demonstration
+
+MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
+STORM = "binghamton-1yr-24h"
+
+
+def _injection(d, what):
+    return next(i for i in d.injections if i["what"] == what)
+
+
+# --------------------------------------------------------------------------- class 1: the added flow is the stated flow
+
+
+def test_connection_adds_its_stated_volume_whatever_the_models_patterns(tmp_path):
+    """DWF given as 800 people x a per-capita pattern in cfs/person (mean 1.5e-4): the connection still adds
+    50,000 gpd on average over the 24 h reporting period, shaped by that pattern divided by its mean."""
+    d = run_demonstration(MODELS / "population-dwf.inp", connections=["J2=50000"], work_dir=tmp_path)
+    conn = _injection(d, "connection")
+    assert conn["intended_cf"] == pytest.approx(50000.0 / GALLONS_PER_CUBIC_FOOT, rel=1e-9)  # one whole day
+    assert conn["received_cf"] == pytest.approx(conn["intended_cf"], rel=0.005)
+    assert conn["passed"] and _injection(d, "external inflows (all)")["passed"]
+    rec = d.scenario["connections"][0]
+    assert "PERCAP" in rec["shape"] and "mean 1" in rec["shape"]
+    assert rec["peak_factor"] == pytest.approx(1.4684 / np.mean([0.5873, 0.5063, 0.4557, 0.4354, 0.4658, 0.6278, 0.9620, 1.3165,
+                                                                1.4684, 1.3975, 1.2861, 1.1949, 1.1342, 1.0734, 1.0329, 1.0127,
+                                                                1.0633, 1.1747, 1.2152, 1.2253, 1.1848, 1.0633, 0.8911, 0.7091]),
+                                               rel=1e-4)
+
+
+def test_constant_peaking_adds_average_times_factor(tmp_path):
+    from capacitysim.network.scenario import Connection
+
+    d = run_demonstration(MODELS / "population-dwf.inp", connections=[Connection("J2", 50000.0, 2.0)], work_dir=tmp_path)
+    conn = _injection(d, "connection")
+    assert conn["intended_cf"] == pytest.approx(2 * 50000.0 / GALLONS_PER_CUBIC_FOOT, rel=1e-9)
+    assert conn["passed"]
+
+
+def test_injected_volume_mismatch_makes_the_verdict_untrusted(tmp_path):
+    """The self-check can fail: a connection at a node the engine drops flow from (a model that does not route)
+    receives nothing, and the verdict says untrusted with the reason."""
+    text = (MODELS / "population-dwf.inp").read_text().replace("[OPTIONS]", "[OPTIONS]\nIGNORE_ROUTING       YES", 1)
+    p = tmp_path / "noroute.inp"
+    p.write_text(text)
+    d = run_demonstration(p, connections=["J2=50000"], work_dir=tmp_path / "w")
+    assert d.verdict == "untrusted"
+    assert not _injection(d, "connection")["passed"]
+    assert any("routes no flow" in r for r in d.untrusted_reasons)
+
+
+def test_basins_report_mean_dwf_with_patterns_applied(run_cli):
+    """Class 9: 800 people x 100 gpcd = 80,000 gpd at the plant, not '800' of raw baseline."""
+    m = load_model(MODELS / "population-dwf.inp")
+    plant = next(b for b in find_basins(m) if b.kind == "plant")
+    assert plant.dwf_mean_gpd == pytest.approx(80000.0, rel=2e-4)
+    r = run_cli("basins", "--model", str(MODELS / "population-dwf.inp"), "--json")
+    doc = json.loads(r.stdout)
+    assert doc["basins"][0]["dwf_mean_gpd"] == pytest.approx(80000.0, rel=2e-4)
+    r = run_cli("basins", "--model", str(MODELS / "population-dwf.inp"))
+    assert "mean DWF [gpd]" in r.stdout and "80,0" in r.stdout
+
+
+# --------------------------------------------------------------------------- class 2: the event is not cut off
+
+
+def test_spinup_is_prepended_and_the_models_period_reported_whole(tmp_path):
+    """A 2 h model whose inflow hydrograph starts at once: run (not refused), the 6 h spin-up before its start,
+    its hydrograph where the model put it, the conduit peaks of a plain run of the untouched file."""
+    model = MODELS / "early-event-2h.inp"
+    d = run_demonstration(model, connections=["J2=20000"], work_dir=tmp_path / "d")
+    sim = d.to_json()["simulation"]
+    assert sim == {"start": "2024-05-31T18:00:00", "end": "2024-06-01T02:00:00", "report_start": "2024-06-01T00:00:00",
+                   "spinup_hr": 6.0, "spinup_policy": sim["spinup_policy"]}
+    assert "6 h spin-up prepended" in sim["spinup_policy"]
+    plain = read_results(run_inp(model, tmp_path / "plain"))
+    np.testing.assert_allclose(d.before.peak_flow_cfs.sel(link=plain.link.values).values, plain.peak_flow_cfs.values, rtol=0.01)
+    assert float(plain.peak_flow_cfs.sel(link="C1")) > 3.0  # the event is in the statistics, not cut off
+    assert all(i["passed"] for i in d.injections)
+
+
+def test_spinup_option_and_zero(run_cli, tmp_path):
+    r = run_cli("capacity", "--model", str(MODELS / "early-event-2h.inp"), "--connect", "J2=20000", "--spinup-hr", "0", "--json")
+    doc = json.loads(r.stdout)
+    assert doc["simulation"]["start"] == doc["simulation"]["report_start"] == "2024-06-01T00:00:00"
+    r = run_cli("capacity", "--model", str(MODELS / "early-event-2h.inp"), "--connect", "J2=20000", "--spinup-hr", "-1")
+    assert r.exit_code == 2 and "spinup_hr" in r.stderr
+
+
+def test_spinup_zero_gives_the_plain_runs_peaks_exactly(tmp_path):
+    model = MODELS / "population-dwf.inp"
+    d = run_demonstration(model, connections=["J2=20000"], work_dir=tmp_path / "d", spinup_hr=0.0)
+    plain = read_results(run_inp(model, tmp_path / "plain"))
+    np.testing.assert_allclose(d.before.peak_flow_cfs.sel(link=plain.link.values).values, plain.peak_flow_cfs.values, rtol=1e-12)
+
+
+# --------------------------------------------------------------------------- class 3: the design storm is simulated
+
+
+@pytest.mark.parametrize("name, fix", [("ignore-rainfall.inp", "IGNORE_RAINFALL"), ("events-window.inp", "[EVENTS]")])
+def test_the_design_storm_is_simulated(tmp_path, name, fix):
+    d = run_demonstration(MODELS / name, storm=STORM, connections=["J2=10000"], work_dir=tmp_path)
+    doc = d.to_json()
+    assert any(fix in f for f in doc["fixes"]), doc["fixes"]
+    assert doc["rainfall_simulated_in"] == pytest.approx(2.1, rel=0.005)
+    assert not doc["untrusted_reasons"]
+
+
+def test_storm_that_cannot_reach_the_network_is_refused(run_cli):
+    r = run_cli("capacity", "--model", str(MODELS / "early-event-2h.inp"), "--storm", STORM, "--connect", "J2=1000")
+    assert r.exit_code == 2 and "RAINGAGES" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------------------------- class 4: criteria by element type
+
+
+def test_force_main_and_sealed_junction_judged_by_their_type(tmp_path):
+    d = run_demonstration(MODELS / "force-main-sealed.inp", connections=["J1=300000"], work_dir=tmp_path)
+    a = d.after
+    assert float(a.max_d_over_d.sel(link="C2")) > 0.8  # full: the gravity d/D rule would fail it
+    assert float(a.max_depth_ft.sel(node="J2")) > float(a.rim_depth_ft.sel(node="J2")) - 1.0  # above the rim freeboard
+    failed = [(c["criterion"], c["element"]) for c in d.checks if not c["passed"]]
+    assert not any(e == "C2" and "d/D" in c for c, e in failed), failed
+    assert not any(e == "J2" and "rim" in c for c, e in failed), failed
+    assert str(a.link_shape.sel(link="C2").item()) == "FORCE_MAIN"
+    assert float(a.surcharge_limit_ft.sel(node="J2")) == 300.0
+
+
+def test_force_main_over_capacity_fails_on_capacity(tmp_path):
+    """The force main is judged on capacity: pressurized beyond its full-flow capacity and rising, it fails."""
+    d = run_demonstration(MODELS / "force-main-sealed.inp", connections=["J1=300000"], work_dir=tmp_path)
+    ch = next(c for c in d.checks if c["element"] == "C2" and "force main" in c["criterion"])
+    assert not ch["passed"] and ch["after"] > ch["before"] > 1.0
+
+
+# --------------------------------------------------------------------------- class 5: valid input is accepted
+
+
+def test_optional_fields_case_and_8bit_names(tmp_path):
+    """[INFLOWS] with three fields, [DWF] with an integer baseline and "" patterns at 'j3' (defined as J3),
+    an IRREGULAR conduit with roughness 0, a node named in cp1252 bytes (connected as typed in UTF-8)."""
+    model = MODELS / "optional-fields-cp1252.inp"
+    d = run_demonstration(model, connections=["straße=20000", "J2=10000", "j3=5000"], work_dir=tmp_path)
+    assert {i["element"] for i in d.injections if i["what"] == "connection"} == {"Stra\u00dfe", "J2", "J3"}
+    assert all(i["passed"] for i in d.injections), d.injections
+    assert d.verdict in ("pass", "fail")
+    # every line of the input with the cp1252 byte is in the scenario byte for byte
+    src = [l for l in model.read_bytes().splitlines() if b"\xdf" in l and not l.lstrip().startswith(b"RAIN")]
+    scen = set((tmp_path / "after_input.inp").read_bytes().splitlines())
+    assert src and all(l in scen for l in src)
+    doc = d.to_json()
+    assert any(n["id"] == "Straße" for n in doc["nodes"])  # shown as a person reads it
+
+
+# --------------------------------------------------------------------------- class 6: external files
+
+
+def _external_model(tmp_path, windows=False):
+    folder = tmp_path / "model files"
+    shutil.copytree(MODELS / "external files", folder)
+    p = folder / "external-files.inp"
+    if windows:
+        p.write_text(p.read_text().replace('"rain data/rain.dat"', '"rain data\\rain.dat"'))
+    return p
+
+
+@pytest.mark.parametrize("windows", [False, True])
+def test_external_files_read_beside_the_model_and_nothing_written_there(tmp_path, windows):
+    p = _external_model(tmp_path, windows)
+    before = sorted(x.name for x in p.parent.rglob("*"))
+    d = run_demonstration(p, connections=["J2=10000"], work_dir=tmp_path / "work")
+    assert d.before.attrs["rainfall_simulated_in"] == pytest.approx(1.8, rel=1e-6)  # 0.5 + 1.0 + 0.3 in over 1 h each
+    assert sorted(x.name for x in p.parent.rglob("*")) == before  # the SAVE target is not written beside the input
+    saved = list((tmp_path / "work").rglob("saved state.hsf"))
+    assert len(saved) == 2  # one per run, each in its own folder
+    files = {f["kind"]: f for f in d.to_json()["external_files"]}
+    assert files["RAINGAGES"]["sha256"] and files["HOTSTART"]["verb"] == "SAVE"
+
+
+# --------------------------------------------------------------------------- class 7: work folders
+
+
+def test_temporary_folders_removed_and_no_dangling_files_cited(run_cli, tmp_path, monkeypatch):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    r = run_cli("capacity", "--model", str(MODELS / "population-dwf.inp"), "--connect", "J2=1000", "--json")
+    doc = json.loads(r.stdout)
+    assert doc["before"]["report_file"] is None and doc["work_dir"] is None
+    assert list(tmp.iterdir()) == []
+    monkeypatch.chdir(tmp_path)
+    r = run_cli("capacity", "--model", str(MODELS / "population-dwf.inp"), "--connect", "J2=1000", "--work-dir", "runs", "--json")
+    doc = json.loads(r.stdout)
+    assert Path(doc["before"]["report_file"]).is_file() and Path(doc["after"]["report_file"]).is_file()
+    assert Path(doc["work_dir"]) == (tmp_path / "runs").resolve()
+    assert list(tmp.iterdir()) == []
+
+
+def test_a_failed_run_leaves_no_temporary_folder(tmp_path, monkeypatch):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    with pytest.raises(InputError):
+        run_demonstration(MODELS / "population-dwf.inp", connections=["J2=1000"], remediations=["nodes=J1,gpd=5"])
+    assert [p for p in tmp.iterdir() if p.name.startswith("capacitysim-")] == []
