@@ -1,7 +1,11 @@
-"""Scenario edits of a SWMM model (with swmmio): new connections, I/I remediation, the design storm.
+"""Scenario edits of a SWMM model: new connections, I/I remediation, the design storm, the spin-up.
 
-Each edit is a small frozen dataclass; :func:`write_scenario` applies a list of them to a copy of
-the model and writes the edited ``.inp`` into a work folder (never next to the input).
+Each edit is a small frozen dataclass; :func:`write_scenario` applies a list of them to the text of
+the model line by line (only the lines an edit touches change, every other byte is kept: any 8-bit
+encoding, comments, layout) and writes the edited ``.inp`` into a work folder (never next to the
+input). Names are matched as SWMM matches them, ignoring case. (A full parse and save through
+swmmio took about 158 ms per scenario and refused valid files: optional fields, integer baselines,
+non-UTF-8 bytes.)
 
 Flows are given in gpd and converted to the model's FLOW_UNITS with
 :data:`capacitysim.units.GPD_PER_CFS` and :data:`capacitysim.network.engine.CFS_PER_FLOW_UNIT`.
@@ -685,6 +689,28 @@ def connection_shape(model: SwmmInp, node: str, peaking) -> tuple[np.ndarray, st
     return np.ones(24), "constant (the model has no HOURLY [DWF] pattern)"
 
 
+def event_windows(model: SwmmInp) -> list[tuple[_dt.datetime, _dt.datetime]]:
+    """The model's [EVENTS] periods (start, end), the only times SWMM simulates when there are any [1]_."""
+    out = []
+    for r in model.rows("EVENTS"):
+        t = r.tokens
+        if len(t) >= 4:
+            try:
+                a = _dt.datetime.combine(_parse_date(t[0]), _dt.time()) + _dt.timedelta(hours=_parse_clock(t[1]))
+                b = _dt.datetime.combine(_parse_date(t[2]), _dt.time()) + _dt.timedelta(hours=_parse_clock(t[3]))
+            except (InputError, ValueError):
+                continue
+            out.append((a, b))
+    return out
+
+
+def _windows(t0: _dt.datetime, t1: _dt.datetime, events) -> list[tuple[_dt.datetime, _dt.datetime]]:
+    """[t0, t1] cut to the event periods (the whole of it without events)."""
+    if not events:
+        return [(t0, t1)]
+    return [(max(t0, a), min(t1, b)) for a, b in events if min(t1, b) > max(t0, a)]
+
+
 def hourly_volume_factor(factors, t0: _dt.datetime, t1: _dt.datetime) -> float:
     """Integral of an hour-of-day step pattern between two times [pattern x hours]."""
     if t1 <= t0:
@@ -776,6 +802,10 @@ def _apply(ed: _Editor, model: SwmmInp, edits: list, rain) -> dict:
     pat_names: dict[tuple, str] = {}
 
     # --- connections: [INFLOWS] baseline x an HOURLY pattern of mean 1 (volume-true)
+    events = None if storm is not None else event_windows(model)  # a storm run comments [EVENTS] out
+    if events:
+        record["notes"].append(f"the model's [EVENTS] limit the simulation to {len(events)} window(s); injected volumes "
+                               "are counted within them")
     by_node: dict[str, list] = {}
     for e in edits:
         if isinstance(e, Connection):
@@ -790,8 +820,8 @@ def _apply(ed: _Editor, model: SwmmInp, edits: list, rain) -> dict:
             q = gpd_to_model_flow(e.flow_gpd, fu)
             base_q += q
             factors_sum += q * f
-            report_vol = q * hourly_volume_factor(f, tl["report_start"], tl["end"]) * SECONDS_PER_HOUR
-            run_vol = q * hourly_volume_factor(f, tl["start"], tl["end"]) * SECONDS_PER_HOUR
+            report_vol = q * sum(hourly_volume_factor(f, a, b) for a, b in _windows(tl["report_start"], tl["end"], events)) * SECONDS_PER_HOUR
+            run_vol = q * sum(hourly_volume_factor(f, a, b) for a, b in _windows(tl["start"], tl["end"], events)) * SECONDS_PER_HOUR
             record["connections"].append({"node": node, "flow_gpd": e.flow_gpd, "peaking": e.peaking if e.peaking == "pattern" else float(e.peaking),
                                           "shape": shape, "model_flow": q, "peak_factor": float(f.max()), "label": e.label,
                                           "intended_report_volume_model": report_vol, "intended_run_volume_model": run_vol})
