@@ -106,8 +106,8 @@ def test_physics_of_the_sweep(swmm_sweep):
 SMALL = ROOT / "models" / "synthetic-50.inp"
 
 
-@pytest.mark.parametrize("node, gpd, fraction, depth", [("MH0017", 60000, 0.25, 2.4)])
-def test_sweep_scenario_equals_capacity_cli(run_cli, tmp_path, node, gpd, fraction, depth):
+@pytest.mark.parametrize("node, gpd, fraction, depth, spin", [("MH0017", 60000, 0.25, 2.4, None), ("MH0017", 60000, 0.25, 2.4, 0.0)])
+def test_sweep_scenario_equals_capacity_cli(run_cli, tmp_path, node, gpd, fraction, depth, spin):
     """One scenario (a connection, a remediation fraction of its basin's RDII, a storm depth) through
     `capacitysim sweep run` and the same inputs through `capacitysim capacity --json` (the storm file
     with that depth, --remediate basin=OUTLET,fraction=F): the same verdict, the same failed checks, and
@@ -126,7 +126,8 @@ def test_sweep_scenario_equals_capacity_cli(run_cli, tmp_path, node, gpd, fracti
     storm_file = tmp_path / "storm.toml"
     storm_file.write_text("".join(f"{k} = {json.dumps(v)}\n" for k, v in storm.items()))
     sweep_file = tmp_path / "one.toml"
-    sweep_file.write_text(f'name = "one"\nmodel = "{SMALL}"\nstorm = "binghamton-1yr-24h"\n[grid]\n'
+    spin_key = "" if spin is None else f"spinup_hr = {spin}\n"
+    sweep_file.write_text(f'name = "one"\nmodel = "{SMALL}"\nstorm = "binghamton-1yr-24h"\n{spin_key}[grid]\n'
                           f'connect_node = ["{node}"]\nconnect_gpd = [{gpd}]\nremediation_fraction = [{fraction}]\n'
                           f"storm_depth_in = [{depth}]\n")
     r = run_cli("sweep", "run", str(sweep_file), "--out", str(tmp_path / "one.zarr"), "--workers", "0", "--no-progress")
@@ -136,10 +137,12 @@ def test_sweep_scenario_equals_capacity_cli(run_cli, tmp_path, node, gpd, fracti
 
     outlet = basin_of(node, find_basins(load_model(SMALL))).outlet
     r = run_cli("capacity", "--model", str(SMALL), "--storm", str(storm_file), "--connect", f"{node}={gpd}",
-                "--remediate", f"basin={outlet},fraction={fraction}", "--json", "--work-dir", str(tmp_path / "cap"))
+                "--remediate", f"basin={outlet},fraction={fraction}", "--json", "--work-dir", str(tmp_path / "cap"),
+                *([] if spin is None else ["--spinup-hr", str(spin)]))
     assert r.exit_code in (0, 1), r.stderr
     doc = json.loads(r.stdout)
-    assert doc["scenario"]["spinup_hr"] == 6.0 and doc["scenario"]["storm"]["start_hr"] == 6.0
+    expect = 6.0 if spin is None else spin
+    assert doc["scenario"]["spinup_hr"] == expect and doc["scenario"]["storm"]["start_hr"] == expect
 
     assert ds.verdict.item() == doc["verdict"]
     plant = doc["plant"]

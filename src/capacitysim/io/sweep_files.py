@@ -7,6 +7,7 @@ A SWMM connection sweep::
     model = "../networks/small.inp"    # relative to this file
     storm = "binghamton-1yr-24h"       # optional: a bundled storm or a storm TOML; else the model's own rainfall
     mode = "product"                   # full factorial (default) or "zip" (all lists of one length)
+    spinup_hr = 6                      # optional: hours simulated before the model's start (as --spinup-hr)
 
     [criteria]                         # optional: fields of capacitysim.workflows.demonstration.Criteria
     outlet_peak_tol_pct = 1.0
@@ -93,7 +94,7 @@ MAX_SCENARIOS = 10_000_000
 
 _TOP_KEYS = {"grid"}
 _TOP_OPTIONAL = {"name", "kind", "model", "storm", "mode", "criteria", "site", "rules", "chunk_size", "plant",
-                 "outlets", "timeout_s", "distribution", "description"}
+                 "outlets", "timeout_s", "distribution", "description", "spinup_hr"}
 
 
 @dataclass
@@ -115,6 +116,7 @@ class SweepSpec:
     outlets: list[str] | None = None
     timeout_s: float | None = None
     distribution: str = "II"
+    spinup_hr: float | None = None  # swmm sweeps: hours prepended (None: the capacity demonstration's default policy)
 
     @property
     def dims(self) -> list[str]:
@@ -236,6 +238,10 @@ def load_sweep(path: str | os.PathLike) -> SweepSpec:
         if isinstance(c, bool) or not isinstance(c, int) or c < 1:
             raise DataFileError(f"{where}: chunk_size must be an integer >= 1; got {c!r}")
         spec.chunk_size = c
+    if "spinup_hr" in data:
+        if kind != "swmm":
+            raise DataFileError(f"{where}: spinup_hr is only for kind = \"swmm\"")
+        spec.spinup_hr = _check_value(where, "spinup_hr", data["spinup_hr"], (float, 0.0, None, True, True, "hr of simulation prepended"))
     if "timeout_s" in data:
         spec.timeout_s = _check_value(where, "timeout_s", data["timeout_s"], (float, 0.0, None, False, True, "s per SWMM run"))
     for k in ("plant",):

@@ -97,6 +97,7 @@ class NetworkBundle:
     cso_outfalls: tuple[str, ...]
     storm: object | None  # capacitysim.io.storms.StormSpec of the sweep, or None (the model's rainfall)
     timeout_s: float | None = None
+    spinup_hr: float | None = None  # None: the capacity demonstration's default policy
 
     @property
     def outlets(self) -> tuple[str, ...]:
@@ -121,7 +122,7 @@ def make_bundle(spec: SweepSpec) -> NetworkBundle:
     return NetworkBundle(
         name=Path(spec.model).name, inp_text=text, sha=hashlib.sha256(text.encode("latin-1")).hexdigest()[:16],
         plant=plant or "", basins=tuple(basins), cso_outfalls=tuple(sorted(outfalls - {plant})),
-        storm=spec.storm, timeout_s=spec.timeout_s,
+        storm=spec.storm, timeout_s=spec.timeout_s, spinup_hr=spec.spinup_hr,
     )
 
 
@@ -208,7 +209,7 @@ def scenario_edits(bundle: NetworkBundle, model, params: dict) -> tuple[list, li
             raise InputError("remediation_fraction needs connect_node (its basin is remediated)")
         b = basin_of(node, list(bundle.basins))
         rems.append(Remediation(tuple(b.tributary), fraction=frac, basin=b.outlet))
-    return demonstration_edits(model, scenario_storm(bundle, model, params), conns, rems)
+    return demonstration_edits(model, scenario_storm(bundle, model, params), conns, rems, spinup_hr=bundle.spinup_hr)
 
 
 def _connections(params: dict) -> list:
@@ -653,10 +654,9 @@ def _sweep_attrs(spec: SweepSpec) -> dict:
     meta = {"kind": spec.kind, "mode": spec.mode, "grid": [[k, v] for k, v in spec.grid.items()],
             "name": spec.name, "criteria": spec.criteria}
     if spec.kind == "swmm":
-        from capacitysim.network.scenario import DEFAULT_SPINUP_HR
-
-        # the runs' spin-up: a store written without it (older capacitysim) is another sweep, never resumed
-        meta["spinup_hr"] = DEFAULT_SPINUP_HR
+        # the runs' spin-up, prepended: a store written otherwise (older capacitysim) is another sweep, never resumed
+        meta["spinup_hr"] = "default" if spec.spinup_hr is None else spec.spinup_hr
+        meta["spinup"] = "prepended"
     return {"sweep": json.dumps(meta),
             "dims": json.dumps(spec.dims), "verdicts": json.dumps(VERDICTS)}
 
