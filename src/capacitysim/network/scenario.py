@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import os
 import re
 import warnings
 from dataclasses import dataclass
@@ -737,7 +738,6 @@ def write_scenario(model: SwmmInp, edits, out_path: str | Path, *, rain: tuple[n
     remediation's gpd into a fraction and to drive sump pumps and roofs (default: the storm among
     the edits, else the model's own rainfall).
     """
-    from capacitysim.io.files import atomic_write_bytes
     from capacitysim.network.engine import prepare_inp_text
 
     out_path = Path(out_path)
@@ -749,7 +749,9 @@ def write_scenario(model: SwmmInp, edits, out_path: str | Path, *, rain: tuple[n
     if model.newline != "\n":
         text = text.replace("\n", model.newline)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(out_path, text.encode("latin-1", errors="replace"))
+    tmp = out_path.with_name(f".{out_path.name}.part")  # whole or absent: written, then renamed
+    tmp.write_bytes(text.encode("latin-1", errors="replace"))
+    os.replace(tmp, out_path)
     return record
 
 
