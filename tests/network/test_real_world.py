@@ -99,6 +99,21 @@ def test_spinup_is_prepended_and_the_models_period_reported_whole(tmp_path):
     assert all(i["passed"] for i in d.injections)
 
 
+def test_spinup_keeps_a_time_series_file_in_hours_where_the_model_put_it(tmp_path):
+    """The same hydrograph read from a file of hours from the start: a dated copy is run, the peaks stay."""
+    text = (MODELS / "early-event-2h.inp").read_text()
+    text = text.replace("HYD 0:00 0\nHYD 0:15 4\nHYD 0:45 1\nHYD 1:30 0\n", 'HYD FILE "hyd in hours.dat"\n')
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "early.inp").write_text(text)
+    (folder / "hyd in hours.dat").write_text("0:00 0\n0:15 4\n0:45 1\n1:30 0\n")
+    d = run_demonstration(folder / "early.inp", connections=["J2=20000"], work_dir=tmp_path / "d")
+    assert any("dated copy" in n for n in d.scenario["notes"])
+    plain = read_results(run_inp(MODELS / "early-event-2h.inp", tmp_path / "plain"))
+    np.testing.assert_allclose(d.before.peak_flow_cfs.sel(link=plain.link.values).values, plain.peak_flow_cfs.values, rtol=0.01)
+    assert sorted(p.name for p in folder.iterdir()) == ["early.inp", "hyd in hours.dat"]
+
+
 def test_spinup_option_and_zero(run_cli, tmp_path):
     r = run_cli("capacity", "--model", str(MODELS / "early-event-2h.inp"), "--connect", "J2=20000", "--spinup-hr", "0", "--json")
     doc = json.loads(r.stdout)

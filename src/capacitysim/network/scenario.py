@@ -744,7 +744,7 @@ def write_scenario(model: SwmmInp, edits, out_path: str | Path, *, rain: tuple[n
     if out_path.resolve() == model.path.resolve():
         raise InputError("a scenario is never written over its input model")
     ed = _Editor(model)
-    record = _apply(ed, model, list(edits), rain)
+    record = _apply(ed, model, list(edits), rain, out_path)
     text = prepare_inp_text(ed.render(), model.path.resolve().parent, None)
     if model.newline != "\n":
         text = text.replace("\n", model.newline)
@@ -755,7 +755,7 @@ def write_scenario(model: SwmmInp, edits, out_path: str | Path, *, rain: tuple[n
     return record
 
 
-def _apply(ed: _Editor, model: SwmmInp, edits: list, rain) -> dict:
+def _apply(ed: _Editor, model: SwmmInp, edits: list, rain, out_path: Path) -> dict:
     fu = model.flow_units
     record: dict = {"connections": [], "remediations": [], "storm": None, "inflows": [], "sources": [],
                     "spinup_hr": 0.0, "fixes": [], "notes": []}
@@ -942,6 +942,7 @@ def _apply(ed: _Editor, model: SwmmInp, edits: list, rain) -> dict:
                 else:
                     parts += [d, t, v]
             ed.set(r.line, " ".join(parts))
+        n_rel += _date_series_files(ed, model, tl["model_start"], out_path, record)
         if n_rel:
             record["fixes"].append(f"{n_rel} time series value(s) given in hours from the start were dated from the model's "
                                    f"start ({tl['model_start']:%m/%d/%Y %H:%M}) so the {spin:g} h spin-up does not move them")
@@ -957,6 +958,50 @@ def _apply(ed: _Editor, model: SwmmInp, edits: list, rain) -> dict:
     for row in ts_rows:
         ed.add("TIMESERIES", row)
     return record
+
+
+def _date_series_files(ed: _Editor, model: SwmmInp, start: _dt.datetime, out_path: Path, record: dict) -> int:
+    """Time series files with times in hours from the start: a dated copy beside the scenario, the line pointed at it.
+
+    Returns the number of values dated. Files with dates everywhere (or unreadable: the engine
+    then reports them) are left as they are.
+    """
+    from capacitysim.network.engine import resolve_model_path
+    from capacitysim.network.model import split_tokens
+
+    n = 0
+    for r in model.rows("TIMESERIES"):
+        if len(r.tokens) < 3 or r.tokens[1].upper() != "FILE":
+            continue
+        path = resolve_model_path(r.tokens[2], model.path.resolve().parent)
+        try:
+            lines = path.read_bytes().decode("latin-1").splitlines()
+        except OSError:
+            continue
+        out, changed = [], 0
+        for line in lines:
+            pairs = _ts_pairs(split_tokens(line)) or []
+            if not pairs or all(d is not None for d, _, _ in pairs):
+                out.append(line)
+                continue
+            parts = []
+            for d, t, v in pairs:
+                if d is None:
+                    when = start + _dt.timedelta(hours=_parse_clock(t))
+                    parts += [when.strftime("%m/%d/%Y"), when.strftime("%H:%M:%S"), v]
+                    changed += 1
+                else:
+                    parts += [d, t, v]
+            out.append(" ".join(parts))
+        if changed:
+            copy = out_path.with_name(f"{out_path.stem}.{re.sub(r'[^A-Za-z0-9_.-]', '_', r.tokens[0])}.dat")
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_bytes(("\n".join(out) + "\n").encode("latin-1"))
+            ed.set(r.line, f'{_q(r.tokens[0])} FILE "{copy.resolve()}"')
+            record["notes"].append(f"time series {r.tokens[0]}: its file {path.name} gives hours from the start; a dated "
+                                   f"copy ({copy.name}) is read instead")
+            n += changed
+    return n
 
 
 def _isnum(tok) -> bool:
