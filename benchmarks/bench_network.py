@@ -115,3 +115,68 @@ def test_overhead_interleaved(benchmark, tmp_path):
           f"{med['wrapped']['cpu_s']:.2f} s, wall {med['wrapped']['wall_s']:.2f} s; overhead CPU {cpu_pct:+.1f} %, "
           f"wall {wall_pct:+.1f} % (medians of {ROUNDS}, 1-min load {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores)")
     assert cpu_pct <= 5.0
+
+
+# --------------------------------------------------------------------------- the whole capacity command
+
+DEMO_ARGS = ["--model", str(MODEL), "--storm", "binghamton-1yr-24h", "--connect", "MH0020=100000",
+             "--remediate", "basin=MH0012,gpd=250000"]
+_BARE_PAIR = r"""
+import os, subprocess, sys
+# the two edited inputs of a capacity run, each in its own engine process, at once (as capacity runs them)
+code = "import sys; from swmm.toolkit import solver; solver.swmm_run(sys.argv[1], sys.argv[2], sys.argv[3])"
+env = dict(os.environ, OMP_NUM_THREADS="1")
+procs = [subprocess.Popen([sys.executable, "-c", code, p, p + ".rpt", p + ".out"], env=env, stdout=subprocess.DEVNULL,
+                          cwd=os.path.dirname(p)) for p in sys.argv[1:3]]
+sys.exit(max(p.wait() for p in procs))
+"""
+
+
+def capacity_commands(work: Path) -> tuple[list[str], list[str]]:
+    """(the whole ``capacitysim capacity`` process, two bare engine runs of the same edited inputs at once).
+
+    The edited inputs are written once by a capacity run into ``work`` (``before_input.inp``,
+    ``after_input.inp``: THREADS 1 already) and copied into ``work/bare`` for the bare runs.
+    """
+    import shutil
+
+    exe = Path(sys.executable).with_name("capacitysim")
+    subprocess.run([str(exe), "capacity", *DEMO_ARGS, "--work-dir", str(work / "ref")], check=False,
+                   stdout=subprocess.DEVNULL)
+    bare = work / "bare"
+    bare.mkdir(parents=True, exist_ok=True)
+    paths = [shutil.copy(work / "ref" / f"{k}_input.inp", bare / f"{k}.inp") for k in ("before", "after")]
+    return ([str(exe), "capacity", *DEMO_ARGS, "--json"], [sys.executable, "-c", _BARE_PAIR, *map(str, paths)])
+
+
+def test_capacity_process_vs_two_bare_runs(benchmark, tmp_path):
+    """The whole ``capacitysim capacity`` process (engine probe, scenario writing, two runs, judging, JSON)
+    against two bare ``swmm_run`` processes on the same edited inputs, alternated (ABBA); wall-time medians."""
+    cap, bare = capacity_commands(tmp_path)
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    rows: dict[str, list[float]] = {"capacity": [], "bare": []}
+    state = {"round": 0}
+
+    def pair():
+        order = ("bare", "capacity") if state["round"] % 2 == 0 else ("capacity", "bare")
+        state["round"] += 1
+        for k in order:
+            t0 = time.perf_counter()
+            subprocess.run(cap if k == "capacity" else bare, env=env, stdout=subprocess.DEVNULL, check=False)
+            rows[k].append(time.perf_counter() - t0)
+
+    benchmark.pedantic(pair, rounds=ROUNDS, iterations=1)
+    med = {k: statistics.median(v) for k, v in rows.items()}
+    pct = 100 * (med["capacity"] / med["bare"] - 1)
+    benchmark.extra_info.update({"capacity_wall_s": med["capacity"], "bare_pair_wall_s": med["bare"], "overhead_pct": pct})
+    print(f"\ncapacity process {med['capacity']:.2f} s vs two bare engine runs {med['bare']:.2f} s: {pct:+.1f} % "
+          f"(wall medians of {ROUNDS} interleaved pairs, {os.cpu_count()} cores)")
+
+
+if __name__ == "__main__":  # print the two commands, for timing with any whole-process tool (hyperfine ...)
+    import shlex
+    import tempfile
+
+    cap, bare = capacity_commands(Path(tempfile.mkdtemp(prefix="capsim-bench-")))
+    print(shlex.join(cap))
+    print(shlex.join(bare))

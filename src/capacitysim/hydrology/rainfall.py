@@ -87,24 +87,7 @@ def design_storm(depth_in, distribution: str = "II", dt_min: float = 6.0, durati
     ----------
     NEH 630 ch. 4; TR-55 (1986) Appendix B.
     """
-    key = _normalise_distribution(distribution)
-    depth = check_range("depth_in", depth_in, 0.0, unit="in")
-    dt_min = float(check_range("dt_min", dt_min, 0.0, low_inclusive=False, unit="min"))
-    duration_hr = float(check_range("duration_hr", duration_hr, 0.0, low_inclusive=False, unit="h"))
-    if abs(duration_hr - NRCS_DURATION_HR) > _STEP_RTOL:
-        raise InputError(
-            f"duration_hr must be 24 for the NRCS Type {key} distribution (a 24-hour storm); got {duration_hr:g}"
-        )
-    n_steps = duration_hr * MINUTES_PER_HOUR / dt_min
-    if abs(n_steps - round(n_steps)) > _STEP_RTOL * n_steps:
-        raise InputError(f"dt_min must divide the {duration_hr:g}-h duration into whole steps; got {dt_min:g} min")
-    n_steps = int(round(n_steps))
-    dt_hr = dt_min / MINUTES_PER_HOUR
-    edges = np.arange(n_steps + 1) * dt_hr
-    cum = cumulative_fraction(edges, key)
-    cum[-1] = 1.0  # the tabulation ends at exactly 1 at 24 h
-    increments = np.diff(cum)
-    values = depth[..., None] * increments
+    key, depth, dt_min, duration_hr, edges, values = _design_storm_arrays(depth_in, distribution, dt_min, duration_hr)
     dims = ("time_hr",) if depth.ndim == 0 else tuple(f"storm{'' if i == 0 else i}" for i in range(depth.ndim)) + ("time_hr",)
     coords = {"time_hr": edges[1:]}
     if depth.ndim == 1:
@@ -123,6 +106,39 @@ def design_storm(depth_in, distribution: str = "II", dt_min: float = 6.0, durati
             "source": "NEH 630 ch. 4 / TR-55 Appendix B 24-hour distribution",
         },
     )
+
+
+def design_storm_depths(depth_in, distribution: str = "II", dt_min: float = 6.0,
+                        duration_hr: float = NRCS_DURATION_HR) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`design_storm` as plain arrays: (end of each step [h], incremental depth [in]).
+
+    The same numbers without building an xarray object (for callers that only write them out,
+    such as a SWMM rain gauge series). References: NEH 630 ch. 4; TR-55 (1986) Appendix B.
+    """
+    _, _, _, _, edges, values = _design_storm_arrays(depth_in, distribution, dt_min, duration_hr)
+    return edges[1:], values
+
+
+def _design_storm_arrays(depth_in, distribution, dt_min, duration_hr):
+    key = _normalise_distribution(distribution)
+    depth = check_range("depth_in", depth_in, 0.0, unit="in")
+    dt_min = float(check_range("dt_min", dt_min, 0.0, low_inclusive=False, unit="min"))
+    duration_hr = float(check_range("duration_hr", duration_hr, 0.0, low_inclusive=False, unit="h"))
+    if abs(duration_hr - NRCS_DURATION_HR) > _STEP_RTOL:
+        raise InputError(
+            f"duration_hr must be 24 for the NRCS Type {key} distribution (a 24-hour storm); got {duration_hr:g}"
+        )
+    n_steps = duration_hr * MINUTES_PER_HOUR / dt_min
+    if abs(n_steps - round(n_steps)) > _STEP_RTOL * n_steps:
+        raise InputError(f"dt_min must divide the {duration_hr:g}-h duration into whole steps; got {dt_min:g} min")
+    n_steps = int(round(n_steps))
+    dt_hr = dt_min / MINUTES_PER_HOUR
+    edges = np.arange(n_steps + 1) * dt_hr
+    cum = cumulative_fraction(edges, key)
+    cum[-1] = 1.0  # the tabulation ends at exactly 1 at 24 h
+    increments = np.diff(cum)
+    values = depth[..., None] * increments
+    return key, depth, dt_min, duration_hr, edges, values
 
 
 def storm_step_hr(storm: xr.DataArray) -> float:

@@ -9,8 +9,8 @@ from pathlib import Path
 import xarray as xr
 
 from capacitysim.errors import DataFileError, InputError
-from capacitysim.hydrology import design_storm
-from capacitysim.hydrology.rainfall import NRCS_DURATION_HR
+from capacitysim.hydrology.rainfall import design_storm
+from capacitysim.hydrology.rainfall import NRCS_DURATION_HR, design_storm_depths
 from capacitysim.io.files import bundled_dir, check_keys, read_toml
 
 _REQUIRED = {"depth_in", "distribution", "source"}
@@ -86,7 +86,7 @@ def load_storm(ref: str | os.PathLike) -> StormSpec:
         path=str(path),
     )
     try:
-        spec.hyetograph()
+        design_storm_depths(spec.depth_in, spec.distribution, spec.dt_min, spec.duration_hr)  # the checks, no xarray
     except InputError as exc:
         raise DataFileError(f"{where}: {exc}") from None
     return spec

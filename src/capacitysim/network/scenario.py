@@ -127,9 +127,11 @@ class Storm:
 
     @classmethod
     def from_spec(cls, spec, start_hr: float = 0.0) -> "Storm":
-        """From :class:`capacitysim.io.storms.StormSpec`."""
-        h = spec.hyetograph()
-        return cls(tuple(float(v) for v in h.values), float(spec.dt_min), spec.name, start_hr)
+        """From :class:`capacitysim.io.storms.StormSpec` (its NRCS hyetograph, NEH 630 ch. 4)."""
+        from capacitysim.hydrology.rainfall import design_storm_depths
+
+        _, depths = design_storm_depths(spec.depth_in, spec.distribution, spec.dt_min, spec.duration_hr)
+        return cls(tuple(float(v) for v in depths), float(spec.dt_min), spec.name, start_hr)
 
 
 #: Table 174-19.2 (Inflow Guidelines), sump pumps: 5 gpm each (Goulds ST51 at 20 ft of head) [gpm].

@@ -306,8 +306,9 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
 
         jobs = {"before": (before_inp, wd / "before"), "after": (after_inp, wd / "after")}
         if parallel:
-            with ThreadPoolExecutor(max_workers=2) as pool:  # threads only wait on child processes
+            with ThreadPoolExecutor(max_workers=3) as pool:  # two threads only wait on child processes
                 futures = {k: pool.submit(run_inp, inp, d, name=k, origin=model.path) for k, (inp, d) in jobs.items()}
+                pool.submit(_first_dataarray)  # xarray's one-off duck-array imports, while the engine runs
                 runs = {k: f.result() for k, f in futures.items()}
         else:
             runs = {k: run_inp(inp, d, name=k, origin=model.path) for k, (inp, d) in jobs.items()}
@@ -367,6 +368,11 @@ def model_files(model: SwmmInp) -> list[dict]:
             f["path"] = None
         out.append(f)
     return out
+
+
+def _first_dataarray() -> None:
+    """Build one DataArray: xarray imports its duck-array modules (dask, about 0.9 s) at the first one."""
+    xr.DataArray(np.zeros(1))
 
 
 def _basin_or_none(node, basins):
@@ -653,15 +659,22 @@ def demonstration_json(d: Demonstration) -> dict:
                 # files are cited only when they outlive the command (--work-dir)
                 "report_file": str(run.rpt) if d.keep_files else None}
 
-    links = [{"id": display_name(str(l)), "peak_flow_cfs_before": _f(b.peak_flow_cfs.values[i]), "peak_flow_cfs_after": _f(a.peak_flow_cfs.values[i]),
-              "max_q_over_qfull_before": _f(b.max_q_over_qfull.values[i]), "max_q_over_qfull_after": _f(a.max_q_over_qfull.values[i]),
-              "max_d_over_d_before": _f(b.max_d_over_d.values[i]), "max_d_over_d_after": _f(a.max_d_over_d.values[i])}
+    def arr(ds, name):  # one array per variable (not a DataArray per element)
+        return ds[name].values
+
+    lb = {k: arr(b, k) for k in ("peak_flow_cfs", "max_q_over_qfull", "max_d_over_d")}
+    la = {k: arr(a, k) for k in lb}
+    links = [{"id": display_name(str(l)), "peak_flow_cfs_before": _f(lb["peak_flow_cfs"][i]), "peak_flow_cfs_after": _f(la["peak_flow_cfs"][i]),
+              "max_q_over_qfull_before": _f(lb["max_q_over_qfull"][i]), "max_q_over_qfull_after": _f(la["max_q_over_qfull"][i]),
+              "max_d_over_d_before": _f(lb["max_d_over_d"][i]), "max_d_over_d_after": _f(la["max_d_over_d"][i])}
              for i, l in enumerate(b.link.values)]
-    nodes = [{"id": display_name(str(n)), "flooding_volume_cf_before": _f(b.flooding_volume_cf.values[i]),
-              "flooding_volume_cf_after": _f(a.flooding_volume_cf.values[i]),
-              "max_surcharge_ft_before": _f(b.max_surcharge_ft.values[i]), "max_surcharge_ft_after": _f(a.max_surcharge_ft.values[i]),
-              "max_hgl_ft_before": _f(b.max_hgl_ft.values[i]), "max_hgl_ft_after": _f(a.max_hgl_ft.values[i]),
-              "freeboard_ft_before": _f(b.freeboard_ft.values[i]), "freeboard_ft_after": _f(a.freeboard_ft.values[i])}
+    nb = {k: arr(b, k) for k in ("flooding_volume_cf", "max_surcharge_ft", "max_hgl_ft", "freeboard_ft")}
+    na = {k: arr(a, k) for k in nb}
+    nodes = [{"id": display_name(str(n)), "flooding_volume_cf_before": _f(nb["flooding_volume_cf"][i]),
+              "flooding_volume_cf_after": _f(na["flooding_volume_cf"][i]),
+              "max_surcharge_ft_before": _f(nb["max_surcharge_ft"][i]), "max_surcharge_ft_after": _f(na["max_surcharge_ft"][i]),
+              "max_hgl_ft_before": _f(nb["max_hgl_ft"][i]), "max_hgl_ft_after": _f(na["max_hgl_ft"][i]),
+              "freeboard_ft_before": _f(nb["freeboard_ft"][i]), "freeboard_ft_after": _f(na["freeboard_ft"][i])}
              for i, n in enumerate(b.node.values)]
     checks = [{k: (_f(v) if isinstance(v, float) else display_name(v) if k == "element" else v) for k, v in ch.items()}
               for ch in d.checks]
