@@ -180,3 +180,20 @@ if __name__ == "__main__":  # print the two commands, for timing with any whole-
     cap, bare = capacity_commands(Path(tempfile.mkdtemp(prefix="capsim-bench-")))
     print(shlex.join(cap))
     print(shlex.join(bare))
+
+
+def test_scenario_write_500(benchmark, tmp_path):
+    """Writing one AFTER scenario of the demonstration on the 500-node model (line-level edits of the text:
+    spin-up, design storm, a connection, 250,000 gpd of RDII removal converted by the RTK hydrographs)."""
+    from capacitysim.io.storms import load_storm
+    from capacitysim.network.model import parse_inp
+    from capacitysim.network.scenario import Connection, Remediation, Storm, write_scenario
+    from capacitysim.network.basins import find_basins
+    from capacitysim.workflows.demonstration import scenario_edits
+
+    model = parse_inp(MODEL)
+    basin = next(b for b in find_basins(model) if b.outlet == "MH0012")
+    _, after = scenario_edits(model, Storm.from_spec(load_storm("binghamton-1yr-24h")), [Connection("MH0020", 100000.0)],
+                              [Remediation(tuple(basin.tributary), gpd=250000.0, basin="MH0012")])
+    rec = benchmark.pedantic(write_scenario, args=(model, after, tmp_path / "after.inp"), rounds=10, iterations=1)
+    assert rec["connections"] and rec["remediations"]
