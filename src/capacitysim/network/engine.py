@@ -131,6 +131,8 @@ class RunFiles:
 _SECTION_RE = re.compile(r"^\s*\[([^\]]+)\]")
 
 
+#: Sections whose lines can name an external file [1]_.
+_FILE_SECTIONS = ("TIMESERIES", "RAINGAGES", "FILES", "TEMPERATURE")
 #: [FILES] verbs that make the engine write a file (SAVE) or read one (USE) [1]_.
 _FILE_VERBS = ("SAVE", "USE")
 
@@ -159,13 +161,16 @@ def prepare_inp_text(text: str, source_dir: Path, run_dir: Path | None = None) -
             section = m.group(1).strip().upper()
             out.append(line)
             continue
-        toks = _tokens(line)
-        if section == "OPTIONS" and toks and toks[0].upper() == "THREADS":
-            out.append("THREADS              1")
-            threads_seen = True
-            continue
-        if section in ("TIMESERIES", "RAINGAGES", "FILES", "TEMPERATURE") and toks:
-            line = file_reference_line(line, toks, section, source_dir, run_dir)
+        if section == "OPTIONS":
+            toks = _tokens(line)
+            if toks and toks[0].upper() == "THREADS":
+                out.append("THREADS              1")
+                threads_seen = True
+                continue
+        elif section in _FILE_SECTIONS and (section == "FILES" or "FILE" in line.upper()):
+            toks = _tokens(line)  # only lines that can name a file are tokenized (time series can be long)
+            if toks:
+                line = file_reference_line(line, toks, section, source_dir, run_dir)
         out.append(line)
     if section == "OPTIONS" and not threads_seen:
         out.append("THREADS              1")

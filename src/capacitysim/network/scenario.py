@@ -358,14 +358,13 @@ def model_rainfall(model: SwmmInp, gauge: str | None = None) -> tuple[np.ndarray
     for r in model.rows("TIMESERIES"):
         if r.tokens[0].upper() != ts:
             continue
-        t = r.tokens[1:]
-        if len(t) == 3:
-            when = _dt.datetime.combine(_parse_date(t[0]), _dt.time()) + _dt.timedelta(hours=_parse_clock(t[1]))
-            times.append((when - start).total_seconds() / SECONDS_PER_HOUR)
-            vals.append(float(t[2]))
-        elif len(t) == 2:
-            times.append(_parse_clock(t[0]))
-            vals.append(float(t[1]))
+        for d, clock, v in _ts_pairs(r.tokens[1:]) or []:  # several pairs may share a line
+            if d is not None:
+                when = _dt.datetime.combine(_parse_date(d), _dt.time()) + _dt.timedelta(hours=_parse_clock(clock))
+                times.append((when - start).total_seconds() / SECONDS_PER_HOUR)
+            else:
+                times.append(_parse_clock(clock))
+            vals.append(float(v))
     t = np.asarray(times, float)
     v = np.asarray(vals, float)
     if fmt == "INTENSITY":
