@@ -238,3 +238,17 @@ def test_a_failed_run_leaves_no_temporary_folder(tmp_path, monkeypatch):
     with pytest.raises(InputError):
         run_demonstration(MODELS / "population-dwf.inp", connections=["J2=1000"], remediations=["nodes=J1,gpd=5"])
     assert [p for p in tmp.iterdir() if p.name.startswith("capacitysim-")] == []
+
+
+def test_report_of_a_model_without_a_report_section_and_8bit_names(run_cli, tmp_path):
+    """SWMM saves no time series without [REPORT]: the runs ask for the nodes the report plots; a cp1252 node
+    name is read from the binary output by its bytes."""
+    out = tmp_path / "r.html"
+    r = run_cli("capacity", "--model", str(MODELS / "optional-fields-cp1252.inp"), "--connect", "straße=20000",
+                "--report", str(out))
+    assert r.exit_code in (0, 1), r.stderr
+    html = out.read_text(encoding="utf-8")
+    assert "Total inflow at Straße (the connection)" in html and "Injected volumes" in html
+    r = run_cli("capacity", "--model", str(MODELS / "early-event-2h.inp"), "--connect", "J1=20000", "--report", str(out))
+    assert r.exit_code in (0, 1), r.stderr
+    assert "Total inflow at J1 (the connection)" in out.read_text(encoding="utf-8")

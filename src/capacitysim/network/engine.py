@@ -673,6 +673,26 @@ _SYSTEM_VARS = {"rainfall": ("RAINFALL", None, "model rainfall units"), "dwf": (
                 "total_lateral_inflow": ("TOTAL_LATERAL_INFLOW", "flow", "cfs"), "runoff": ("RUNOFF_FLOW", "flow", "cfs")}
 
 
+def out_element_names(out: Path) -> dict[str, list[str]]:
+    """Names of the elements a binary ``.out`` file holds, read from its bytes (latin-1, any encoding).
+
+    SWMM 5 output format [1]_ (Appendix, binary output file): seven 4-byte integers (magic number,
+    version, flow units, numbers of subcatchments, nodes, links, pollutants), then each name as a
+    4-byte length and its bytes. The toolkit's reader decodes names as UTF-8 and fails on others.
+    """
+    import struct
+
+    with open(out, "rb") as fh:
+        head = fh.read(28)
+        _, _, _, n_sub, n_node, n_link, n_poll = struct.unpack("<7i", head)
+        names: dict[str, list[str]] = {"subcatch": [], "node": [], "link": [], "pollutant": []}
+        for kind, n in (("subcatch", n_sub), ("node", n_node), ("link", n_link), ("pollutant", n_poll)):
+            for _ in range(n):
+                (length,) = struct.unpack("<i", fh.read(4))
+                names[kind].append(fh.read(length).decode("latin-1"))
+    return names
+
+
 def _series(run: RunFiles, kind: str, elem_id: str | None, var: str) -> xr.DataArray:
     from swmm.toolkit import output as O
     from swmm.toolkit import shared_enum as E
@@ -693,10 +713,9 @@ def _series(run: RunFiles, kind: str, elem_id: str | None, var: str) -> xr.DataA
             vals = O.get_system_series(h, getattr(E.SystemAttribute, attr_name), 0, n_periods)
         else:
             etype = E.ElementType.NODE if kind == "node" else E.ElementType.LINK
-            count = O.get_proj_size(h)[1 if kind == "node" else 2]
-            names = {engine_name(O.get_elem_name(h, etype, i)): i for i in range(count)}
+            names = {n: i for i, n in enumerate(out_element_names(run.out)[kind])}
             if elem_id not in names:
-                raise InputError(f"{kind} {elem_id!r} is not in the model's results")
+                raise InputError(f"{kind} {elem_id!r} is not in the model's results (its [REPORT] section does not save it)")
             idx = names[elem_id]
             getter = O.get_node_series if kind == "node" else O.get_link_series
             attr = (E.NodeAttribute if kind == "node" else E.LinkAttribute)[attr_name]

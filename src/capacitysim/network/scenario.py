@@ -284,6 +284,17 @@ def report_start_hr(model: SwmmInp) -> float:
 
 
 @dataclass(frozen=True)
+class ReportNodes:
+    """Nodes whose time series the run must save in its ``.out`` (added to ``[REPORT] NODES``) [1]_.
+
+    SWMM saves series only for what ``[REPORT]`` names (nothing when the section is absent); the
+    statistics cover every element whatever it says. Adding names changes no result.
+    """
+
+    nodes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class InjectedInflow:
     """A hydrograph [cfs] at a node as [INFLOWS] (e.g. TR-55 runoff of a site to a combined sewer)."""
 
@@ -950,6 +961,13 @@ def _apply(ed: _Editor, model: SwmmInp, edits: list, rain, out_path: Path) -> di
         if any("SIMULATION" in " ".join(r.tokens).upper() and "TIME" in " ".join(r.tokens).upper() for r in model.rows("CONTROLS")):
             record["notes"].append("control rules test the elapsed SIMULATION TIME: with the spin-up they act "
                                    f"{spin:g} h earlier in the model's period")
+    saves_all = any(r.tokens[0].upper() == "NODES" and len(r.tokens) > 1 and r.tokens[1].upper() == "ALL"
+                    for r in model.rows("REPORT"))
+    for e in edits:
+        if isinstance(e, ReportNodes) and not saves_all:  # names after NODES ALL would replace ALL
+            names = [_q(n) for n in dict.fromkeys(model.find_node(x) or x for x in e.nodes)]
+            for k in range(0, len(names), 10):
+                ed.add("REPORT", "NODES " + " ".join(names[k:k + 10]))
     need_end = tl["end"]
     if need_end > sim_end(model):
         ed.set_option("END_DATE", need_end.strftime("%m/%d/%Y"))

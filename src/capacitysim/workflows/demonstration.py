@@ -42,6 +42,7 @@ from capacitysim.network.scenario import (
     DEFAULT_SPINUP_HR,
     Connection,
     Remediation,
+    ReportNodes,
     SourceRemoval,
     Spinup,
     Storm,
@@ -292,6 +293,11 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         spin = float(check_range("spinup_hr", spinup_hr, 0.0, unit="hr"))
         spin_policy = f"{spin:g} h spin-up prepended (--spinup-hr)"
     before_edits, after_edits = scenario_edits(model, storm_edit, conns, rems, spinup_hr=spin, extra_edits=extra_edits)
+    # the report's hydrographs: the connections, their basin outlets and the plant are saved in the .out
+    shown = [c.node for c in conns] + [b.outlet for c in conns if (b := _basin_or_none(c.node, basins))] + ([plant_id] if plant_id else [])
+    if shown:
+        before_edits.append(ReportNodes(tuple(shown)))
+        after_edits.append(ReportNodes(tuple(shown)))
     keep = work_dir is not None
     wd = Path(work_dir).resolve() if keep else Path(tempfile.mkdtemp(prefix="capacitysim-"))
     try:
