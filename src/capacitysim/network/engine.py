@@ -253,15 +253,21 @@ def _token_start(line: str, toks: list[str], idx: int) -> int:
     raise ValueError(idx)
 
 
-def external_files(text: str, source_dir: Path) -> list[dict]:
-    """Every external file a model names: section, verb (READ/USE/SAVE), path as written and resolved."""
-    found = []
+def section_lines(text: str):
+    """(section in upper case, line) for every line of a model's text under a section header."""
     section = ""
     for line in text.splitlines():
         m = _SECTION_RE.match(line)
         if m:
             section = m.group(1).strip().upper()
             continue
+        yield section, line
+
+
+def external_files(text: str, source_dir: Path) -> list[dict]:
+    """Every external file a model names: section, verb (READ/USE/SAVE), path as written and resolved."""
+    found = []
+    for section, line in section_lines(text):
         toks = _tokens(line)
         if not toks:
             continue
@@ -529,12 +535,7 @@ def xsection_shapes(inp: Path) -> dict[str, str]:
         text = Path(inp).read_bytes().decode("latin-1")
     except OSError:
         return out
-    section = ""
-    for line in text.splitlines():
-        m = _SECTION_RE.match(line)
-        if m:
-            section = m.group(1).strip().upper()
-            continue
+    for section, line in section_lines(text):
         if section == "XSECTIONS":
             toks = [t.strip('"') for t in _tokens(line)]
             if len(toks) >= 2:
