@@ -28,3 +28,34 @@ def fmt(value: float, digits: int = 3) -> str:
     if abs(value) >= 1000:
         return f"{value:,.{max(digits - 3, 0)}f}"
     return f"{value:.{digits}f}"
+
+
+def check_output(path, inputs=(), *, option: str = "--report"):
+    """Refuse an output path that would destroy an input: exit 2 through :class:`InputError`.
+
+    Refused: the output is one of ``inputs`` (after resolving symlinks and ``..``), lies inside
+    an input that is a folder (a Zarr store), is itself a symlink (never follow one out), or is a
+    folder. Returns the path as given.
+    """
+    import os
+    from pathlib import Path
+
+    from capacitysim.errors import InputError
+
+    if path is None:
+        return None
+    p = Path(path)
+    if p.is_symlink():
+        raise InputError(f"{option} {p}: is a symbolic link; give a plain file path (outputs never follow links)")
+    if p.is_dir():
+        raise InputError(f"{option} {p}: is a folder; give a file path")
+    target = Path(os.path.realpath(p))
+    for inp in inputs:
+        if inp is None:
+            continue
+        src = Path(os.path.realpath(inp))
+        if target == src:
+            raise InputError(f"{option} {p}: is an input of this command ({inp}); it would be overwritten")
+        if src.is_dir() and src in target.parents:
+            raise InputError(f"{option} {p}: lies inside the input {inp}; write it elsewhere")
+    return path

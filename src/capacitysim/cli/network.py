@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from capacitysim.cli import cli
@@ -49,6 +51,9 @@ def capacity(model_path, storm, connects, peaking, remediates, criteria_file, pl
     from capacitysim.io.files import check_keys, read_toml
     from capacitysim.workflows.demonstration import Criteria, parse_connection, run_demonstration
 
+    from capacitysim.cli.common import check_output
+
+    check_output(report_path, [model_path, criteria_file, storm if storm and os.path.exists(storm) else None])
     pk = _peaking(peaking)
     conns = [parse_connection(c, pk) for c in connects]
     criteria = Criteria()
