@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-SMALL = str(Path(__file__).resolve().parents[2] / "models" / "synthetic-50.inp")
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = str(ROOT / "models" / "synthetic-50.inp")
 
 
 def test_basins_json(run_cli):
@@ -96,3 +102,39 @@ def test_engine_input_error_names_users_line_exit_2(run_cli, tmp_path):
     assert r.exit_code == 2
     assert len(r.stderr.strip().splitlines()) == 1
     assert f"undefined object NO_SUCH_CURVE at badcurve.inp:{line}" in r.stderr
+
+
+def _engine_children(marker: str) -> list[int]:
+    """Pids of running engine children whose command line names ``marker`` (their work folder)."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if "_child.py" in cmd and marker in cmd:
+                pids.append(int(d.name))
+    return pids
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_signal_stops_the_engine_runs_and_cleans_up(tmp_path, sig, code):
+    """SIGTERM or Ctrl-C on `capacity` while SWMM runs: both engine children stop, the temporary folder
+    is removed, the exit code is 143 / 130."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    exe = Path(sys.executable).with_name("capacitysim")
+    env = dict(os.environ, TMPDIR=str(tmp))
+    proc = subprocess.Popen([str(exe), "capacity", "--model", str(ROOT / "models" / "synthetic-500.inp"),
+                             "--connect", "MH0020=1000"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while len(_engine_children(str(tmp))) < 2 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    assert len(_engine_children(str(tmp))) == 2, "the two engine runs did not start"
+    proc.send_signal(sig)
+    assert proc.wait(timeout=30) == code
+    time.sleep(0.2)
+    assert _engine_children(str(tmp)) == []
+    assert list(tmp.iterdir()) == []
+    assert "Traceback" not in proc.stderr.read().decode()

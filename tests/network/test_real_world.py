@@ -252,3 +252,63 @@ def test_report_of_a_model_without_a_report_section_and_8bit_names(run_cli, tmp_
     r = run_cli("capacity", "--model", str(MODELS / "early-event-2h.inp"), "--connect", "J1=20000", "--report", str(out))
     assert r.exit_code in (0, 1), r.stderr
     assert "Total inflow at J1 (the connection)" in out.read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- issue 12: nonsense in a model
+
+
+@pytest.mark.parametrize("old, new, field", [
+    ("C1               J1               J2               400 ", "C1               J1               J2               inf ", "[CONDUITS] C1: field 4 is 'inf'"),
+    ("C1               J1               J2               400 ", "C1               J1               J2               nan ", "[CONDUITS] C1: field 4 is 'nan'"),
+    ("J2               99  ", "J2               NaN ", "[JUNCTIONS] J2: field 2 is 'NaN'"),
+    ("J1               FLOW             800 ", "J1               FLOW             1e999 ", "[DWF] J1: field 3 is '1e999'"),
+])
+def test_numbers_that_are_not_finite_are_refused(run_cli, tmp_path, old, new, field):
+    """SWMM runs a model with a NaN length (and a demonstration on it passed): refused, naming line and field."""
+    text = (MODELS / "population-dwf.inp").read_text()
+    assert old in text
+    p = tmp_path / "bad.inp"
+    p.write_text(text.replace(old, new, 1))
+    r = run_cli("capacity", "--model", str(p), "--connect", "J2=1000")
+    assert r.exit_code == 2 and field in r.stderr and "not a finite number" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("edit, code", [
+    (lambda t: t.replace("FLOW_UNITS           CFS", "FLOW_UNITS           XYZ"), "ERROR 205"),
+    (lambda t: t[:t.index("[OPTIONS]")] + t[t.index("[RAINGAGES]"):], "ERROR 191"),
+])
+def test_files_the_engine_rejects_exit_2_with_its_error(run_cli, tmp_path, edit, code):
+    p = tmp_path / "bad.inp"
+    p.write_text(edit((MODELS / "population-dwf.inp").read_text()))
+    r = run_cli("capacity", "--model", str(p), "--connect", "J2=1000")
+    assert r.exit_code == 2 and code in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_continuity_that_is_not_a_number_is_untrusted():
+    import xarray as xr
+
+    from capacitysim.workflows.demonstration import Criteria, verdict_of
+
+    ok = xr.Dataset(attrs={"runoff_continuity_error_pct": 0.1, "flow_routing_continuity_error_pct": 0.2})
+    nan = xr.Dataset(attrs={"runoff_continuity_error_pct": float("nan"), "flow_routing_continuity_error_pct": 0.2})
+    assert verdict_of(ok, ok, [], Criteria()) == "pass"
+    assert verdict_of(ok, nan, [], Criteria()) == "untrusted"
+
+
+def test_absurd_connection_flow_refused(run_cli):
+    r = run_cli("capacity", "--model", str(MODELS / "population-dwf.inp"), "--connect", "J2=1e300")
+    assert r.exit_code == 2 and "1e+09" in r.stderr
+
+
+def test_report_output_never_overwrites_an_input_or_follows_a_link(run_cli, tmp_path):
+    model = tmp_path / "m.inp"
+    shutil.copy(MODELS / "population-dwf.inp", model)
+    before = model.read_bytes()
+    r = run_cli("capacity", "--model", str(model), "--connect", "J2=1000", "--report", str(tmp_path / "." / "m.inp"))
+    assert r.exit_code == 2 and "input of this command" in r.stderr
+    assert model.read_bytes() == before
+    link = tmp_path / "r.html"
+    link.symlink_to(tmp_path / "elsewhere.html")
+    r = run_cli("capacity", "--model", str(model), "--connect", "J2=1000", "--report", str(link))
+    assert r.exit_code == 2 and "symbolic link" in r.stderr and not (tmp_path / "elsewhere.html").exists()

@@ -7,6 +7,7 @@ warnings (clamped inputs) are printed as ``warning:`` lines on stderr.
 
 from __future__ import annotations
 
+import signal
 import sys
 import warnings
 
@@ -93,10 +94,46 @@ def _register():
         _import_command_module(name)
 
 
+#: Exit codes of a command stopped by a signal (128 + the signal number, as shells report them).
+EXIT_SIGINT = 130
+EXIT_SIGTERM = 143
+
+
+class Interrupted(BaseException):
+    """Raised in the main thread by SIGTERM/SIGINT: unwinds every ``finally`` (engine children stopped,
+    temporary folders removed) before the process exits."""
+
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.code = code
+
+
+def _on_signal(signum, frame):
+    raise Interrupted(EXIT_SIGTERM if signum == signal.SIGTERM else EXIT_SIGINT)
+
+
 def main(argv=None):
-    """Console-script entry point."""
+    """Console-script entry point: SIGTERM and Ctrl-C stop the engine runs, clean up, exit 143/130."""
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _on_signal)
     try:
-        cli.main(args=argv, prog_name="capacitysim", standalone_mode=True)
-    except KeyboardInterrupt:  # pragma: no cover
+        rv = cli.main(args=argv, prog_name="capacitysim", standalone_mode=False)
+    except Interrupted as exc:
+        _stop_children()
         click.echo("interrupted", err=True)
-        sys.exit(130)
+        sys.exit(exc.code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:  # usage errors: click's own message, exit 2
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("Aborted!", err=True)
+        sys.exit(1)
+    # without standalone mode click returns a command's exit code (ctx.exit) instead of exiting
+    sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _stop_children() -> None:
+    if "capacitysim.network.engine" in sys.modules:
+        sys.modules["capacitysim.network.engine"].terminate_children()

@@ -50,6 +50,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -402,16 +403,51 @@ def run_copy(run: RunFiles, *, timeout_s: float | None = None, source: Path | No
         raise EngineError(f"{run.inp.name}: SWMM failed: {detail or f'exit code {proc.returncode}'}")
 
 
+#: Engine child processes running now (so a signal to the parent can stop them).
+_LIVE: set[subprocess.Popen] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def terminate_children(grace_s: float = 2.0) -> int:
+    """Stop every engine child process this process started and that still runs; the number stopped.
+
+    SIGTERM first, SIGKILL after ``grace_s`` seconds. Called when the parent is interrupted
+    (Ctrl-C, SIGTERM), so no SWMM run outlives the command that started it.
+    """
+    with _LIVE_LOCK:
+        procs = [p for p in _LIVE if p.poll() is None]
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    return len(procs)
+
+
 def _child(cmd, run: RunFiles, timeout_s):
     env = dict(os.environ)
     env["OMP_NUM_THREADS"] = "1"
     env["TMPDIR"] = str(run.work_dir)
+    proc = subprocess.Popen(cmd, cwd=run.work_dir, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    with _LIVE_LOCK:
+        _LIVE.add(proc)
     try:
-        proc = subprocess.run(cmd, cwd=run.work_dir, env=env, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout_s)
+        _, err = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
         raise EngineError(f"{run.inp.name}: SWMM did not finish within {timeout_s:g} s") from None
-    return proc
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(proc)
+        if proc.poll() is None:  # interrupted while waiting: never leave the engine running
+            proc.kill()
+            proc.wait()
+    return subprocess.CompletedProcess(cmd, proc.returncode, None, err)
 
 
 def probe_inp(inp_path: str | os.PathLike, *, timeout_s: float | None = 300.0) -> dict:

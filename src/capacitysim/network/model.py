@@ -13,6 +13,7 @@ References
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -418,6 +419,32 @@ def validate(model: SwmmInp) -> list[str]:
     return problems
 
 
+#: Sections whose data lines hold no numbers to check (free text, or names only).
+_TEXT_SECTIONS = {"TITLE", "TAGS", "LABELS", "MAP", "BACKDROP", "CONTROLS", "PROFILES"}
+
+
+def nonfinite_numbers(model: SwmmInp) -> list[str]:
+    """Numbers that are not finite (``nan``, ``inf``, ``1e999``), each with file, line and element.
+
+    SWMM reads them with ``atof`` and runs, but lengths, elevations, flows or depths that are not
+    finite make every result meaningless (a NaN conduit length turned a demonstration into a
+    pass), so capacitysim refuses them: the one rule it adds to the engine's judgement.
+    """
+    out = []
+    for sec, rows in model.sections.items():
+        if sec in _TEXT_SECTIONS:
+            continue
+        for r in rows:
+            for k, tok in enumerate(r.tokens[1:], start=2):
+                try:
+                    v = float(tok)
+                except ValueError:
+                    continue
+                if not math.isfinite(v):
+                    out.append(f"{model.path.name}:{r.line}: [{sec}] {r.tokens[0]}: field {k} is {tok!r}, not a finite number")
+    return out
+
+
 def load_model(path: str | os.PathLike, *, max_listed: int = 8, probe: bool = True) -> SwmmInp:
     """Parse a ``.inp`` and have the engine open it: the engine is the judge of validity.
 
@@ -440,6 +467,10 @@ def load_model(path: str | os.PathLike, *, max_listed: int = 8, probe: bool = Tr
     model = parse_inp(path)
     if not probe:
         return model
+    bad = nonfinite_numbers(model)
+    if bad:
+        more = f" (and {len(bad) - max_listed} more)" if len(bad) > max_listed else ""
+        raise ModelError(f"{len(bad)} number(s) in the model are not finite: {'; '.join(bad[:max_listed])}{more}")
     try:
         info = probe_inp(model.path)
     except EngineError as exc:

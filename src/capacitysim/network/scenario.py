@@ -53,6 +53,9 @@ from capacitysim.units import (
 
 #: Name prefix of the time series and patterns capacitysim adds to a model.
 PREFIX = "CAPSIM_"
+#: Largest connection or remediation accepted [gpd]: 1,000 MGD, over three times the average flow of
+#: New York City's largest plant (Newtown Creek, 310 MGD design); anything larger is a typing error.
+MAX_FLOW_GPD = 1.0e9
 
 
 # --------------------------------------------------------------------------- edits
@@ -74,8 +77,9 @@ class Connection:
     label: str = ""
 
     def __post_init__(self):
-        if not (isinstance(self.flow_gpd, (int, float)) and math.isfinite(self.flow_gpd) and self.flow_gpd > 0):
-            raise InputError(f"connection at {self.node}: flow must be a number of gpd > 0; got {self.flow_gpd!r}")
+        if not (isinstance(self.flow_gpd, (int, float)) and math.isfinite(self.flow_gpd) and 0 < self.flow_gpd <= MAX_FLOW_GPD):
+            raise InputError(f"connection at {self.node}: flow must be a number of gpd in (0, {MAX_FLOW_GPD:.0e}]; "
+                             f"got {self.flow_gpd!r}")
         if self.peaking != "pattern":
             pf = self.peaking
             if not (isinstance(pf, (int, float)) and math.isfinite(pf) and pf >= 1):
@@ -110,8 +114,8 @@ class Remediation:
             raise InputError("remediation: give exactly one of fraction= and gpd=")
         if self.fraction is not None and not (0 < self.fraction <= 1):
             raise InputError(f"remediation fraction must be in (0, 1]; got {self.fraction!r}")
-        if self.gpd is not None and not (math.isfinite(self.gpd) and self.gpd > 0):
-            raise InputError(f"remediation gpd must be a number > 0; got {self.gpd!r}")
+        if self.gpd is not None and not (math.isfinite(self.gpd) and 0 < self.gpd <= MAX_FLOW_GPD):
+            raise InputError(f"remediation gpd must be a number in (0, {MAX_FLOW_GPD:.0e}]; got {self.gpd!r}")
         if not self.nodes:
             raise InputError("remediation: the sewershed has no nodes")
 

@@ -36,7 +36,7 @@ import xarray as xr
 from capacitysim.checks import check_range
 from capacitysim.errors import InputError
 from capacitysim.network.basins import Basin, basin_of, find_basins
-from capacitysim.network.engine import RunFiles, node_series, read_results, run_inp
+from capacitysim.network.engine import RunFiles, node_series, read_results, run_inp, terminate_children
 from capacitysim.network.model import SwmmInp, display_name, load_model, network_graph
 from capacitysim.network.scenario import (
     DEFAULT_SPINUP_HR,
@@ -315,7 +315,11 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
             with ThreadPoolExecutor(max_workers=3) as pool:  # two threads only wait on child processes
                 futures = {k: pool.submit(run_inp, inp, d, name=k, origin=model.path) for k, (inp, d) in jobs.items()}
                 pool.submit(_first_dataarray)  # xarray's one-off duck-array imports, while the engine runs
-                runs = {k: f.result() for k, f in futures.items()}
+                try:
+                    runs = {k: f.result() for k, f in futures.items()}
+                except BaseException:  # an error or a signal: stop the other run before the pool waits for it
+                    terminate_children()
+                    raise
         else:
             runs = {k: run_inp(inp, d, name=k, origin=model.path) for k, (inp, d) in jobs.items()}
         before, after = read_results(runs["before"]), read_results(runs["after"])
@@ -536,6 +540,8 @@ def _storm_edit(storm):
 def continuity_error(ds: xr.Dataset) -> float:
     """The larger (in magnitude) of the runoff and flow-routing continuity errors [%], signed."""
     a, b = ds.attrs["runoff_continuity_error_pct"], ds.attrs["flow_routing_continuity_error_pct"]
+    if not (math.isfinite(a) and math.isfinite(b)):  # a run whose mass balance is not a number is not trusted
+        return math.nan
     return a if abs(a) > abs(b) else b
 
 
@@ -634,8 +640,9 @@ def judge(before: xr.Dataset, after: xr.Dataset, c: Criteria, basins: list[Basin
 
 
 def verdict_of(before: xr.Dataset, after: xr.Dataset, checks: list[dict], c: Criteria) -> str:
-    """``untrusted`` when a run's continuity error exceeds the limit, else ``fail`` on any failed check, else ``pass``."""
-    if any(abs(continuity_error(ds)) > c.continuity_limit_pct for ds in (before, after)):
+    """``untrusted`` when a run's continuity error exceeds the limit (or is not a number), else ``fail`` on any
+    failed check, else ``pass``."""
+    if any(not abs(continuity_error(ds)) <= c.continuity_limit_pct for ds in (before, after)):
         return "untrusted"
     return "fail" if any(not ch["passed"] for ch in checks) else "pass"
 
@@ -812,6 +819,12 @@ def write_report(d: Demonstration, path) -> Path:
               [[str(b.node.values[i]), float(b.max_hgl_ft.values[i]), float(a.max_hgl_ft.values[i]), float(a.freeboard_ft.values[i]),
                 float(a.max_surcharge_ft.values[i]), float(a.flooding_volume_cf.values[i])] for i in order])
     rep.key_values([("continuity error before [%]", f"{continuity_error(b):.3f}"), ("continuity error after [%]", f"{continuity_error(a):.3f}")])
+    files = doc.get("external_files") or []
+    if files:
+        rep.heading("Files")
+        rep.table(["file", "kind", "use", "SHA-256"],
+                  [[f["name"], f["kind"], f["verb"].lower(), f["sha256"] or ("written in the run's folder" if f["verb"] == "SAVE" else "MISSING")]
+                   for f in files])
     if d.injections:
         rep.heading("Injected volumes (self-check)")
         rep.table(["what", "element", "intended [ft3]", "received [ft3]", "difference [%]", "basis", "result"],
