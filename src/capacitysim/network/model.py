@@ -33,6 +33,8 @@ KNOWN_SECTIONS = frozenset(
     CURVES TIMESERIES PATTERNS MAP POLYGONS COORDINATES VERTICES LABELS SYMBOLS BACKDROP TAGS PROFILES
     EVENTS""".split()
 )
+#: SWMM's flow units [1]_.
+FLOW_UNITS = ("CFS", "GPM", "MGD", "CMS", "LPS", "MLD")
 NODE_SECTIONS = ("JUNCTIONS", "OUTFALLS", "DIVIDERS", "STORAGE")
 LINK_SECTIONS = ("CONDUITS", "PUMPS", "ORIFICES", "WEIRS", "OUTLETS")
 #: Link kinds that need a [XSECTIONS] line [1]_ (pumps and outlets have none).
@@ -132,7 +134,9 @@ class SwmmInp:
 
     @property
     def flow_units(self) -> str:
-        return (self.option("FLOW_UNITS", "CFS") or "CFS").upper()
+        """FLOW_UNITS as the engine reads it: the keyword the value begins with (CFS when none)."""
+        value = (self.option("FLOW_UNITS", "CFS") or "CFS").upper()
+        return next((u for u in FLOW_UNITS if value.startswith(u)), "CFS")
 
     @property
     def is_si(self) -> bool:
@@ -282,7 +286,7 @@ def parse_inp(path: str | os.PathLike) -> SwmmInp:
             continue
         if section in ("TITLE",):
             continue
-        toks = split_tokens(line)
+        toks = split_tokens(line.split("\x00", 1)[0])  # the engine's C strings end at a NUL byte
         if not toks:
             continue
         if section is None:

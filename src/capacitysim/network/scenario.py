@@ -323,14 +323,25 @@ def _hhmm(hours: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if s else f"{h}:{m:02d}"
 
 
+def model_number(tok: str, what: str) -> float:
+    """A number of the model's text; an InputError naming ``what`` when it is not one."""
+    try:
+        v = float(tok)
+    except (TypeError, ValueError):
+        raise InputError(f"{what}: {tok!r} is not a number") from None
+    if not math.isfinite(v):
+        raise InputError(f"{what}: {tok!r} is not a finite number")
+    return v
+
+
 def _parse_clock(tok: str) -> float:
     """'H:MM[:SS]' or decimal hours -> hours."""
     if ":" in tok:
-        parts = [float(p) for p in tok.split(":")]
+        parts = [model_number(p, f"time {tok!r}") for p in tok.split(":")]
         while len(parts) < 3:
             parts.append(0.0)
         return parts[0] + parts[1] / MINUTES_PER_HOUR + parts[2] / SECONDS_PER_HOUR
-    return float(tok)
+    return model_number(tok, "time")
 
 
 def _parse_date(tok: str) -> _dt.date:
@@ -379,7 +390,7 @@ def model_rainfall(model: SwmmInp, gauge: str | None = None) -> tuple[np.ndarray
                 times.append((when - start).total_seconds() / SECONDS_PER_HOUR)
             else:
                 times.append(_parse_clock(clock))
-            vals.append(float(v))
+            vals.append(model_number(v, f"rainfall series {toks[5]} at line {r.line}"))
     t = np.asarray(times, float)
     v = np.asarray(vals, float)
     if fmt == "INTENSITY":
@@ -397,7 +408,7 @@ def _rtk_params(model: SwmmInp, hydrograph: str, month: int) -> list[tuple[float
     months = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
     rows = [r.tokens for r in model.rows("HYDROGRAPHS") if r.tokens[0].upper() == hydrograph.upper() and len(r.tokens) >= 6]
     chosen = [t for t in rows if t[1].upper() == months[month - 1]] or [t for t in rows if t[1].upper() == "ALL"]
-    return [(float(t[3]), float(t[4]), float(t[5])) for t in chosen]
+    return [tuple(model_number(x, f"[HYDROGRAPHS] {hydrograph} R/T/K") for x in t[3:6]) for t in chosen]
 
 
 def rdii_peak_cfs(model: SwmmInp, nodes, rain_t_hr: np.ndarray, rain_in: np.ndarray) -> float:
@@ -416,7 +427,7 @@ def rdii_peak_cfs(model: SwmmInp, nodes, rain_t_hr: np.ndarray, rain_in: np.ndar
     area_by_uh: dict[str, float] = {}
     for r in model.rows("RDII"):
         if model.canon_node(r.tokens[0]) in nodes and len(r.tokens) >= 3:
-            area = float(r.tokens[2])
+            area = model_number(r.tokens[2], f"[RDII] sewer area at {r.tokens[0]}")
             if si:  # hectares -> acres
                 area *= 1.0e4 / (METERS_PER_FOOT**2 * SQFT_PER_ACRE)
             area_by_uh[r.tokens[1].upper()] = area_by_uh.get(r.tokens[1].upper(), 0.0) + area

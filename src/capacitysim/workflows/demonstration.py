@@ -380,6 +380,13 @@ def model_files(model: SwmmInp) -> list[dict]:
     return out
 
 
+def _isnum(tok) -> bool:
+    try:
+        return math.isfinite(float(tok))
+    except (TypeError, ValueError):
+        return False
+
+
 def _first_dataarray() -> None:
     """Build one DataArray: xarray imports its duck-array modules (dask, about 0.9 s) at the first one."""
     xr.DataArray(np.zeros(1))
@@ -731,7 +738,7 @@ def profile_path(model: SwmmInp, start: str, end: str) -> list[dict]:
         path = nx.shortest_path(g, start, end)
     except (nx.NetworkXNoPath, nx.NodeNotFound):
         raise InputError(f"no flow path from {start} to {end}") from None
-    lengths = {r.tokens[0]: float(r.tokens[3]) for r in model.rows("CONDUITS") if len(r.tokens) > 3}
+    lengths = {r.tokens[0]: float(r.tokens[3]) for r in model.rows("CONDUITS") if len(r.tokens) > 3 and _isnum(r.tokens[3])}
     out, dist = [{"node": path[0], "distance_ft": 0.0, "link": None}], 0.0
     for u, v in zip(path[:-1], path[1:]):
         lid = min(g[u][v], key=lambda k: lengths.get(k, 0.0))
