@@ -312,3 +312,18 @@ def test_report_output_never_overwrites_an_input_or_follows_a_link(run_cli, tmp_
     link.symlink_to(tmp_path / "elsewhere.html")
     r = run_cli("capacity", "--model", str(model), "--connect", "J2=1000", "--report", str(link))
     assert r.exit_code == 2 and "symbolic link" in r.stderr and not (tmp_path / "elsewhere.html").exists()
+
+
+def test_a_model_cannot_make_the_engine_write_outside_the_run(tmp_path):
+    """[FILES] SAVE with an absolute path elsewhere (and a relative one climbing out): written in the run's folder."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    text = (MODELS / "population-dwf.inp").read_text().replace(
+        "[RAINGAGES]", f'[FILES]\nSAVE OUTFLOWS "{outside / "stolen.txt"}"\nSAVE HOTSTART "../../climb.hsf"\n\n[RAINGAGES]')
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "m.inp").write_text(text)
+    d = run_demonstration(folder / "m.inp", connections=["J2=1000"], work_dir=tmp_path / "w")
+    assert list(outside.iterdir()) == [] and not (tmp_path / "climb.hsf").exists() and not (tmp_path.parent / "climb.hsf").exists()
+    assert len(list((tmp_path / "w").rglob("stolen.txt"))) == 2 and len(list((tmp_path / "w").rglob("climb.hsf"))) == 2
+    assert sorted(f["verb"] for f in d.to_json()["external_files"]) == ["MODEL", "SAVE", "SAVE"]
