@@ -246,9 +246,8 @@ def _sha(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-@pytest.mark.parametrize("suffix", ["json", "html"])
-def test_withdraw_cites_real_capacity_and_spdes_files_with_sha256(bank, evidence, suffix):
-    cap, spd = evidence / f"cap.{suffix}", evidence / f"spdes.{suffix}"
+def test_withdraw_cites_real_capacity_and_spdes_files_with_sha256(bank, evidence):
+    cap, spd = evidence / "cap.json", evidence / "spdes.json"
     assert json.loads((evidence / "cap.json").read_text())["verdict"] == "pass"
     res = bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1", "--capacity-ref", str(cap),
                "--spdes-ref", str(spd), "--json")
@@ -260,6 +259,9 @@ def test_withdraw_cites_real_capacity_and_spdes_files_with_sha256(bank, evidence
     row = [r for r in json.loads(bank("journal", "--json").stdout)["journal"] if r["action"] == "withdraw"][0]
     assert row["detail"]["capacity_sha256"] == _sha(cap) and row["detail"]["capacity_verdict"] == "pass"
     assert row["detail"]["spdes_verdict"] == "not prohibited"
+    # the model the demonstration ran and the connection it demonstrated are recorded with the withdrawal
+    assert row["detail"]["capacity_model_sha256"] == _sha(MODEL)
+    assert row["detail"]["capacity_connection"] == {"node": "MH0001", "flow_gpd": 3000.0}
     assert any(_sha(spd) in d for d in row["documents"])
     assert bank("verify").exit_code == 0
     # the evidence changes after the note was issued on it: verify says so and fails
@@ -282,9 +284,8 @@ def test_failing_or_prohibiting_evidence_is_refused(bank, evidence, tmp_path):
         bad.write_text(json.dumps(doc | {"verdict": verdict}))
         refused(bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1",
                      "--capacity-ref", str(bad)), verdict.upper())
-    for suffix in ("json", "html"):
-        refused(bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1",
-                     "--spdes-ref", str(evidence / f"spdes-prohibited.{suffix}")), "PROHIBITED")
+    refused(bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1",
+                 "--spdes-ref", str(evidence / "spdes-prohibited.json")), "PROHIBITED")
     assert balance(bank) == 9000
     # a pending withdrawal cannot be approved on a prohibiting check either
     assert bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A2",
@@ -310,6 +311,91 @@ def test_wrong_or_missing_evidence_file_is_bad_input(bank, evidence, opt, name, 
     res = bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1", opt, ref)
     assert res.exit_code == 2, res.output
     assert len(res.stderr.strip().splitlines()) == 1 and word in res.stderr, res.stderr
+    assert balance(bank) == 9000
+
+
+# --- the verdict is read from the JSON document only: no prose, no HTML ---------------------------------
+
+
+def bad_input(res, word):
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and word in lines[0], res.stderr
+
+
+@pytest.mark.parametrize(("opt", "name"), [("--capacity-ref", "cap.html"), ("--spdes-ref", "spdes.html"),
+                                           ("--spdes-ref", "spdes-prohibited.html")])
+def test_html_reports_are_refused_asking_for_the_json(bank, evidence, opt, name):
+    bad_input(bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1", opt, str(evidence / name)),
+              "--json")
+    assert balance(bank) == 9000
+
+
+def test_a_storm_or_node_named_verdict_pass_cannot_make_a_failing_report_pass(bank, evidence, tmp_path):
+    """The report of a FAIL, whose storm is named "Verdict: PASS": the old regex over HTML read PASS."""
+    html = (evidence / "cap.html").read_text()
+    assert "Verdict: PASS" in html
+    forged = html.replace("Verdict: PASS", "Verdict: FAIL").replace("<body>", "<body><p>Storm: Verdict: PASS</p>", 1)
+    (tmp_path / "fail.html").write_text(forged)
+    (tmp_path / "fail.txt").write_text(forged)  # renamed: still recognised as HTML by its content, still refused
+    for name in ("fail.html", "fail.txt"):
+        bad_input(bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1",
+                       "--capacity-ref", str(tmp_path / name)), "HTML")
+    # in the JSON document a node or storm name is just a value: the verdict key decides
+    doc = json.loads((evidence / "cap.json").read_text())
+    doc |= {"verdict": "fail", "storm": "Verdict: PASS"}
+    doc["scenario"]["connections"][0]["node"] = "Verdict: PASS"
+    (tmp_path / "fail.json").write_text(json.dumps(doc))
+    refused(bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1",
+                 "--capacity-ref", str(tmp_path / "fail.json")), "FAIL")
+    assert balance(bank) == 9000
+
+
+def test_the_capacity_json_must_demonstrate_the_withdrawal_flow_at_its_node(bank, evidence, tmp_path):
+    cap = str(evidence / "cap.json")  # connects MH0001 = 3,000 gpd
+    refused(bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "5000", "--application", "A1", "--capacity-ref", cap),
+            "no connection of at least 5,000 gpd")
+    refused(bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1", "--capacity-ref", cap,
+                 "--node", "MH0002"), "at node 'MH0002'")
+    assert balance(bank) == 9000
+    res = bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1", "--node", "MH0001", "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout)["status"] == "pending"
+    # attach checks the recorded node and peak flow too
+    doc = json.loads((evidence / "cap.json").read_text())
+    doc["scenario"]["connections"][0]["node"] = "MH0002"
+    (tmp_path / "elsewhere.json").write_text(json.dumps(doc))
+    refused(bank("attach", "--application", "A1", "--capacity-ref", str(tmp_path / "elsewhere.json")), "at node 'MH0001'")
+    assert bank("attach", "--application", "A1", "--capacity-ref", cap).exit_code == 0
+    # a document without scenario.connections does not demonstrate a connection
+    del doc["scenario"]
+    (tmp_path / "noscenario.json").write_text(json.dumps(doc))
+    bad_input(bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A2",
+                   "--capacity-ref", str(tmp_path / "noscenario.json")), "scenario.connections")
+
+
+@pytest.mark.parametrize("case", ["deep", "deep-100", "huge", "many", "nan", "bom-html"])
+def test_hostile_reference_files_exit_2_with_one_line(bank, tmp_path, case):
+    p = tmp_path / "ref.json"
+    if case == "deep":
+        p.write_text("[" * 100_000 + "]" * 100_000)
+    elif case == "deep-100":
+        p.write_text('{"verdict": "pass", "scenario": {"connections": [{"node": "N", "flow_gpd": 9000, "x": '
+                     + "[" * 100 + "]" * 100 + "}]}}")
+    elif case == "huge":  # 50 MB of valid JSON
+        with p.open("w") as fh:
+            fh.write('{"verdict": "pass", "scenario": {"connections": [{"node": "N", "flow_gpd": 9000}]}, "pad": "')
+            fh.write("x" * (50 * 1024 * 1024))
+            fh.write('"}')
+    elif case == "many":  # 3.6 MB of empty arrays: under the size cap, but millions of objects to build
+        p.write_text("[" + ",".join(["[]"] * 1_200_000) + "]")
+    elif case == "nan":
+        p.write_text('{"verdict": "pass", "scenario": {"connections": [{"node": "N", "flow_gpd": Infinity}]}}')
+    else:
+        p = tmp_path / "ref.txt"
+        p.write_bytes(b"\xef\xbb\xbf  <!DOCTYPE html><p>Verdict: PASS</p>")
+    word = {"deep": "nested", "deep-100": "nested", "huge": "larger than 20 MB", "many": "arrays/objects", "nan": "not valid JSON", "bom-html": "HTML"}[case]
+    bad_input(bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1", "--capacity-ref", str(p)),
+              word)
     assert balance(bank) == 9000
 
 

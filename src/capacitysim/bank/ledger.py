@@ -12,6 +12,21 @@ The journal is hash-chained (each row's SHA-256 covers its content and the previ
 rows, so an edit made around the triggers (with the ``sqlite3`` shell) is found. Operations that
 cannot get the write lock within the timeout fail cleanly (:class:`BankBusyError`, nothing changed).
 
+What ``verify`` can and cannot detect
+-------------------------------------
+Without an anchor, ``verify`` finds any edit that leaves a trace inside the file: a row changed,
+removed, inserted or reordered without recomputing the hashes; a value of the wrong type; a balance
+that is not the sum of its journal rows; a record (project, withdrawal, transfer, condemnation)
+without its journal rows or with other amounts; a cited report file whose bytes changed. It
+**cannot** detect a *consistent* rewrite: someone with write access to the file who drops the
+triggers, edits history, keeps the records and balances in step and recomputes the whole hash chain
+produces a file that verifies. Only a head hash kept *outside* the bank can show that: record the
+head (:meth:`Ledger.head`, ``capacitysim bank head``, printed in every annual report) somewhere the
+bank's writers cannot change (the Board's minutes, an e-mail, a signed report), and later
+``capacitysim bank verify --expect-head HASH`` fails unless the current chain still leads to that
+hash, i.e. unless every row up to that one is exactly as it was. Rows written after the anchor are
+only protected by the next anchor.
+
 Amounts are whole gallons per day, each at most :data:`MAX_GPD`. A certified figure is booked rounded *down* and a requirement
 rounded *up* (never credit more I/I removal than certified, never withdraw less than required).
 
@@ -68,14 +83,22 @@ class BankBusyError(CapacitysimError):
 
 
 def default_actor() -> str:
-    """Who is acting: ``$CAPACITYSIM_ACTOR``, else the login name."""
-    env = os.environ.get("CAPACITYSIM_ACTOR", "").strip()
-    if env:
-        return env
+    """Who is acting: ``$CAPACITYSIM_ACTOR``, else the login name, validated like ``--actor``.
+
+    Raises
+    ------
+    InputError
+        The variable (or the login name, which ``getpass`` takes from ``$LOGNAME``/``$USER``) holds a
+        control or invisible character (a newline would forge a journal line), is blank or too long.
+    """
+    env = os.environ.get("CAPACITYSIM_ACTOR")
+    if env:  # unset or empty: the login name
+        return _text("actor ($CAPACITYSIM_ACTOR)", env)
     try:
-        return getpass.getuser()
+        login = getpass.getuser()
     except Exception:  # pragma: no cover - no login name in some containers
         return "unknown"
+    return _text("actor (the login name, from $LOGNAME/$USER)", login)
 
 
 def parse_date(name: str, value) -> _dt.date | None:
@@ -163,26 +186,62 @@ class Ledger:
         c = self.conn
         try:
             c.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+            # look before changing anything (WAL mode rewrites the header): a foreign database is left as it is
+            state = self._inspect(c)
+            if state == "foreign":
+                raise InputError(f"{self.path} is an SQLite database but not a capacitysim credit bank "
+                                 f"({self._foreign_tables(c)}); refusing to change it: give another --db path")
+            if state == "empty" and not create:
+                raise InputError(f"{self.path} is not an initialised credit bank "
+                                 f"(run `capacitysim bank --db {self.path} init`)")
+            if state not in ("empty", str(SCHEMA_VERSION)):
+                raise InputError(f"{self.path}: bank schema version {state}, this capacitysim reads version {SCHEMA_VERSION}")
             mode = c.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             c.execute("PRAGMA foreign_keys = ON")
             c.execute("PRAGMA synchronous = FULL")
+        except sqlite3.OperationalError as exc:
+            c.close()
+            raise BankBusyError(f"credit bank {self.path}: {exc}") from None
         except sqlite3.DatabaseError as exc:
             c.close()
             raise InputError(f"{self.path} is not a credit bank (SQLite says: {exc})") from None
-        if mode.lower() != "wal":  # pragma: no cover - e.g. a read-only medium
+        except BaseException:
+            c.close()
+            raise
+        if str(mode).lower() != "wal":  # pragma: no cover - e.g. a read-only medium
+            c.close()
             raise InputError(f"{self.path}: cannot switch the bank to WAL mode (got {mode})")
         if create:
-            self._init_schema()
-        else:
-            row = c.execute("SELECT name FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
-            if row is None:
+            try:
+                self._init_schema()
+            except BaseException:
                 c.close()
-                raise InputError(f"{self.path} is not an initialised credit bank (run `capacitysim bank --db {self.path} init`)")
+                raise
+
+    @staticmethod
+    def _inspect(c) -> str:
+        """What the file holds: ``empty`` (no schema: a new file), ``foreign`` (another program's
+        database) or the bank's schema version (text). Reads only; raises sqlite3.DatabaseError for a
+        file that is not SQLite."""
+        names = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")}
+        if not names:
+            return "empty"
+        if not {"meta", "journal", "subaccounts"} <= names:
+            return "foreign"
+        try:
             ver = c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if ver is None or ver[0] != str(SCHEMA_VERSION):
-                c.close()
-                raise InputError(f"{self.path}: bank schema version {ver[0] if ver else 'unknown'}, "
-                                 f"this capacitysim reads version {SCHEMA_VERSION}")
+        except sqlite3.OperationalError as exc:
+            if "no such column" in str(exc):
+                return "foreign"
+            raise
+        return "foreign" if ver is None else str(ver[0])[:20]
+
+    @staticmethod
+    def _foreign_tables(c) -> str:
+        names = [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
+                                         "ORDER BY name LIMIT 4")]
+        shown = ", ".join(repr(str(n)[:40]) for n in names[:3])
+        return f"tables {shown}{', ...' if len(names) > 3 else ''}" if names else "no capacitysim tables"
 
     # --- plumbing ---------------------------------------------------------------------------------
     def close(self) -> None:
@@ -415,7 +474,7 @@ class Ledger:
     def withdraw(self, basin: str, owner: str, peak_flow_gpd: float, application: str, *, capacity_ref: str | None = None,
                  spdes_ref: str | None = None, principal: str | None = None,
                  offset_ratio: float = ii_offset.DEFAULT_OFFSET_RATIO, threshold_gpd: float = ii_offset.OFFSET_THRESHOLD_GPD,
-                 on=None, description: str = "", reason: str = "", documents=()) -> dict:
+                 on=None, description: str = "", reason: str = "", documents=(), node: str | None = None) -> dict:
         """Reserve credits for an application at once; approve when the capacity and SPDES refs are attached.
 
         ``peak_flow_gpd`` is the estimated peak sewage flow rate increase of the connection; the
@@ -425,12 +484,16 @@ class Ledger:
         the SPDES/treatment ref the withdrawal stays *pending* (section H(1)); with both, the flow
         credit note is issued (``on``, default today, never in the future) and the certificate of
         occupancy falls due one year later (DEFAULT). A ref that is a file is fingerprinted with
-        SHA-256 and, if it is a capacitysim JSON/HTML result, must pass (:mod:`capacitysim.bank.refs`).
+        SHA-256 and, if it is a capacitysim JSON document, is read (:mod:`capacitysim.bank.refs`): the
+        capacity demonstration must pass and connect at least ``peak_flow_gpd`` (at ``node``, the
+        connection's model node, when given; it is recorded for a later :meth:`attach`); an HTML
+        report is refused (cite the JSON).
         """
         peak = _positive_gpd("peak_flow_gpd", peak_flow_gpd)
         application = _text("application", application)
         ratio = _offset_ratio(offset_ratio)
-        cap = _refs.resolve_ref("capacity", _text("capacity_ref", capacity_ref, required=False))
+        node = _text("node", node, required=False)
+        cap = _refs.resolve_ref("capacity", _text("capacity_ref", capacity_ref, required=False), gpd=peak, node=node)
         spd = _refs.resolve_ref("spdes", _text("spdes_ref", spdes_ref, required=False))
         if not ii_offset.offset_required(peak, threshold_gpd):
             raise RefusedError(f"no offset is required: {peak:,.0f} gpd does not exceed the {threshold_gpd:,.0f} gpd "
@@ -471,19 +534,30 @@ class Ledger:
             self._move(c, sub["id"], -need, "withdraw", reason=reason or f"application {application}",
                        documents=[*documents, *_ref_docs(cap, spd)], basin_id=b["id"], ref=application,
                        detail={"peak_flow_gpd": peak, "offset_ratio": ratio, "reserved_gpd": need, "status": status,
-                               "principal": p["name"], **_ref_detail(cap, spd),
+                               "principal": p["name"], **({"node": node} if node else {}), **_ref_detail(cap, spd),
                                **({"note_issued_on": note_on.isoformat(), "co_due_on": due.isoformat()} if note_on else {})})
             wid = cur.lastrowid
         return self.withdrawal(application) | {"id": wid}
 
     def attach(self, application: str, *, capacity_ref: str | None = None, spdes_ref: str | None = None, on=None,
-               reason: str = "", documents=()) -> dict:
+               reason: str = "", documents=(), node: str | None = None) -> dict:
         """Attach the capacity demonstration and/or SPDES refs; a pending withdrawal with both is approved.
 
-        A reference already recorded cannot be replaced (the note was, or will be, issued on it):
-        return the credits and apply again instead.
+        A capacity JSON is checked against the withdrawal (its peak flow, and ``node`` or the node
+        recorded at :meth:`withdraw`). A reference already recorded cannot be replaced (the note was,
+        or will be, issued on it): return the credits and apply again instead.
         """
-        cap = _refs.resolve_ref("capacity", _text("capacity_ref", capacity_ref, required=False))
+        node = _text("node", node, required=False)
+        capacity_ref = _text("capacity_ref", capacity_ref, required=False)
+        peak = None
+        if capacity_ref is not None:
+            w = self._withdrawal(self.conn, application)  # peak flow and node never change: read before the transaction
+            peak = w["peak_flow_gpd"]
+            recorded = self._withdrawal_node(self.conn, w["application"])
+            if node is not None and recorded is not None and node != recorded:
+                raise InputError(f"node {node!r}: application {w['application']!r} was made for node {recorded!r}")
+            node = node or recorded
+        cap = _refs.resolve_ref("capacity", capacity_ref, gpd=peak, node=node)
         spd = _refs.resolve_ref("spdes", _text("spdes_ref", spdes_ref, required=False))
         if cap is None and spd is None:
             raise InputError("give capacity_ref and/or spdes_ref to attach")
@@ -511,6 +585,15 @@ class Ledger:
                       ref=application, detail={"status": status, "note_issued_on": note_on, "co_due_on": due,
                                                **_ref_detail(cap, spd)})
         return self.withdrawal(application)
+
+    @staticmethod
+    def _withdrawal_node(c, application: str) -> str | None:
+        """The connection node recorded when ``application`` was withdrawn (None if none was given)."""
+        row = c.execute("SELECT detail FROM journal WHERE action='withdraw' AND ref=? ORDER BY seq DESC LIMIT 1",
+                        (application,)).fetchone()
+        detail = _json_or_raw(row[0]) if row else None
+        node = detail.get("node") if isinstance(detail, dict) else None
+        return node if isinstance(node, str) else None
 
     def _not_future(self, name: str, d: _dt.date | None) -> _dt.date | None:
         if d is not None and d > self._today():
@@ -815,55 +898,156 @@ class Ledger:
         for r in self.conn.execute(sql, args):
             out.append({"seq": r["seq"], "txn": r["txn"], "at": r["at"], "actor": r["actor"], "action": r["action"],
                         "basin": r["basin"], "owner": r["owner"], "delta_gpd": r["delta_gpd"], "balance_after": r["balance_after"],
-                        "ref": r["ref"], "reason": r["reason"], "documents": json.loads(r["documents"]),
-                        "detail": json.loads(r["detail"])})
+                        "ref": r["ref"], "reason": r["reason"], "documents": _json_or_raw(r["documents"]),
+                        "detail": _json_or_raw(r["detail"])})
         return out
 
-    def verify(self, *, check_files: bool = True) -> dict:
-        """Audit the ledger; ``ok`` is False with a list of ``problems`` when anything is off.
+    def cited_files(self) -> list[str]:
+        """Paths of the report files withdrawals cite (recorded with their SHA-256): inputs no output may replace."""
+        out = []
+        for r in self.conn.execute("SELECT capacity_ref, capacity_sha256, spdes_ref, spdes_sha256 FROM withdrawals"):
+            for kind in ("capacity", "spdes"):
+                if r[f"{kind}_sha256"] is not None and isinstance(r[f"{kind}_ref"], str):
+                    out.append(r[f"{kind}_ref"])
+        return out
 
-        Checks: SQLite integrity and foreign keys; the journal's hash chain (every row's SHA-256, each
-        row linked to the one before, the first to the recorded anchor, the last to the recorded
-        head); per subaccount, each row's ``balance_after`` equals the running sum of its deltas and
-        the sum equals the balance, never negative; credits deposited = held + withdrawn; every
-        certified project has its deposit row of the certified amount, every withdrawal its
-        ``withdraw`` row (once) and, when returned or defaulted, its return row (once), every transfer
-        and condemnation its out and in rows (records older than a purge are exempt); and, with
-        ``check_files``, that every report file a withdrawal cites still has the SHA-256 recorded.
+    def head(self) -> dict:
+        """The head of the journal's hash chain: keep it outside the bank to detect a rewrite later.
 
-        The head hash (``journal_head``) is printed in the annual report: an administrator who keeps
-        it can later show that the journal up to that row has not been rewritten.
+        Returns
+        -------
+        dict
+            ``head`` (SHA-256 hex of the last journal row; the chain's anchor when the journal is
+            empty), ``rows`` (journal rows), ``last_seq`` and ``last_at`` (UTC time of the last row).
+            ``verify(expect_head=head)`` fails if the journal up to that row is ever rewritten.
         """
         c = self.conn
-        problems = []
+        last = c.execute("SELECT seq, hash, at FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
+        rows = c.execute("SELECT count(*) FROM journal").fetchone()[0]
+        if last is None:
+            anchor = c.execute("SELECT value FROM meta WHERE key='journal_anchor'").fetchone()
+            return {"head": anchor[0] if anchor else GENESIS_HASH, "rows": 0, "last_seq": None, "last_at": None}
+        return {"head": last["hash"], "rows": rows, "last_seq": last["seq"], "last_at": last["at"]}
+
+    def verify(self, *, check_files: bool = True, expect_head: str | None = None) -> dict:
+        """Audit the ledger; ``ok`` is False with a list of ``problems`` when anything is off.
+
+        Checks: SQLite integrity and foreign keys; that every stored value has its column's type (a
+        row edited with the ``sqlite3`` shell may hold text or NULL in a number column: it is named,
+        never a crash); the journal's hash chain (every row's SHA-256, each row linked to the one
+        before, the first to the recorded anchor, the last to the recorded head); per subaccount,
+        each row's ``balance_after`` equals the running sum of its deltas and the sum equals the
+        balance, never negative; credits deposited = held + withdrawn; every certified project has
+        its deposit row of the certified amount, every withdrawal its ``withdraw`` row (once) and,
+        when returned or defaulted, its return row (once), every transfer and condemnation its out
+        and in rows (records older than a purge are exempt); and, with ``check_files``, that every
+        report file a withdrawal cites still has the SHA-256 recorded.
+
+        Without ``expect_head`` these checks cannot detect a *consistent* rewrite (history edited
+        and the whole chain recomputed by someone with write access); see the module docstring.
+
+        Parameters
+        ----------
+        check_files : bool, default True
+            Re-hash the report files withdrawals cite.
+        expect_head : str, optional
+            A head hash kept outside the bank (:meth:`head`, printed in the annual report). The
+            check fails unless it is the hash of a row of the current chain with every row up to it
+            intact; the problem names the first row where the chain no longer leads to it, or says
+            it is not in the chain.
+
+        Returns
+        -------
+        dict
+            ``ok``, ``problems``, ``deposited_gpd``, ``held_gpd``, ``withdrawn_gpd``, ``journal_rows``,
+            ``journal_head``, ``refs`` and, with ``expect_head``, ``expected_head``
+            (``{"hash", "found", "seq"}``).
+
+        Raises
+        ------
+        InputError
+            ``expect_head`` is not 64 hexadecimal digits.
+        """
+        expect = _head_hash("expect_head", expect_head) if expect_head is not None else None
+        c = self.conn
+        out = {"ok": False, "problems": [], "deposited_gpd": 0, "held_gpd": 0, "withdrawn_gpd": 0, "journal_rows": 0,
+               "journal_head": GENESIS_HASH, "refs": []}
+        if expect is not None:
+            out["expected_head"] = {"hash": expect, "found": False, "seq": None}
+        problems = out["problems"]
+        try:
+            self._verify(c, out, check_files, expect)
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise  # another writer: BankBusyError through the CLI
+            problems.append(f"the bank's schema was changed outside capacitysim (SQLite says: {exc})")
+        except sqlite3.DatabaseError as exc:
+            problems.append(f"the bank file is damaged (SQLite says: {exc})")
+        except (TypeError, ValueError, KeyError, IndexError, OverflowError, RecursionError) as exc:
+            # the type audit names altered values first; this is the net under whatever it did not foresee
+            problems.append(f"the records hold values capacitysim never writes and could not all be checked "
+                            f"({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''})")
+        out["ok"] = not problems
+        return out
+
+    def _verify(self, c, out: dict, check_files: bool, expect: str | None) -> None:
+        problems = out["problems"]
         if c.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
             problems.append("sqlite integrity_check failed")
-        if c.execute("PRAGMA foreign_key_check").fetchone() is not None:
-            problems.append("foreign key violations")
+        try:
+            if c.execute("PRAGMA foreign_key_check").fetchone() is not None:
+                problems.append("foreign key violations")
+        except sqlite3.OperationalError as exc:  # e.g. a referenced table recreated without its key
+            problems.append(f"foreign keys cannot be checked: the schema was changed outside capacitysim (SQLite says: {exc})")
+        bad_rows = _type_audit(c, problems)
         meta = {r["key"]: r["value"] for r in c.execute("SELECT key, value FROM meta")}
-        prev = meta.get("journal_anchor", GENESIS_HASH)
+        anchor = meta.get("journal_anchor", GENESIS_HASH)
+        purged_before = meta.get("purged_before", "")
+        purged_before = purged_before if isinstance(purged_before, str) else ""
+        prev = anchor
         # a purge's carry-forward rows stand for movements older than every surviving row: they open the books
-        running: dict[int, int] = {r[0]: r[1] for r in c.execute(
-            "SELECT subaccount_id, sum(delta_gpd) FROM journal WHERE action='carry-forward' GROUP BY subaccount_id")}
-        by_ref: dict[tuple[str, str], list[int]] = {}
+        running: dict = {}
+        for r in c.execute("SELECT seq, subaccount_id, delta_gpd FROM journal WHERE action='carry-forward'"):
+            if r["seq"] not in bad_rows["journal"] and r["subaccount_id"] is not None:
+                running[r["subaccount_id"]] = running.get(r["subaccount_id"], 0) + r["delta_gpd"]
+        by_ref: dict[tuple, list[int]] = {}
         rows = 0
+        broken_at = None  # first row where the chain from the anchor breaks
+        expect_seq, broken_before_expect = None, None
         for r in c.execute("SELECT * FROM journal ORDER BY seq"):
             rows += 1
+            seq = r["seq"]
+            intact = True
             if r["prev_hash"] != prev:
-                problems.append(f"journal row {r['seq']}: not linked to the row before it (a row was removed, inserted or reordered)")
+                intact = False
+                problems.append(f"journal row {seq}: not linked to the row before it (a row was removed, inserted or reordered)")
             if journal_hash(r) != r["hash"]:
-                problems.append(f"journal row {r['seq']}: content does not match its hash (the row was altered)")
+                intact = False
+                problems.append(f"journal row {seq}: content does not match its hash (the row was altered)")
+            if not intact and broken_at is None:
+                broken_at = seq
+            if expect is not None and expect_seq is None and r["hash"] == expect:
+                expect_seq, broken_before_expect = seq, broken_at
             prev = r["hash"]
+            if seq in bad_rows["journal"]:
+                continue  # named by the type audit; its numbers cannot be summed
             if r["subaccount_id"] is not None and r["action"] != "carry-forward":
                 total = running.get(r["subaccount_id"], 0) + r["delta_gpd"]
                 running[r["subaccount_id"]] = total
                 if r["balance_after"] != total:
-                    problems.append(f"journal row {r['seq']}: balance_after {r['balance_after']} but the movements sum to {total}")
+                    problems.append(f"journal row {seq}: balance_after {r['balance_after']} but the movements sum to {total}")
             if r["ref"] is not None and r["delta_gpd"]:
                 by_ref.setdefault((r["action"], r["ref"]), []).append(r["delta_gpd"])
-        if prev != meta.get("journal_head", GENESIS_HASH):
+        out["journal_rows"] = rows
+        out["journal_head"] = meta.get("journal_head", GENESIS_HASH)
+        if prev != out["journal_head"]:
             problems.append("the journal does not end at the recorded head (rows were removed from its end)")
+        if expect is not None:
+            problems += _expected_head_problems(expect, expect_seq, broken_before_expect, broken_at, anchor, purged_before,
+                                                rows, prev, out["expected_head"])
         for r in c.execute("SELECT id, balance_gpd FROM subaccounts"):
+            if r["id"] in bad_rows["subaccounts"]:
+                continue
             total = running.get(r["id"], 0)
             if r["balance_gpd"] != total:
                 problems.append(f"subaccount {r['id']}: balance {r['balance_gpd']} but journal sums to {total}")
@@ -871,27 +1055,30 @@ class Ledger:
                 problems.append(f"subaccount {r['id']}: negative balance")
         deposits = c.execute("SELECT coalesce(sum(certified_gpd),0) FROM projects WHERE status='certified'").fetchone()[0]
         held = c.execute("SELECT coalesce(sum(balance_gpd),0) FROM subaccounts").fetchone()[0]
-        out = c.execute("SELECT coalesce(sum(amount_gpd),0) FROM withdrawals WHERE status IN ('pending','approved','completed')").fetchone()[0]
-        if deposits != held + out:
-            problems.append(f"credits deposited {deposits} != held {held} + withdrawn {out}")
-        problems += self._cross_check(c, by_ref, meta.get("purged_before", ""))
-        refs = []
+        withdrawn = c.execute("SELECT coalesce(sum(amount_gpd),0) FROM withdrawals "
+                              "WHERE status IN ('pending','approved','completed')").fetchone()[0]
+        out.update(deposited_gpd=deposits, held_gpd=held, withdrawn_gpd=withdrawn)
+        if deposits != held + withdrawn:
+            problems.append(f"credits deposited {deposits} != held {held} + withdrawn {withdrawn}")
+        problems += self._cross_check(c, by_ref, purged_before, bad_rows)
         if check_files:
-            for w in c.execute("SELECT application, capacity_ref, capacity_sha256, spdes_ref, spdes_sha256 FROM withdrawals"):
+            for w in c.execute("SELECT id, application, capacity_ref, capacity_sha256, spdes_ref, spdes_sha256 FROM withdrawals"):
+                if w["id"] in bad_rows["withdrawals"]:
+                    continue
                 for kind in ("capacity", "spdes"):
                     if w[f"{kind}_sha256"] is not None:
                         status = _refs.check_ref(w[f"{kind}_ref"], w[f"{kind}_sha256"])
-                        refs.append({"application": w["application"], "kind": kind, "ref": w[f"{kind}_ref"], "status": status})
+                        out["refs"].append({"application": w["application"], "kind": kind, "ref": w[f"{kind}_ref"],
+                                            "status": status})
                         if status != "ok":
                             problems.append(f"application {w['application']}: {kind} reference {w[f'{kind}_ref']} is {status} "
                                             "since it was recorded")
-        return {"ok": not problems, "problems": problems, "deposited_gpd": deposits, "held_gpd": held, "withdrawn_gpd": out,
-                "journal_rows": rows, "journal_head": meta.get("journal_head", GENESIS_HASH), "refs": refs}
 
     @staticmethod
-    def _cross_check(c, by_ref: dict, purged_before: str) -> list[str]:
+    def _cross_check(c, by_ref: dict, purged_before: str, bad_rows: dict | None = None) -> list[str]:
         """Every record that moved credits has exactly its journal rows, of its amounts."""
         problems = []
+        bad_rows = bad_rows or {}
 
         def expect(action, ref, amounts, what):
             got = by_ref.get((action, ref), [])
@@ -899,20 +1086,26 @@ class Ledger:
                 problems.append(f"{what}: journal '{action}' rows {got} but the record says {amounts}")
 
         deposited = {ref for (action, ref) in by_ref if action == "deposit"}
-        for p in c.execute("SELECT ref, certified_gpd, created_at FROM projects WHERE status='certified'"):
+        for p in c.execute("SELECT id, ref, certified_gpd, created_at FROM projects WHERE status='certified'"):
+            if p["id"] in bad_rows.get("projects", ()):
+                continue
             if p["ref"] in deposited or p["created_at"] >= purged_before:
                 expect("deposit", p["ref"], [p["certified_gpd"]], f"project {p['ref']}")
         known = {r[0] for r in c.execute("SELECT ref FROM projects WHERE status='certified'")}
         for ref in deposited - known:
             problems.append(f"journal deposit of {ref!r} has no certified project")
-        for w in c.execute("SELECT application, amount_gpd, status, requested_at, closed_at FROM withdrawals"):
+        for w in c.execute("SELECT id, application, amount_gpd, status, requested_at, closed_at FROM withdrawals"):
+            if w["id"] in bad_rows.get("withdrawals", ()):
+                continue
             if w["requested_at"] >= purged_before:
                 expect("withdraw", w["application"], [-w["amount_gpd"]], f"application {w['application']}")
             back = {"returned": "return", "defaulted": "default"}.get(w["status"])
             for action in ("return", "default"):
-                if action == back and w["closed_at"] < purged_before:
+                if action == back and w["closed_at"] is not None and w["closed_at"] < purged_before:
                     continue
                 expect(action, w["application"], [w["amount_gpd"]] if action == back else [], f"application {w['application']}")
+            if back is not None and w["closed_at"] is None:
+                problems.append(f"application {w['application']}: {w['status']} without a closing time")
         apps = {r[0] for r in c.execute("SELECT application FROM withdrawals")}
         for (action, ref) in by_ref:
             if action in ("withdraw", "return", "default") and ref not in apps:
@@ -920,11 +1113,102 @@ class Ledger:
         for table, name in (("transfers", "transfer"), ("condemnations", "condemnation")):
             short = "transfer" if name == "transfer" else "condemn"
             for t in c.execute(f"SELECT id, amount_gpd, created_at FROM {table}"):
+                if t["id"] in bad_rows.get(table, ()):
+                    continue
                 if t["created_at"] >= purged_before:
                     ref = f"{name}-{t['id']}"
                     expect(f"{short}-out", ref, [-t["amount_gpd"]], ref)
                     expect(f"{short}-in", ref, [t["amount_gpd"]], ref)
         return problems
+
+
+#: Types every stored value must have, for the columns :meth:`Ledger.verify` computes with:
+#: (table, row key, {column: (SQLite storage classes allowed)}). The schema's CHECKs and NOT NULLs say
+#: the same, but a file edited with the sqlite3 shell (``PRAGMA ignore_check_constraints``, or a table
+#: recreated without constraints) can hold anything.
+_INT, _INT_NULL, _TEXT, _TEXT_NULL = ("integer",), ("integer", "null"), ("text",), ("text", "null")
+_NUM, _NUM_NULL = ("integer", "real"), ("integer", "real", "null")
+_AUDITED = (
+    ("journal", "seq", {"seq": _INT, "prev_hash": _TEXT, "hash": _TEXT, "txn": _TEXT, "at": _TEXT, "actor": _TEXT,
+                        "action": _TEXT, "reason": _TEXT, "documents": _TEXT, "basin_id": _INT_NULL,
+                        "subaccount_id": _INT_NULL, "delta_gpd": _INT, "balance_after": _INT_NULL, "ref": _TEXT_NULL,
+                        "detail": _TEXT}),
+    ("subaccounts", "id", {"id": _INT, "basin_id": _INT, "owner_id": _INT, "balance_gpd": _INT}),
+    ("projects", "id", {"id": _INT, "ref": _TEXT, "status": _TEXT, "certified_gpd": _INT_NULL, "created_at": _TEXT,
+                        "estimated_gpd": _NUM_NULL}),
+    ("withdrawals", "id", {"id": _INT, "application": _TEXT, "status": _TEXT, "amount_gpd": _INT, "peak_flow_gpd": _NUM,
+                           "requested_at": _TEXT, "closed_at": _TEXT_NULL, "capacity_ref": _TEXT_NULL,
+                           "capacity_sha256": _TEXT_NULL, "spdes_ref": _TEXT_NULL, "spdes_sha256": _TEXT_NULL}),
+    ("transfers", "id", {"id": _INT, "amount_gpd": _INT, "created_at": _TEXT}),
+    ("condemnations", "id", {"id": _INT, "amount_gpd": _INT, "created_at": _TEXT}),
+    ("meta", "key", {"key": _TEXT, "value": _TEXT}),
+)
+
+
+#: Most altered values named one by one per table (the rest are counted).
+_MAX_NAMED = 50
+
+
+def _type_audit(c, problems: list) -> dict[str, set]:
+    """Name every stored value whose type is not its column's; returns the row keys of such rows per table.
+
+    One scan per table finds the rows; the first :data:`_MAX_NAMED` are named column by column.
+    """
+    bad: dict[str, set] = {}
+    for table, key, columns in _AUDITED:
+        allowed = {col: ", ".join(f"'{k}'" for k in kinds) for col, kinds in columns.items()}
+        where = " OR ".join(f"typeof({col}) NOT IN ({kinds})" for col, kinds in allowed.items())
+        bad[table] = {r[0] for r in c.execute(f"SELECT {key} FROM {table} WHERE {where}")}
+        if not bad[table]:
+            continue
+        cols = ", ".join(f"typeof({col}), substr(quote({col}), 1, 41)" for col in columns)
+        named = 0
+        for r in c.execute(f"SELECT {key}, {cols} FROM {table} WHERE {where} ORDER BY {key} LIMIT {_MAX_NAMED}"):
+            for i, (col, kinds) in enumerate(columns.items()):
+                t, q = r[1 + 2 * i], str(r[2 + 2 * i])
+                if t in kinds:
+                    continue
+                what = "journal row" if table == "journal" else f"{table} {key}"
+                shown = q if len(q) <= 40 else q[:37] + "..."
+                expected = " or ".join(k if k != "null" else "NULL" for k in kinds)
+                problems.append(f"{what} {_show_key(r[0])}: {col} holds {t} {shown} where {expected} is expected "
+                                "(edited outside capacitysim)")
+            named += 1
+        if len(bad[table]) > named:
+            problems.append(f"{table}: {len(bad[table]) - named} more row(s) hold values of the wrong type")
+    return bad
+
+
+def _show_key(k) -> str:
+    text = repr(k) if not isinstance(k, int) else str(k)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _head_hash(name: str, value) -> str:
+    """A head hash as given by ``bank head``: 64 hexadecimal digits (case ignored)."""
+    v = str(value).strip().lower()
+    if len(v) != 64 or any(ch not in "0123456789abcdef" for ch in v):
+        shown = repr(str(value)[:80])
+        raise InputError(f"{name} {shown}: allowed: a SHA-256 of 64 hexadecimal digits, as printed by `capacitysim bank head`")
+    return v
+
+
+def _expected_head_problems(expect, expect_seq, broken_before, broken_at, anchor, purged_before, rows, head, record) -> list[str]:
+    """Problems of ``verify(expect_head=...)``; fills ``record`` (``found``, ``seq``)."""
+    if expect_seq is not None:
+        record.update(found=True, seq=expect_seq)
+        if broken_before is not None:
+            return [f"expected head {expect} (journal row {expect_seq}): the chain no longer leads to it: it breaks at "
+                    f"journal row {broken_before}, so the journal up to that head was rewritten"]
+        return []
+    if expect == anchor:
+        record.update(found=True, seq=0)
+        return []  # the head was taken before every surviving row (the genesis, or the last purged row)
+    where = f"; the chain first breaks at journal row {broken_at}" if broken_at is not None else ""
+    purged = (f" (or it was the head of rows purged before {purged_before}, which can no longer be checked)"
+              if purged_before else "")
+    return [f"expected head {expect} is not the hash of any row of the journal chain ({rows} rows, head {head}): the journal "
+            f"was rewritten before that head, or the hash is from another bank{purged}{where}"]
 
 
 #: Journal columns the hash covers, in this order (every column but the hash itself).
@@ -933,9 +1217,19 @@ HASHED_COLUMNS = ("seq", "txn", "at", "actor", "action", "reason", "documents", 
 
 
 def journal_hash(row) -> str:
-    """SHA-256 (hex) of a journal row: canonical JSON of :data:`HASHED_COLUMNS` (stored values)."""
-    payload = json.dumps([row[k] for k in HASHED_COLUMNS], ensure_ascii=False, separators=(",", ":"))
+    """SHA-256 (hex) of a journal row: canonical JSON of :data:`HASHED_COLUMNS` (stored values).
+
+    A BLOB (never written by capacitysim, only by an edit) is hashed as ``{"blob": hex}``, so any
+    stored value gives a hash (a mismatch) instead of an error.
+    """
+    payload = json.dumps([row[k] for k in HASHED_COLUMNS], ensure_ascii=False, separators=(",", ":"), default=_blob_json)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _blob_json(value):
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"blob": bytes(value).hex()}
+    raise TypeError(f"cannot hash a {type(value).__name__}")
 
 
 def _same_name(c, table: str, column: str, value: str):
@@ -969,11 +1263,26 @@ def _ref_docs(*refs) -> list[str]:
 
 
 def _ref_detail(cap, spd) -> dict:
+    """Journal detail of resolved refs: ref, SHA-256 and verdict; for a capacity JSON also the model
+    file's SHA-256 and the connection it demonstrated."""
     out = {}
     for kind, r in (("capacity", cap), ("spdes", spd)):
         if r is not None:
             out[f"{kind}_ref"], out[f"{kind}_sha256"], out[f"{kind}_verdict"] = r["ref"], r["sha256"], r["verdict"]
+            for key in ("model", "model_sha256", "connection", "added_gpd"):
+                if r.get(key) is not None:
+                    out[f"{kind}_{key}"] = r[key]
     return out
+
+
+def _json_or_raw(text):
+    """A stored JSON column decoded, or the stored value itself when it is not JSON (an edited row)."""
+    if not isinstance(text, (str, bytes)):
+        return text
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text if isinstance(text, str) else text.hex()
 
 
 def _whole_gpd(name: str, value) -> int:

@@ -8,7 +8,9 @@ The database itself refuses what the program forbids, so that no code path (nor 
   the retention period and outside any open dispute (records section: three years, extended during
   an unresolved dispute);
 * the journal is hash-chained (each row's SHA-256 covers its content and the previous row's hash),
-  so an edit made after dropping the triggers is found by ``verify``;
+  so an edit made after dropping the triggers is found by ``verify`` unless the whole chain is
+  recomputed consistently; that rewrite is found only against a head hash kept outside the bank
+  (``bank head``, ``bank verify --expect-head``; see :mod:`capacitysim.bank.ledger`);
 * a journal row that moves credits must carry the subaccount's balance after the move (so a balance
   cannot change without its journal row, in the same transaction);
 * entities, basins, subaccounts, projects, notes, transfers and condemnations cannot be deleted;

@@ -1,21 +1,23 @@
 """CLI of the sewer flow credit bank (``capacitysim bank``) and I/I quantification (``capacitysim credits``).
 
 Refusals by the program's rules exit 3 with one line; bad input exits 2 (see
-:mod:`capacitysim.cli`).
+:mod:`capacitysim.cli`). A file the bank writes (``journal --csv``, ``report --out``) is refused when it
+would replace the bank file (or its ``-wal``/``-shm``/``-journal``), is a symbolic link or a folder.
 """
 
 from __future__ import annotations
 
-import json
+import os
 import sqlite3
+from pathlib import Path
 
 import click
 
 from capacitysim.bank import DEFAULT_DB, Ledger
 from capacitysim.bank.ledger import BankBusyError
 from capacitysim.cli import cli
-from capacitysim.cli.common import emit_json, emit_table, fmt, json_option
-from capacitysim.errors import InputError
+from capacitysim.cli.common import check_output, emit_json, emit_table, fmt, json_option
+from capacitysim.errors import CapacitysimError, InputError
 from capacitysim.rules import ii_offset
 
 # --- bank ------------------------------------------------------------------------------------------
@@ -35,22 +37,73 @@ def _emit(obj, as_json: bool, rows=None, title=None):
         emit_table(rows if rows is not None else [(k, "" if v is None else v) for k, v in obj.items()], title)
 
 
+#: Files SQLite keeps next to the bank file: never an output.
+_SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def _bank_files(ctx) -> list[str]:
+    db = str(ctx.obj["db"])
+    return [db, *(db + side for side in _SQLITE_SIDE_FILES)]
+
+
+def _check_bank_output(ctx, path, option: str, cited=()):
+    """Refuse an output that would replace the bank file or its side files, a report file a withdrawal cites,
+    a symlink or a folder (exit 2)."""
+    inputs = [*_bank_files(ctx), *cited]
+    check_output(path, inputs, option=option)
+    p = Path(path)
+    for inp in inputs:
+        try:
+            same = p.exists() and os.path.samefile(p, inp)
+        except OSError:
+            same = False
+        if same:  # a hard link to the bank
+            raise InputError(f"{option} {p}: is the input {inp} (a hard link to it); it would be overwritten")
+    return path
+
+
 class BankGroup(click.Group):
-    """Turns an SQLite error escaping a read (locked or damaged file) into one line, exit 1."""
+    """Turns an SQLite error escaping a read into one line: locked (exit 1), damaged or not a bank (exit 2);
+    and a value of the wrong type read from a bank edited outside capacitysim into one line, exit 2."""
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
-        except sqlite3.Error as exc:
-            raise BankBusyError(f"credit bank {ctx.obj['db'] if ctx.obj else DEFAULT_DB}: {exc}") from None
+        except CapacitysimError:
+            raise
+        except Exception as exc:
+            raise self._one_line(ctx, exc) from None
+
+    @staticmethod
+    def _one_line(ctx, exc: Exception) -> Exception:
+        """The one-line capacitysim error for ``exc``; anything else is returned as is (a bug keeps its traceback)."""
+        db = ctx.obj["db"] if ctx.obj else DEFAULT_DB
+        if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
+            return InputError(f"credit bank {db} is damaged or not a credit bank (SQLite says: {exc})")
+        if isinstance(exc, sqlite3.Error):  # locked, busy, or a table changed under us
+            return BankBusyError(f"credit bank {db}: {exc}")
+        if isinstance(exc, (TypeError, ValueError, KeyError, IndexError)):
+            text = str(exc).splitlines()[0][:200] if str(exc) else ""
+            return InputError(f"credit bank {db} holds a value capacitysim never writes ({type(exc).__name__}: {text}); "
+                              f"it was edited outside capacitysim: run `capacitysim bank --db {db} verify`")
+        return exc
 
 
 @cli.group(cls=BankGroup)
 @click.option("--db", default=DEFAULT_DB, show_default=True, type=click.Path(dir_okay=False), help="The bank file.")
-@click.option("--actor", default=None, help="Who acts (default $CAPACITYSIM_ACTOR or the login name).")
+@click.option("--actor", default=None, help="Who acts (default $CAPACITYSIM_ACTOR or the login name; "
+              "printable text only, checked the same way).")
 @click.pass_context
 def bank(ctx, db, actor):
-    """The sewer flow credit bank (Binghamton-Johnson City I/I offset program), one SQLite file."""
+    """The sewer flow credit bank (Binghamton-Johnson City I/I offset program), one SQLite file.
+
+    \b
+    Tamper evidence: the journal is hash-chained. `verify` finds rows edited, removed or inserted
+    without recomputing the chain, values of the wrong type and records out of step with the journal;
+    it cannot, by itself, detect a consistent rewrite of the whole chain by someone with write access
+    to the file. Keep the head (`bank head`, also printed in the annual report) outside the bank and
+    check it later with `bank verify --expect-head HASH`.
+    """
     ctx.obj = {"db": db, "actor": actor}
 
 
@@ -147,10 +200,13 @@ def deposit(ctx, basin, owner, gpd, project, certified_on, certificate, descript
 @click.option("--owner", required=True, help="Credit holder whose subaccount pays.")
 @click.option("--gpd", type=float, required=True, help="Estimated peak sewage flow increase of the connection [gpd].")
 @click.option("--application", required=True, help="Application id (one withdrawal each).")
-@click.option("--capacity-ref", default=None, help="Capacity demonstration: run id, or the JSON/HTML file of "
-              "`capacitysim capacity --json/--report` (its SHA-256 is recorded; a FAIL/UNTRUSTED verdict is refused).")
-@click.option("--spdes-ref", default=None, help="SPDES / treatment check: run id, or the JSON/HTML file of "
-              "`capacitysim spdes check --json/--report` (SHA-256 recorded; PROHIBITED is refused).")
+@click.option("--capacity-ref", default=None, help="Capacity demonstration: run id, or the JSON file of "
+              "`capacitysim capacity --json` (its SHA-256 is recorded; it must pass and connect at least --gpd "
+              "[at --node]; an HTML report is refused).")
+@click.option("--spdes-ref", default=None, help="SPDES / treatment check: run id, or the JSON file of "
+              "`capacitysim spdes check --json` (SHA-256 recorded; PROHIBITED is refused; HTML is refused).")
+@click.option("--node", default=None, help="Model node of the connection: the capacity demonstration must connect "
+              "the flow there (recorded for a later `attach`).")
 @click.option("--principal", default=None, help="Principal municipal user (default the owner, if municipal).")
 @click.option("--offset-ratio", type=float, default=ii_offset.DEFAULT_OFFSET_RATIO, show_default=True)
 @click.option("--on", "on", default=None, help="Date of the flow credit note if approved now, YYYY-MM-DD.")
@@ -159,29 +215,31 @@ def deposit(ctx, basin, owner, gpd, project, certified_on, certificate, descript
 @documents_option
 @json_option
 @click.pass_context
-def withdraw(ctx, basin, owner, gpd, application, capacity_ref, spdes_ref, principal, offset_ratio, on, description,
+def withdraw(ctx, basin, owner, gpd, application, capacity_ref, spdes_ref, node, principal, offset_ratio, on, description,
              reason, documents, as_json):
     """Reserve credits for an application (pending until capacity and SPDES refs are attached)."""
     with _ledger(ctx) as led:
         out = led.withdraw(basin, owner, gpd, application, capacity_ref=capacity_ref, spdes_ref=spdes_ref,
                            principal=principal, offset_ratio=offset_ratio, on=on, description=description,
-                           reason=reason, documents=documents)
+                           reason=reason, documents=documents, node=node)
         out["balance_gpd"] = led.balance(basin, owner)["balance_gpd"]
     _emit(out, as_json, title=f"withdrawal {out['status']}")
 
 
 @bank.command()
 @click.option("--application", required=True)
-@click.option("--capacity-ref", default=None, help="Capacity demonstration run id or JSON/HTML report path.")
-@click.option("--spdes-ref", default=None, help="SPDES check run id or JSON/HTML report path.")
+@click.option("--capacity-ref", default=None, help="Capacity demonstration run id or JSON document path "
+              "(`capacitysim capacity --json`).")
+@click.option("--spdes-ref", default=None, help="SPDES check run id or JSON document path (`capacitysim spdes check --json`).")
+@click.option("--node", default=None, help="Model node of the connection (default the one given at `withdraw`).")
 @click.option("--on", "on", default=None, help="Date of the flow credit note, YYYY-MM-DD (default today).")
 @reason_option
 @json_option
 @click.pass_context
-def attach(ctx, application, capacity_ref, spdes_ref, on, reason, as_json):
+def attach(ctx, application, capacity_ref, spdes_ref, node, on, reason, as_json):
     """Attach capacity demonstration / SPDES refs to a withdrawal (approves it once both are there)."""
     with _ledger(ctx) as led:
-        out = led.attach(application, capacity_ref=capacity_ref, spdes_ref=spdes_ref, on=on, reason=reason)
+        out = led.attach(application, capacity_ref=capacity_ref, spdes_ref=spdes_ref, on=on, reason=reason, node=node)
     _emit(out, as_json, title=f"withdrawal {out['status']}")
 
 
@@ -346,28 +404,41 @@ def balance(ctx, basin, owner, as_json):
 @click.option("--basin", default=None)
 @click.option("--owner", default=None)
 @click.option("--since", default=None, help="From this date, YYYY-MM-DD.")
-@click.option("--csv", "csv_path", default=None, type=click.Path(dir_okay=False), help="Also write the journal as CSV.")
+@click.option("--csv", "csv_path", default=None, type=click.Path(), help="Also write the journal as CSV (not over the "
+              "bank file, a symbolic link or a folder).")
 @json_option
 @click.pass_context
 def journal(ctx, basin, owner, since, csv_path, as_json):
-    """The append-only journal."""
+    """The append-only journal (--csv: spreadsheet formulas neutralised; never over the bank file)."""
     from capacitysim.io.files import atomic_write_text
-    from capacitysim.workflows.bank_reports import COLUMNS, rows_to_csv
+    from capacitysim.workflows.bank_reports import COLUMNS, flat_journal_row, rows_to_csv
 
+    if csv_path:
+        _check_bank_output(ctx, csv_path, "--csv")
     with _ledger(ctx) as led:
+        if csv_path:
+            _check_bank_output(ctx, csv_path, "--csv", led.cited_files())
         rows = led.journal(basin=basin, owner=owner, since=since)
     if csv_path:
-        flat = [dict(r, documents="; ".join(r["documents"]), detail=json.dumps(r["detail"], sort_keys=True)) for r in rows]
-        atomic_write_text(csv_path, rows_to_csv(flat, COLUMNS["journal"]))
+        atomic_write_text(csv_path, rows_to_csv([flat_journal_row(r) for r in rows], COLUMNS["journal"]))
     if as_json:
         emit_json({"journal": rows})
         return
     for r in rows:
-        delta = f"{r['delta_gpd']:+,} gpd -> {r['balance_after']:,}" if r["balance_after"] is not None else ""
-        who = " / ".join(x for x in (r["basin"], r["owner"]) if x)
-        docs = f" [{'; '.join(r['documents'])}]" if r["documents"] else ""
-        click.echo(f"{r['seq']:>6} {r['at'][:19]} {r['actor']:<12} {r['action']:<16} {who:<30} {delta:<24} {r['ref'] or ''}"
-                   f"{(' - ' + r['reason']) if r['reason'] else ''}{docs}")
+        f = flat_journal_row(r)
+        delta = f"{_signed(r['delta_gpd'])} gpd -> {_num(r['balance_after'])}" if r["balance_after"] is not None else ""
+        who = " / ".join(str(x) for x in (r["basin"], r["owner"]) if x)
+        docs = f" [{f['documents']}]" if f["documents"] else ""
+        click.echo(f"{r['seq']:>6} {str(r['at'])[:19]} {str(r['actor']):<12} {str(r['action']):<16} {who:<30} {delta:<24} "
+                   f"{r['ref'] or ''}{(' - ' + str(r['reason'])) if r['reason'] else ''}{docs}")
+
+
+def _num(v) -> str:
+    return f"{v:,}" if isinstance(v, int) else repr(v)
+
+
+def _signed(v) -> str:
+    return f"{v:+,}" if isinstance(v, int) else repr(v)
 
 
 @bank.command()
@@ -378,37 +449,77 @@ def journal(ctx, basin, owner, since, csv_path, as_json):
 @json_option
 @click.pass_context
 def report(ctx, municipal_user, year, out_dir, as_json):
-    """The annual municipal user report (A-D), balances and journal, as CSV and HTML."""
-    from capacitysim.workflows.bank_reports import annual_report, write_report
+    """The annual municipal user report (A-D), balances and journal, as CSV and HTML, with the journal head."""
+    from capacitysim.workflows.bank_reports import annual_report, report_files, write_report
 
+    if Path(out_dir).is_symlink():
+        raise InputError(f"--out {out_dir}: is a symbolic link; give a plain folder path (outputs never follow links)")
+    for name in report_files():
+        _check_bank_output(ctx, Path(out_dir) / name, "--out")
     with _ledger(ctx) as led:
+        cited = led.cited_files()
+        for name in report_files():
+            _check_bank_output(ctx, Path(out_dir) / name, "--out", cited)
         rep = annual_report(led, municipal_user, year)
     paths = write_report(rep, out_dir)
     counts = {k: len(v) for k, v in rep["tables"].items()}
     if as_json:
-        emit_json({"files": {k: str(p) for k, p in paths.items()}, "rows": counts, "verify": rep["verify"]})
+        emit_json({"files": {k: str(p) for k, p in paths.items()}, "rows": counts, "verify": rep["verify"], "head": rep["head"]})
     else:
-        emit_table([(k, f"{counts.get(k, '')} rows  {p}" if k in counts else str(p)) for k, p in paths.items()],
-                   "annual municipal user report")
+        emit_table([(k, f"{counts.get(k, '')} rows  {p}" if k in counts else str(p)) for k, p in paths.items()]
+                   + [("journal head (sha256)", rep["head"]["head"])], "annual municipal user report")
+
+
+@bank.command()
+@click.option("--expect-head", default=None, metavar="HASH",
+              help="A head hash kept outside the bank (`bank head`, the annual report): fail unless the journal up to "
+                   "that row is unchanged.")
+@json_option
+@click.pass_context
+def verify(ctx, expect_head, as_json):
+    """Check the ledger: hash chain, value types, journal sums equal balances, deposits = held + withdrawn,
+    records match their journal rows, cited files unchanged, SQLite integrity. Exit 1 on any problem.
+
+    \b
+    Without --expect-head this finds edits that leave a trace in the file, but NOT a consistent
+    rewrite of the whole chain by someone with write access (triggers dropped, history edited,
+    every hash recomputed). Only a head hash kept elsewhere detects that: --expect-head HASH fails,
+    naming the first row where the chain no longer leads to HASH, or saying HASH is not in it.
+    """
+    with _ledger(ctx) as led:
+        out = led.verify(expect_head=expect_head)
+    if as_json:
+        emit_json(out)
+    else:
+        exp = out.get("expected_head")
+        emit_table([("result", "ok" if out["ok"] else "PROBLEMS FOUND"), ("journal rows", out["journal_rows"]),
+                    ("journal head (sha256)", out["journal_head"]), ("deposited", f"{out['deposited_gpd']:,} gpd"),
+                    ("held", f"{out['held_gpd']:,} gpd"), ("withdrawn", f"{out['withdrawn_gpd']:,} gpd")]
+                   + ([("expected head", f"{exp['hash']}: " + (f"found (row {exp['seq']})" if exp["found"] else "NOT FOUND"))]
+                      if exp else [])
+                   + [(f"{r['application']} {r['kind']} ref", f"{r['status']}: {r['ref']}") for r in out["refs"]]
+                   + [("problem", p) for p in out["problems"]], "ledger check")
+    if not out["ok"]:
+        ctx.exit(1)
 
 
 @bank.command()
 @json_option
 @click.pass_context
-def verify(ctx, as_json):
-    """Check the ledger: journal sums equal balances, deposits = held + withdrawn, SQLite integrity."""
+def head(ctx, as_json):
+    """Print the head of the journal's hash chain, its row count and the time of its last row.
+
+    Keep the head outside the bank (minutes, e-mail, signed report): `bank verify --expect-head HASH`
+    later fails if the journal up to that row was rewritten, even with every hash recomputed.
+    """
     with _ledger(ctx) as led:
-        out = led.verify()
+        out = led.head()
     if as_json:
         emit_json(out)
     else:
-        emit_table([("result", "ok" if out["ok"] else "PROBLEMS FOUND"), ("journal rows", out["journal_rows"]),
-                    ("journal head (sha256)", out["journal_head"]), ("deposited", f"{out['deposited_gpd']:,} gpd"),
-                    ("held", f"{out['held_gpd']:,} gpd"), ("withdrawn", f"{out['withdrawn_gpd']:,} gpd")]
-                   + [(f"{r['application']} {r['kind']} ref", f"{r['status']}: {r['ref']}") for r in out["refs"]]
-                   + [("problem", p) for p in out["problems"]], "ledger check")
-    if not out["ok"]:
-        ctx.exit(1)
+        emit_table([("head (sha256)", out["head"]), ("rows", f"{out['rows']:,}"),
+                    ("last row", f"{out['last_seq']} at {out['last_at']} UTC" if out["last_seq"] is not None else "none")],
+                   "journal head")
 
 
 # --- credits: quantification and connections -------------------------------------------------------

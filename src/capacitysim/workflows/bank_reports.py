@@ -1,7 +1,11 @@
 """Reports of the sewer flow credit bank: the annual municipal user report (A-D), balances, journal.
 
 Each table is a list of rows (dicts with the same keys); :func:`write_report` writes one CSV per
-table and one self-contained HTML file, atomically.
+table and one self-contained HTML file, atomically. CSV cells that a spreadsheet would run as a
+formula (text starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) are written with a
+leading ``'`` (:func:`csv_cell`); numbers, and text that is a plain number such as ``-5``, are kept.
+The report prints the journal's head hash (:meth:`capacitysim.bank.Ledger.head`) to be kept outside
+the bank, for ``capacitysim bank verify --expect-head``.
 
 References
 ----------
@@ -17,6 +21,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 from capacitysim.bank import Ledger
@@ -100,12 +105,12 @@ def annual_report(ledger: Ledger, municipal_user: str | None = None, year: int |
           "credits_used_gpd": w["amount_gpd"], "note_issued_on": w["note_issued_on"], "co_issued_on": w["co_issued_on"]}
          for w in withdrawals if w["status"] == "completed" and mine(w["principal"])
          and w["co_issued_on"] >= PROGRAM_EFFECTIVE_DATE.isoformat() and by_end_of_year(w["co_issued_on"])]
-    journal = [dict(r, documents="; ".join(r["documents"]), detail=json.dumps(r["detail"], sort_keys=True))
-               for r in ledger.journal() if in_year(r["at"])]
+    journal = [flat_journal_row(r) for r in ledger.journal() if in_year(r["at"])]
     return {
         "municipal_user": municipal_user,
         "year": year,
         "verify": ledger.verify(),
+        "head": ledger.head(),
         "tables": {
             "a_available_projects": a,
             "b_completed_projects": b,
@@ -117,14 +122,53 @@ def annual_report(ledger: Ledger, municipal_user: str | None = None, year: int |
     }
 
 
+def flat_journal_row(row: dict) -> dict:
+    """A journal row with ``documents`` joined by ``"; "`` and ``detail`` as sorted JSON text (a table cell).
+
+    Tolerates a row edited outside capacitysim (documents or detail not the JSON it writes).
+    """
+    docs = row["documents"]
+    docs = "; ".join(str(d) for d in docs) if isinstance(docs, list) else ("" if docs is None else str(docs))
+    try:
+        detail = json.dumps(row["detail"], sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError):
+        detail = str(row["detail"])
+    return dict(row, documents=docs, detail=detail)
+
+
+#: Text a spreadsheet reads as a plain number (kept as is in a CSV cell).
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+#: First characters that make a spreadsheet evaluate a cell (OWASP CSV injection).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value):
+    """A value made safe for a spreadsheet: text starting a formula gets a leading ``'``.
+
+    ``None`` is an empty cell; numbers and text that is a plain number (``-5``, ``-1.5e3``) are kept.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, (int, float)):
+        return value
+    text = str(value)
+    if text.startswith(_FORMULA_START) and not _NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
 def rows_to_csv(rows: list[dict], columns: list[str] | None = None) -> str:
-    """CSV text of a table (header row always written; columns from the first row if not given)."""
+    """CSV text of a table (header row always written; columns from the first row if not given).
+
+    Every cell goes through :func:`csv_cell` (no spreadsheet formula can be injected by a name, a
+    reason or a document cited).
+    """
     columns = columns or (list(rows[0]) if rows else [])
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
+    w = csv.DictWriter(buf, fieldnames=[csv_cell(c) for c in columns], extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in columns})
+        w.writerow({csv_cell(k): csv_cell(r.get(k)) for k in columns})
     return buf.getvalue()
 
 
@@ -141,9 +185,12 @@ def render_html(report: dict) -> str:
         + ("" if v["ok"] else "; " + "; ".join(v["problems"])),
         "pass" if v["ok"] else "fail",
     )
-    page.paragraph(f"Journal: {v['journal_rows']:,} rows, hash-chained; head SHA-256 {v['journal_head']}. Keep this value: "
-                   "`capacitysim bank verify` recomputes the chain, and a journal rewritten after this report cannot "
-                   "reproduce it.")
+    h = report.get("head") or {"head": v["journal_head"], "rows": v["journal_rows"], "last_seq": None, "last_at": None}
+    last = f", last row {h['last_seq']} at {h['last_at']} UTC" if h.get("last_seq") is not None else ""
+    page.paragraph(f"Journal: {h['rows']:,} rows, hash-chained; head SHA-256 {h['head']}{last}. Keep this value outside "
+                   f"the bank: `capacitysim bank verify --expect-head {h['head']}` fails if the journal up to that row is "
+                   "ever rewritten. Without it, `verify` cannot detect a consistent rewrite of the whole chain by someone "
+                   "with write access to the bank file.")
     for key, rows in report["tables"].items():
         page.heading(TITLES[key])
         if not rows:
@@ -152,6 +199,11 @@ def render_html(report: dict) -> str:
         cols = COLUMNS[key]
         page.table(cols, [[r[c] if r[c] is not None else "" for c in cols] for r in rows])
     return page.render()
+
+
+def report_files() -> list[str]:
+    """Names of the files :func:`write_report` writes into its folder."""
+    return [f"{key}.csv" for key in COLUMNS] + ["report.html"]
 
 
 def write_report(report: dict, out_dir: str | Path) -> dict[str, Path]:
