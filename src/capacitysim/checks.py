@@ -10,6 +10,17 @@ import numpy as np
 
 from capacitysim.errors import InputError
 
+#: Largest number of time steps (ordinates) one series may be given along time [-]. A million steps
+#: is 24 h at 0.09 s or a year at 32 s: far past any design storm, hydrograph or routing the methods
+#: here are used for. More comes only from a runaway input (a time of concentration of centuries,
+#: a step of nanoseconds) and would exhaust memory (10^9 steps of float64 are 8 GB per array), so it
+#: is refused before anything is allocated, naming the inputs that drive the count.
+MAX_TIME_STEPS = 1_000_000
+#: Largest number of values (series x time steps) one batched computation may allocate [-]:
+#: 5 x 10^7 float64 values are 400 MB per array; an FFT convolution or a routing call holds a few
+#: such arrays at once. Larger batches are split by the caller (the sweeps compute by chunk).
+MAX_BATCH_VALUES = 50_000_000
+
 
 def _first_bad(values: np.ndarray, bad: np.ndarray) -> str:
     """Describe the first offending element, with its index when the input is an array."""
@@ -85,3 +96,82 @@ def scalar_or_array(arr: np.ndarray):
     """Return a Python float for 0-d results (scalars in give scalars out), else the array."""
     arr = np.asarray(arr)
     return float(arr) if arr.ndim == 0 else arr
+
+
+def _count_text(n: float) -> str:
+    """A count for a message: thousands separators, or 3 significant digits when astronomical."""
+    if not np.isfinite(n):
+        return "infinitely many"
+    return f"{n:,.0f}" if n < 1e15 else f"{n:.3g}"
+
+
+def check_steps(n_steps, what: str, drivers: str, *, limit: int = MAX_TIME_STEPS, unit: str = "time steps",
+                hint: str = "a shorter duration or time of concentration, or a longer time step") -> int:
+    """Refuse a series longer than ``limit`` before it is allocated.
+
+    Parameters
+    ----------
+    n_steps : float
+        The number of steps the inputs ask for (a float: it may be astronomically large or inf).
+    what : str
+        What would be allocated (``"the unit hydrograph"``).
+    drivers : str
+        The inputs that drive the count, with their values (``"tc_hr = 1e+09 h, storm step 0.1 h"``).
+    limit : int, default :data:`MAX_TIME_STEPS`
+        The largest count allowed.
+    unit : str
+        What is counted, for the message.
+    hint : str
+        How to bring the count down, for the message.
+
+    Returns
+    -------
+    int
+        ``n_steps`` as an int when allowed.
+
+    Raises
+    ------
+    InputError
+        When ``n_steps`` is above ``limit``, not finite or NaN; the message names ``drivers``.
+    """
+    n = float(n_steps)
+    if not n <= limit:  # NaN-safe
+        raise InputError(
+            f"{what} would need {_count_text(n)} {unit} ({drivers}); allowed: at most {limit:,} ({hint})"
+        )
+    return int(n)
+
+
+def check_count(name: str, value, high: float | None = None, unit: str = "") -> np.ndarray:
+    """Return ``value`` as a float array after checking it is a whole number >= 0 (and <= ``high``).
+
+    A count of things (sump pumps, manholes) is a whole number: 2.5 pumps is a typing error.
+    """
+    arr = check_range(name, value, 0.0, high, unit=unit)
+    frac = arr != np.floor(arr)
+    if frac.any():
+        u = f" {unit}" if unit else ""
+        raise InputError(f"{name} must be a whole number >= 0{u} (a count), got {_first_bad(arr, frac)}")
+    return arr
+
+
+def check_finite_result(name: str, value, inputs: str) -> np.ndarray:
+    """Refuse a result that overflowed (inf) or is undefined (NaN), naming the inputs that caused it.
+
+    Parameters
+    ----------
+    name : str
+        The result's name (``"s_in"``).
+    value : array_like
+        The computed values.
+    inputs : str
+        The inputs that produced it, with their values, for the message.
+    """
+    arr = np.asarray(value, dtype=np.float64)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise InputError(
+            f"{name} is not a finite number ({_first_bad(arr, bad)}) for {inputs}: "
+            "the inputs are outside the range the method can compute"
+        )
+    return arr

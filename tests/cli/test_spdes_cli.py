@@ -153,3 +153,54 @@ def test_bad_basis_and_phosphorus_input(run_cli):
     assert r.exit_code == 2 and "weekly" in r.stderr
     r = run_cli("spdes", "phosphorus", "--permitted-gpd", "0")
     assert r.exit_code == 2 and "permitted_flow_gpd must be in (0, inf) gpd" in r.stderr
+
+
+# --- issue 12: the report never overwrites an input ---------------------------------------------------
+def _dmr_file(tmp_path):
+    rows = ["npdes_id,perm_feature_nmbr,parameter_code,statistical_base_short_desc,limit_value_standard_units,"
+            "monitoring_period_end_date,dmr_value_standard_units"]
+    months = pd.period_range("2024-01", periods=12, freq="M")
+    rows += [f"NY1,001,50050,MO AVG,0.5,{m.to_timestamp(how='end').strftime('%m/%d/%Y')},0.4" for m in months]
+    p = tmp_path / "dmr.csv"
+    p.write_text("\n".join(rows) + "\n")
+    return p
+
+
+@pytest.mark.parametrize("target", ["flows", "flows_relative", "flows_bundled", "dmr", "symlink", "folder"])
+def test_report_never_overwrites_an_input(run_cli, tmp_path, monkeypatch, target):
+    """--report was written over the flow record it was computed from; now refused with exit 2.
+
+    The bundled record is read from a copy ($CAPACITYSIM_MODELS), so a regression cannot destroy the real one."""
+    import os
+
+    models = tmp_path / "models"
+    (models / "plants").mkdir(parents=True)
+    bundled = models / "plants" / "sample-wwtp.csv"
+    bundled.write_bytes(SAMPLE.read_bytes())
+    monkeypatch.setenv("CAPACITYSIM_MODELS", str(models))
+    flows = tmp_path / "flows.csv"
+    flows.write_bytes(SAMPLE.read_bytes())
+    dmr = _dmr_file(tmp_path)
+    link = tmp_path / "link.html"
+    link.symlink_to(tmp_path / "elsewhere.html")
+    (tmp_path / "folder").mkdir()
+    source = ["--dmr", str(dmr)] if target == "dmr" else ["--flows", "sample-wwtp" if target == "flows_bundled" else str(flows),
+                                                          "--limit-mgd", "0.5"]
+    report = {"flows": str(flows), "flows_relative": os.path.relpath(flows), "flows_bundled": str(bundled), "dmr": str(dmr),
+              "symlink": str(link), "folder": str(tmp_path / "folder")}[target]
+    before = {p: p.read_bytes() for p in (flows, dmr, bundled, SAMPLE)}
+    r = run_cli("spdes", "check", *source, "--report", report)
+    assert r.exit_code == 2, r.output
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --report"), r.stderr
+    assert {p: p.read_bytes() for p in before} == before
+    assert not (tmp_path / "elsewhere.html").exists()
+
+
+def test_added_flows_that_overflow_are_refused(run_cli):
+    r = run_cli("spdes", "check", "--flows", "sample-wwtp", "--limit-mgd", "0.5", "--added-gpd", "1e308", "--json")
+    assert r.exit_code == 2 and "--added-gpd must be >= 0 gpd and <= 1,000,000,000 gpd" in r.stderr
+    r = run_cli("spdes", "check", "--flows", "sample-wwtp", "--limit-mgd", "0.5", "--added-gpd", "6e8", "--added-gpd", "6e8")
+    assert r.exit_code == 2 and "sum to 1,200,000,000 gpd" in r.stderr
+    r = run_cli("spdes", "phosphorus", "--permitted-gpd", "1e308")
+    assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1

@@ -5,13 +5,13 @@ from __future__ import annotations
 import click
 
 from capacitysim.cli import cli
-from capacitysim.cli.common import emit_json, emit_table, fmt, json_option
+from capacitysim.cli.common import check_output, emit_json, emit_table, fmt, json_option
 
 
 @cli.command()
-@click.argument("site_file", type=click.Path(dir_okay=False))
+@click.argument("site_file")
 @click.option("--rule", "rule", default="nyc-2012", show_default=True, help="Rule set: a bundled name or a TOML file (extends = \"nyc-2012\").")
-@click.option("--report", "report", type=click.Path(dir_okay=False), help="Write the HTML report here.")
+@click.option("--report", "report", help="Write the HTML report here (a new file or a plain file; never an input, a link or a folder).")
 @click.option("--no-swmm", is_flag=True, help="Skip the SWMM check.")
 @json_option
 def detention(site_file, rule, report, no_swmm, as_json):
@@ -20,6 +20,8 @@ def detention(site_file, rule, report, no_swmm, as_json):
     from capacitysim.workflows.detention import design_site, write_report
 
     rules = load_rule_set(rule)
+    # the report must never overwrite an input: the site file or any rule-set file read (before any work)
+    check_output(report, [site_file, *rules.sources], option="--report")
     site = load_site(site_file, rules)
     result = design_site(site, rules, swmm=not no_swmm)
     if report:

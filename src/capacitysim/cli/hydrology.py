@@ -9,6 +9,8 @@ from capacitysim import hydrology
 from capacitysim.cli import cli
 from capacitysim.cli.common import emit_json, emit_table, fmt, json_option
 from capacitysim.errors import InputError
+from capacitysim.hydrology._inputs import MAX_AREA_MI2
+from capacitysim.io.files import non_finite_path
 from capacitysim.io.storms import load_storm
 from capacitysim.units import (
     ACRES_PER_SQMI,
@@ -19,18 +21,42 @@ from capacitysim.units import (
 )
 
 DEFAULT_STORM = "binghamton-1yr-24h"
+#: The largest drainage area the hydrology core takes, in acres (MAX_AREA_MI2 = 10,000 mi2: past the
+#: methods' use; a larger value is a unit error and overflows the results).
+MAX_AREA_AC = MAX_AREA_MI2 * ACRES_PER_SQMI
 
 
 def _area_mi2(area_ac, area_mi2) -> float:
+    """The drainage area [mi2] from --area-ac or --area-mi2 (exactly one), in (0, MAX_AREA_MI2]."""
     if (area_ac is None) == (area_mi2 is None):
         raise InputError("give the drainage area once: --area-ac or --area-mi2")
     if area_ac is not None:
-        if not 0 < area_ac < float("inf"):
-            raise InputError(f"--area-ac must be > 0 acres; got {area_ac:g}")
+        if not 0 < area_ac <= MAX_AREA_AC:
+            raise InputError(f"--area-ac must be > 0 acres and <= {MAX_AREA_AC:,.0f} acres; got {area_ac:g}")
         return area_ac / ACRES_PER_SQMI
-    if not 0 < area_mi2 < float("inf"):
-        raise InputError(f"--area-mi2 must be > 0 mi2; got {area_mi2:g}")
+    if not 0 < area_mi2 <= MAX_AREA_MI2:
+        raise InputError(f"--area-mi2 must be > 0 mi2 and <= {MAX_AREA_MI2:,.0f} mi2; got {area_mi2:g}")
     return area_mi2
+
+
+def _ratio(num: float, den: float) -> float | None:
+    """num / den, or None when it has no finite value (den 0, or so small the ratio overflows)."""
+    if not den > 0:
+        return None
+    r = num / den
+    return r if np.isfinite(r) else None
+
+
+def _require_finite(out: dict, inputs: str) -> None:
+    """Refuse to print a result holding inf or NaN (JSON has neither; a table would show nonsense).
+
+    The bounds of the hydrology core keep results finite; this is the last guard, naming the inputs.
+    """
+    found = non_finite_path(out)
+    if found is not None:
+        path, value = found
+        raise InputError(f"result {path} = {value!r} is not a finite number for {inputs}: "
+                         "the inputs are outside the range the method can compute")
 
 
 def _cn(cn, cover, soil, table) -> float:
@@ -118,7 +144,9 @@ def runoff(precip_in, cn, cover, soil, cn_table, ia_ratio, as_json):
     cn_value = _cn(cn, cover, soil, cn_table)
     q = hydrology.runoff_depth(precip_in, cn_value, ia_ratio)
     s = hydrology.potential_retention_in(cn_value)
-    out = {"precip_in": precip_in, "cn": cn_value, "ia_ratio": ia_ratio, "s_in": s, "ia_in": ia_ratio * s, "runoff_in": q}
+    out = {"precip_in": precip_in, "cn": cn_value, "ia_ratio": ia_ratio, "s_in": s,
+           "ia_in": hydrology.initial_abstraction_in(cn_value, ia_ratio), "runoff_in": q}
+    _require_finite(out, f"--precip-in {precip_in:g}, CN {cn_value:g}, --ia-ratio {ia_ratio:g}")
     if as_json:
         emit_json(out)
         return
@@ -127,7 +155,7 @@ def runoff(precip_in, cn, cover, soil, cn_table, ia_ratio, as_json):
             ("P [in]", fmt(precip_in)),
             ("CN", f"{cn_value:g}" + (f" ({cover}, soil {soil}, {cn_table})" if cover else "")),
             ("S [in]", fmt(s)),
-            ("Ia [in]", fmt(ia_ratio * s)),
+            ("Ia [in]", fmt(out["ia_in"])),
             ("Q [in]", fmt(q)),
         ],
         title="SCS runoff (TR-55 ch. 2)",
@@ -159,10 +187,11 @@ def peak(area_ac, area_mi2, cn, cover, soil, cn_table, tc_hr, precip_in, storm_r
         "tc_hr": tc_hr,
         "runoff_in": q_in,
         "ia_in": ia,
-        "ia_over_p": ia / p if p > 0 else None,
+        "ia_over_p": _ratio(ia, p),
         "fp": hydrology.pond_swamp_adjustment(pond_swamp_pct),
         "peak_cfs": qp,
     }
+    _require_finite(out, f"area {am:g} mi2, CN {cn_value:g}, P {p:g} in, --tc-hr {tc_hr:g}")
     if as_json:
         emit_json(out)
         return
@@ -209,6 +238,7 @@ def hydrograph(area_ac, area_mi2, cn, cover, soil, cn_table, tc_hr, storm_ref, p
         "volume_cf": volume_cf,
         "volume_gal": volume_cf * GALLONS_PER_CUBIC_FOOT,
     }
+    _require_finite(out, f"area {am:g} mi2, CN {cn_value:g}, --tc-hr {tc_hr:g}, storm {spec.name}")
     if as_json:
         out["time_hr"] = q["time_hr"].values.tolist()
         out["flow_cfs"] = q.values.tolist()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from capacitysim.cli import cli
-from capacitysim.cli.common import emit_json, emit_table, json_option
+from capacitysim.cli.common import check_output, emit_json, emit_table, json_option
 from capacitysim.rules.spdes import BASES
 
 
@@ -28,12 +28,14 @@ def spdes():
 @click.option("--units", type=click.Choice(["mgd", "gpd"]), help="Unit of the flow column (default: from its name, else MGD).")
 @click.option("--outfall", help="With --dmr: the outfall (perm_feature_nmbr) when the file has several.")
 @click.option("--location", help="With --dmr: the monitoring location when the file has several.")
-@click.option("--report", type=click.Path(dir_okay=False), help="Write an HTML report with the figure here.")
+@click.option("--report", help="Write an HTML report with the figure here (never an input, a link or a folder).")
 @json_option
 def check(flows, dmr, limit_mgd, basis, as_of, added_gpd, date_column, flow_column, units, outfall, location, report, as_json):
     """Would a new connection be prohibited? Prior-12-month violations, added flow, headroom."""
-    from capacitysim.workflows.spdes import run_check
+    from capacitysim.workflows.spdes import resolve_flows_path, run_check
 
+    # the report must never overwrite the flow record it is computed from (checked before any work)
+    check_output(report, [None if flows is None else resolve_flows_path(flows), dmr], option="--report")
     result = run_check(
         flows=flows, dmr=dmr, limit_mgd=limit_mgd, basis=basis, as_of=as_of, added_gpd=list(added_gpd),
         date_column=date_column, flow_column=flow_column, units=units, outfall=outfall, location=location,

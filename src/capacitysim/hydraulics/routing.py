@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from capacitysim.checks import check_range
+from capacitysim.checks import MAX_BATCH_VALUES, check_range, check_steps
 from capacitysim.errors import InputError
 
 
@@ -236,6 +236,9 @@ def route(inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row=None
         inflow_cfs, dt_s, depth_ft, storage_cf, outflow_cfs, table_of_row, inflow_of_row, inflow_scale)
     r, t = rows.shape[0], inflow.shape[1]
     c = out.shape[1]
+    # the full series of every case and column: bounded before allocating (route_peaks keeps peaks only)
+    check_steps(float(r) * (c + 2) * t, "the routed series", f"{r:,} cases x {c + 2} series x {t:,} times",
+                limit=MAX_BATCH_VALUES, unit="values", hint="route_peaks, or fewer cases per call")
     stage = np.empty((r, t))
     stor = np.empty((r, t))
     outs = np.empty((r, c, t))

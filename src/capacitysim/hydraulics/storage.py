@@ -24,13 +24,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from capacitysim.checks import check_range
+from capacitysim.checks import MAX_BATCH_VALUES, check_range, check_steps
 from capacitysim.errors import InputError
 
 #: Default number of table points between the bottom and the top of a system.
 DEFAULT_POINTS = 41
 #: Default extension of each table above the top, as a fraction of the height.
 DEFAULT_EXTENSION = 1.0
+#: Most points of one stage-storage table [-]: 10,000 points resolve a 100-ft system to 0.01 ft; the
+#: routing interpolates in the table at every time step, so more only costs time and memory.
+MAX_TABLE_POINTS = 10_000
+#: Largest extension of a table above the top, as a fraction of the height [-]: a routed stage ten
+#: heights above the top is an overtopping long past reporting.
+MAX_EXTENSION = 10.0
 
 
 @dataclass(frozen=True)
@@ -77,16 +83,35 @@ def volume_from_area_cf(depth_ft, area_sf):
 
 
 def _grid(top_ft, points, extension):
+    """Depths of n tables: ``points`` from bottom to top, then ``extension`` x the height above it.
+
+    Refuses (before allocating) fewer than 3 or more than :data:`MAX_TABLE_POINTS` points, an
+    extension outside [0, :data:`MAX_EXTENSION`], and more than
+    :data:`~capacitysim.checks.MAX_BATCH_VALUES` values in all.
+    """
     top = np.atleast_1d(check_range("depth_ft", top_ft, 0.0, low_inclusive=False, unit="ft"))
-    if int(points) < 3:
-        raise InputError(f"points must be >= 3; got {points}")
-    ext = float(check_range("extension", extension, 0.0))
-    n_top = int(points)
+    pts = float(check_range("points", points, 3.0, MAX_TABLE_POINTS))
+    if pts != int(pts):
+        raise InputError(f"points must be a whole number in [3, {MAX_TABLE_POINTS:,}]; got {points!r}")
+    ext = float(check_range("extension", extension, 0.0, MAX_EXTENSION))
+    n_top = int(pts)
+    check_steps(top.size * n_top * (1.0 + ext), "the stage-storage tables", f"{top.size:,} designs x {n_top:,} points, extension {ext:g}",
+                limit=MAX_BATCH_VALUES, unit="values", hint="fewer designs per call or fewer points")
     frac = np.linspace(0.0, 1.0, n_top)
     n_ext = max(int(np.ceil(ext * (n_top - 1))), 1 if ext > 0 else 0)
     if n_ext:
         frac = np.concatenate([frac, 1.0 + ext * np.arange(1, n_ext + 1) / n_ext])
     return top, top[:, None] * frac[None, :]
+
+
+def _per_design(**arrays) -> list[np.ndarray]:
+    """The per-design inputs broadcast to one 1-D shape (n,), or an InputError naming their shapes."""
+    from capacitysim.hydrology._inputs import broadcast_shape
+
+    shape = broadcast_shape(**arrays)
+    if len(shape) > 1:
+        raise InputError(f"the sizes of the designs must be scalars or 1-D arrays (one value per design); got shape {shape}")
+    return [np.broadcast_to(np.atleast_1d(np.asarray(a, dtype=float)), shape or (1,)) for a in arrays.values()]
 
 
 def _build(depth, area, top, footprint):
@@ -109,6 +134,7 @@ def prism_table(length_ft, width_ft, height_ft, porosity=1.0, points=DEFAULT_POI
     l_ft = check_range("length_ft", length_ft, 0.0, low_inclusive=False, unit="ft")
     w_ft = check_range("width_ft", width_ft, 0.0, low_inclusive=False, unit="ft")
     por = check_range("porosity", porosity, 0.0, 1.0, low_inclusive=False)
+    l_ft, w_ft, por, height_ft = _per_design(length_ft=l_ft, width_ft=w_ft, porosity=por, height_ft=height_ft)
     top, depth = _grid(height_ft, points, extension)
     footprint = np.broadcast_to(np.atleast_1d(l_ft * w_ft), top.shape).astype(float)
     area = np.broadcast_to((footprint * np.broadcast_to(np.atleast_1d(por), top.shape))[:, None], depth.shape).copy()
@@ -126,6 +152,7 @@ def blue_roof_table(roof_area_sf, max_depth_ft, points=DEFAULT_POINTS, extension
         Ponding depth at the overflow [ft], > 0 (structural limit given by the engineer).
     """
     a = check_range("roof_area_sf", roof_area_sf, 0.0, low_inclusive=False, unit="ft2")
+    a, max_depth_ft = _per_design(roof_area_sf=a, max_depth_ft=max_depth_ft)
     top, depth = _grid(max_depth_ft, points, extension)
     footprint = np.broadcast_to(np.atleast_1d(a), top.shape).astype(float)
     area = np.broadcast_to(footprint[:, None], depth.shape).copy()
@@ -141,6 +168,7 @@ def pond_table(bottom_length_ft, bottom_width_ft, side_slope_h_per_v, depth_ft, 
     l_ft = check_range("bottom_length_ft", bottom_length_ft, 0.0, low_inclusive=False, unit="ft")
     w_ft = check_range("bottom_width_ft", bottom_width_ft, 0.0, low_inclusive=False, unit="ft")
     z = check_range("side_slope_h_per_v", side_slope_h_per_v, 0.0)
+    l_ft, w_ft, z, depth_ft = _per_design(bottom_length_ft=l_ft, bottom_width_ft=w_ft, side_slope_h_per_v=z, depth_ft=depth_ft)
     top, depth = _grid(depth_ft, points, extension)
     l_ft, w_ft, z = (np.broadcast_to(np.atleast_1d(v), top.shape)[:, None] for v in (l_ft, w_ft, z))
     h = np.minimum(depth, top[:, None])

@@ -16,9 +16,14 @@ from __future__ import annotations
 import numpy as np
 
 from capacitysim.checks import check_range, scalar_or_array
+from capacitysim.units import GRAVITY_FT_S2
 
 #: Francis coefficient of a sharp-crested rectangular weir [ft^0.5/s] (Brater & King ch. 5).
 FRANCIS_COEFFICIENT = 3.33
+#: Largest coefficient of a rectangular weir [ft^0.5/s]: Cw = (2/3) Cd sqrt(2 g) with a discharge
+#: coefficient Cd of at most 1 (Brater & King ch. 5 derive the weir formula so), 5.35; a larger
+#: coefficient claims more flow than the head can drive.
+MAX_RECTANGULAR_WEIR_COEFFICIENT = 2.0 / 3.0 * (2.0 * GRAVITY_FT_S2) ** 0.5
 #: Coefficient of a 90-degree V-notch weir, Q = C tan(theta/2) H^2.5 [ft^0.5/s] (Brater & King ch. 5).
 V_NOTCH_COEFFICIENT = 2.5
 #: End contraction reduces the effective length by 0.1 H per contraction (Francis).
@@ -46,7 +51,7 @@ def rectangular_weir_flow_cfs(head_ft, length_ft, coefficient=FRANCIS_COEFFICIEN
     length_ft : float or array_like
         Crest length L [ft], >= 0.
     coefficient : float, default 3.33
-        Weir coefficient Cw [ft^0.5/s].
+        Weir coefficient Cw [ft^0.5/s], in (0, 5.35] (:data:`MAX_RECTANGULAR_WEIR_COEFFICIENT`).
     contractions : int, default 0
         Number of end contractions n (0, 1 or 2).
     tailwater_head_ft : float or array_like, optional
@@ -58,7 +63,7 @@ def rectangular_weir_flow_cfs(head_ft, length_ft, coefficient=FRANCIS_COEFFICIEN
     """
     h = np.clip(check_range("head_ft", head_ft, unit="ft"), 0.0, None)
     length = check_range("length_ft", length_ft, 0.0, unit="ft")
-    cw = check_range("coefficient", coefficient, 0.0, low_inclusive=False)
+    cw = check_range("coefficient", coefficient, 0.0, MAX_RECTANGULAR_WEIR_COEFFICIENT, low_inclusive=False)
     n = check_range("contractions", contractions, 0.0, 2.0)
     eff = np.clip(length - CONTRACTION_FACTOR * n * h, 0.0, None)
     q = cw * eff * h**1.5 * _submergence(h, tailwater_head_ft, 1.5)

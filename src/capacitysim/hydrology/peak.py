@@ -15,7 +15,7 @@ import numpy as np
 from capacitysim.checks import check_range, scalar_or_array
 from capacitysim.errors import CapacitysimWarning, InputError
 from capacitysim.hydrology import tables
-from capacitysim.hydrology._inputs import broadcast_shape
+from capacitysim.hydrology._inputs import MAX_AREA_MI2, MAX_PRECIP_IN, MAX_TC_HR, broadcast_shape
 from capacitysim.hydrology.rainfall import _normalise_distribution
 from capacitysim.hydrology.runoff import DEFAULT_IA_RATIO, PERCENT, S_NUMERATOR_IN, S_OFFSET_IN, runoff_depth
 
@@ -106,13 +106,13 @@ def graphical_peak_discharge(area_mi2, cn, precip_in, tc_hr, distribution: str =
     Parameters
     ----------
     area_mi2 : array_like
-        Drainage area Am [mi2], >= 0.
+        Drainage area Am [mi2], in [0, 10,000] (:data:`~capacitysim.hydrology._inputs.MAX_AREA_MI2`).
     cn : array_like
         Runoff curve number [-], in (0, 100]; a warning below 40 (outside the method's range).
     precip_in : array_like
-        24-hour rainfall P [in], >= 0.
+        24-hour rainfall P [in], in [0, 200] (:data:`~capacitysim.hydrology._inputs.MAX_PRECIP_IN`).
     tc_hr : array_like
-        Time of concentration [h], > 0. Clamped to 0.1-10 h with a warning, as TR-55 directs.
+        Time of concentration [h], in (0, 240]. Clamped to 0.1-10 h with a warning, as TR-55 directs.
     distribution : {"I", "IA", "II", "III"}, default "II"
         Rainfall distribution type.
     pond_swamp_pct : array_like, default 0
@@ -129,10 +129,10 @@ def graphical_peak_discharge(area_mi2, cn, precip_in, tc_hr, distribution: str =
     TR-55 (1986), Chapter 4, eq. 4-1, Table 4-1 (Ia), Table 4-2 (Fp), Exhibit 4; Appendix F,
     Table F-1.
     """
-    area = check_range("area_mi2", area_mi2, 0.0, unit="mi2")
+    area = check_range("area_mi2", area_mi2, 0.0, MAX_AREA_MI2, unit="mi2")
     cn_arr = check_range("cn", cn, 0.0, PERCENT, low_inclusive=False)
-    p = check_range("precip_in", precip_in, 0.0, unit="in")
-    tc = check_range("tc_hr", tc_hr, 0.0, low_inclusive=False, unit="h")
+    p = check_range("precip_in", precip_in, 0.0, MAX_PRECIP_IN, unit="in")
+    tc = check_range("tc_hr", tc_hr, 0.0, MAX_TC_HR, low_inclusive=False, unit="h")
     fp = np.asarray(pond_swamp_adjustment(pond_swamp_pct))
     broadcast_shape(area_mi2=area, cn=cn_arr, precip_in=p, tc_hr=tc, pond_swamp_pct=fp)
     key = _normalise_distribution(distribution)
@@ -142,8 +142,8 @@ def graphical_peak_discharge(area_mi2, cn, precip_in, tc_hr, distribution: str =
         warnings.warn("Tc outside 0.1-10 h: clamped to the limits of TR-55 Exhibit 4", CapacitysimWarning, stacklevel=2)
         tc = np.clip(tc, TC_MIN_HR, TC_MAX_HR)
     q_in = np.asarray(runoff_depth(p, cn_arr))
-    ia = DEFAULT_IA_RATIO * (S_NUMERATOR_IN / cn_arr - S_OFFSET_IN)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # tiny P: Ia/P -> inf, clamped below
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # tiny P or CN: Ia/P -> inf, clamped below
+        ia = DEFAULT_IA_RATIO * (S_NUMERATOR_IN / cn_arr - S_OFFSET_IN)
         ia_p = np.where(p > 0.0, ia / np.where(p > 0.0, p, 1.0), IA_P_MAX)
     wet = q_in > 0.0
     if np.any(wet & ((ia_p < IA_P_MIN) | (ia_p > IA_P_MAX))):

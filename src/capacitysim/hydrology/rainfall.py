@@ -13,9 +13,10 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from capacitysim.checks import check_range
+from capacitysim.checks import check_range, check_steps
 from capacitysim.errors import InputError
 from capacitysim.hydrology import tables
+from capacitysim.hydrology._inputs import MAX_PRECIP_IN
 from capacitysim.units import MINUTES_PER_HOUR
 
 #: The NRCS synthetic distributions are defined over 24 hours [h] (NEH 630 ch. 4).
@@ -67,13 +68,15 @@ def design_storm(depth_in, distribution: str = "II", dt_min: float = 6.0, durati
     Parameters
     ----------
     depth_in : float or array_like
-        Total storm depth P [in], >= 0. An array of depths gives one storm per depth along a
-        leading dimension ``storm``.
+        Total storm depth P [in], in [0, 200] (:data:`~capacitysim.hydrology._inputs.MAX_PRECIP_IN`).
+        An array of depths gives one storm per depth along a leading dimension ``storm``.
     distribution : {"I", "IA", "II", "III"}, default "II"
         NRCS rainfall distribution type.
     dt_min : float, default 6
-        Time step [min]; must divide the duration. Steps finer than the 6-min tabulation are
-        linearly interpolated from the cumulative curve (so depth is conserved exactly).
+        Time step [min]; must divide the duration into at most
+        :data:`~capacitysim.checks.MAX_TIME_STEPS` steps (24 h at 0.00144 min). Steps finer than
+        the 6-min tabulation are linearly interpolated from the cumulative curve (so depth is
+        conserved exactly).
     duration_hr : float, default 24
         Storm duration [h]. The NRCS distributions are 24-hour storms, so only 24 is accepted.
 
@@ -121,7 +124,7 @@ def design_storm_depths(depth_in, distribution: str = "II", dt_min: float = 6.0,
 
 def _design_storm_arrays(depth_in, distribution, dt_min, duration_hr):
     key = _normalise_distribution(distribution)
-    depth = check_range("depth_in", depth_in, 0.0, unit="in")
+    depth = check_range("depth_in", depth_in, 0.0, MAX_PRECIP_IN, unit="in")
     dt_min = float(check_range("dt_min", dt_min, 0.0, low_inclusive=False, unit="min"))
     duration_hr = float(check_range("duration_hr", duration_hr, 0.0, low_inclusive=False, unit="h"))
     if abs(duration_hr - NRCS_DURATION_HR) > _STEP_RTOL:
@@ -129,7 +132,11 @@ def _design_storm_arrays(depth_in, distribution, dt_min, duration_hr):
             f"duration_hr must be 24 for the NRCS Type {key} distribution (a 24-hour storm); got {duration_hr:g}"
         )
     n_steps = duration_hr * MINUTES_PER_HOUR / dt_min
-    if abs(n_steps - round(n_steps)) > _STEP_RTOL * n_steps:
+    # before anything is allocated (and before round(), which fails on inf): a step of 1e-9 min
+    # would ask for 1.44 x 10^12 steps
+    check_steps(n_steps, "the design storm", f"duration_hr = {duration_hr:g} h at dt_min = {dt_min:g} min",
+                hint="a longer dt_min")
+    if abs(n_steps - round(n_steps)) > _STEP_RTOL * n_steps or round(n_steps) < 1:
         raise InputError(f"dt_min must divide the {duration_hr:g}-h duration into whole steps; got {dt_min:g} min")
     n_steps = int(round(n_steps))
     dt_hr = dt_min / MINUTES_PER_HOUR
@@ -146,6 +153,8 @@ def storm_step_hr(storm: xr.DataArray) -> float:
     if "time_hr" not in storm.dims:
         raise InputError(f"storm must have a time_hr dimension; got dimensions {storm.dims}")
     t = np.asarray(storm["time_hr"], dtype=float)
+    if not np.all(np.isfinite(t)):
+        raise InputError("storm time_hr must be finite numbers of hours")
     if t.size < 2:
         raise InputError("storm must have at least two time steps")
     steps = np.diff(t)

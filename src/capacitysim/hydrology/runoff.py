@@ -19,10 +19,10 @@ import os
 
 import numpy as np
 
-from capacitysim.checks import check_range, scalar_or_array
+from capacitysim.checks import check_finite_result, check_range, scalar_or_array
 from capacitysim.errors import InputError
 from capacitysim.hydrology import tables
-from capacitysim.hydrology._inputs import broadcast_shape
+from capacitysim.hydrology._inputs import MAX_PRECIP_IN, broadcast_shape
 
 #: Curve number of impervious area in TR-55 Figures 2-3 and 2-4 and Table 2-2a [-].
 IMPERVIOUS_CN = 98.0
@@ -43,17 +43,18 @@ _USE_NUMBA = os.environ.get("CAPACITYSIM_NO_NUMBA", "") not in ("1", "true", "ye
 def _runoff_numpy(precip_in, cn, ia_ratio):
     """Pure-numpy runoff kernel: the same operations, in the same order, as the fused kernel.
 
-    Invalid inputs (CN outside (0, 100], negative precipitation or Ia ratio, NaN) give NaN.
+    Invalid inputs (CN outside (0, 100], precipitation outside [0, MAX_PRECIP_IN], negative Ia
+    ratio, NaN) give NaN.
     """
     p = np.asarray(precip_in, dtype=np.float64)
     c = np.asarray(cn, dtype=np.float64)
     r = np.asarray(ia_ratio, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         s = S_NUMERATOR_IN / c - S_OFFSET_IN
         ia = r * s
         pe = p - ia
         q = np.where(pe > 0.0, pe * pe / (pe + s), 0.0)
-        bad = ~((c > 0.0) & (c <= PERCENT) & (p >= 0.0) & (r >= 0.0))
+        bad = ~((c > 0.0) & (c <= PERCENT) & (p >= 0.0) & (p <= MAX_PRECIP_IN) & (r >= 0.0))
     return np.where(bad, np.nan, q)
 
 
@@ -64,7 +65,7 @@ if _USE_NUMBA:
 
         # One pass over the inputs, branch-free so LLVM vectorizes it; error_model="numpy" drops
         # Python's division-by-zero checks (invalid cells are flagged, not raised). Counts the
-        # invalid cells (CN outside (0, 100], P negative or not finite, NaN) as it goes, so
+        # invalid cells (CN outside (0, 100], P outside [0, MAX_PRECIP_IN], NaN) as it goes, so
         # validation costs no second pass.
         @numba.njit(cache=True, nogil=True, error_model="numpy")
         def _kernel(p, c, r, out):  # pragma: no cover - compiled
@@ -79,7 +80,7 @@ if _USE_NUMBA:
                 pe = pi - ia
                 q = pe * pe / (pe + s)
                 q = q if pe > 0.0 else 0.0
-                ok = (ci > 0.0) & (ci <= PERCENT) & (pi >= 0.0) & (pi < np.inf)
+                ok = (ci > 0.0) & (ci <= PERCENT) & (pi >= 0.0) & (pi <= MAX_PRECIP_IN)
                 out[i] = q if ok else np.nan
                 bad += 0 if ok else 1
             return bad
@@ -95,7 +96,7 @@ def _flat(a: np.ndarray, shape) -> np.ndarray:
 
 def _explain_bad_runoff_input(precip_in, cn, ia_ratio) -> None:
     """Raise the InputError that names the first invalid input."""
-    check_range("precip_in", precip_in, 0.0, unit="in")
+    check_range("precip_in", precip_in, 0.0, MAX_PRECIP_IN, unit="in")
     check_range("cn", cn, 0.0, PERCENT, low_inclusive=False)
     check_range("ia_ratio", ia_ratio, 0.0)
     raise InputError("runoff_depth: inputs are not finite numbers")  # inf caught above; defensive
@@ -112,7 +113,8 @@ def runoff_depth(precip_in, cn, ia_ratio=DEFAULT_IA_RATIO, *, kernel: str = "aut
     Parameters
     ----------
     precip_in : array_like
-        Rainfall depth P [in], >= 0.
+        Rainfall depth P [in], in [0, 200] (:data:`~capacitysim.hydrology._inputs.MAX_PRECIP_IN`:
+        beyond any storm ever measured; larger is a unit error and overflows).
     cn : array_like
         Runoff curve number CN [-], in (0, 100].
     ia_ratio : array_like, default 0.2
@@ -128,7 +130,7 @@ def runoff_depth(precip_in, cn, ia_ratio=DEFAULT_IA_RATIO, *, kernel: str = "aut
     Raises
     ------
     InputError
-        For CN outside (0, 100], negative or infinite depth, negative Ia ratio, NaN or text,
+        For CN outside (0, 100], depth outside [0, 200] in, negative Ia ratio, NaN or text,
         and for input shapes that do not broadcast together.
 
     References
@@ -174,12 +176,20 @@ def potential_retention_in(cn):
     float or numpy.ndarray
         S [in].
 
+    Raises
+    ------
+    InputError
+        For CN outside (0, 100], and for a CN so close to 0 that S overflows (CN below about 1e-305).
+
     References
     ----------
     TR-55 (1986), Chapter 2, eq. 2-4.
     """
     cn = check_range("cn", cn, 0.0, PERCENT, low_inclusive=False)
-    return scalar_or_array(S_NUMERATOR_IN / cn - S_OFFSET_IN)
+    with np.errstate(over="ignore", divide="ignore"):
+        s = S_NUMERATOR_IN / cn - S_OFFSET_IN
+    check_finite_result("S = 1000/CN - 10", s, f"cn = {_describe(cn)}")
+    return scalar_or_array(s)
 
 
 def initial_abstraction_in(cn, ia_ratio=DEFAULT_IA_RATIO):
@@ -202,7 +212,16 @@ def initial_abstraction_in(cn, ia_ratio=DEFAULT_IA_RATIO):
     TR-55 (1986), Chapter 2, eq. 2-2; Chapter 4, Table 4-1.
     """
     ia_ratio = check_range("ia_ratio", ia_ratio, 0.0)
-    return scalar_or_array(ia_ratio * np.asarray(potential_retention_in(cn)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        ia = ia_ratio * np.asarray(potential_retention_in(cn))
+    check_finite_result("Ia = ia_ratio x S", ia, f"ia_ratio = {_describe(ia_ratio)}, cn = {_describe(cn)}")
+    return scalar_or_array(ia)
+
+
+def _describe(value) -> str:
+    """A value for a message: the number for a scalar, the shape for an array."""
+    arr = np.asarray(value)
+    return f"{arr.item():g}" if arr.size == 1 else f"an array of shape {arr.shape}"
 
 
 def composite_cn(cn, area, axis=-1):

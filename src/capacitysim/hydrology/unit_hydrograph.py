@@ -22,13 +22,13 @@ import scipy.optimize
 import scipy.special
 import xarray as xr
 
-from capacitysim.checks import check_range
+from capacitysim.checks import MAX_BATCH_VALUES, check_finite_result, check_range, check_steps
 from capacitysim.errors import InputError
 from capacitysim.hydrology import tables
-from capacitysim.hydrology._inputs import broadcast_shape
+from capacitysim.hydrology._inputs import MAX_AREA_MI2, MAX_PRECIP_IN, MAX_TC_HR, broadcast_shape
 from capacitysim.hydrology.rainfall import storm_step_hr
 from capacitysim.hydrology.runoff import PERCENT, runoff_depth
-from capacitysim.units import CUBIC_FEET_PER_SQMI_INCH, SECONDS_PER_HOUR
+from capacitysim.units import CUBIC_FEET_PER_SQMI_INCH, MINUTES_PER_HOUR, SECONDS_PER_HOUR
 
 #: NEH 630 ch. 15: lag L = 0.6 Tc.
 LAG_OVER_TC = 0.6
@@ -138,14 +138,14 @@ def unit_hydrograph_runoff(area_mi2, cn, tc_hr, storm: xr.DataArray, peak_rate_f
     Parameters
     ----------
     area_mi2 : float or array_like, shape (n,)
-        Drainage areas A [mi2], > 0.
+        Drainage areas A [mi2], in (0, 10,000] (:data:`~capacitysim.hydrology._inputs.MAX_AREA_MI2`).
     cn : float or array_like, shape (n,)
         Curve numbers [-], in (0, 100].
     tc_hr : float or array_like, shape (n,)
-        Times of concentration [h], > 0.
+        Times of concentration [h], in (0, 240] (:data:`~capacitysim.hydrology._inputs.MAX_TC_HR`).
     storm : xarray.DataArray
         Incremental rainfall [in] over a uniform ``time_hr`` coordinate (end of each step), as
-        returned by :func:`~capacitysim.hydrology.design_storm`.
+        returned by :func:`~capacitysim.hydrology.design_storm`; at most 200 in in all.
     peak_rate_factor : float, default 484
         Peak rate factor PRF [cfs h / (mi2 in)], in (100, 600]; 484 uses Table 16-1 exactly,
         others the gamma form.
@@ -156,14 +156,22 @@ def unit_hydrograph_runoff(area_mi2, cn, tc_hr, storm: xr.DataArray, peak_rate_f
         ``flow_cfs`` [cfs] over ``time_hr`` (end of each step [h]), extended past the storm until
         the recession ends; with array inputs of length n, dimensions (``subcatchment``, ``time_hr``).
 
+    Raises
+    ------
+    InputError
+        For inputs out of range, and before allocating when the hydrograph would be longer than
+        :data:`~capacitysim.checks.MAX_TIME_STEPS` steps (the span of the unit hydrograph is about
+        5 Tp over the storm step: Tc of 1e9 h asks for 10^11 steps) or hold more than
+        :data:`~capacitysim.checks.MAX_BATCH_VALUES` values (subcatchments x steps).
+
     References
     ----------
     NEH 630 (2007), Chapter 16, Table 16-1, eq. 16-1 to 16-6; NEH 630 ch. 15 (L = 0.6 Tc);
     TR-55 (1986), Chapter 2, eq. 2-3.
     """
-    area = check_range("area_mi2", area_mi2, 0.0, low_inclusive=False, unit="mi2")
+    area = check_range("area_mi2", area_mi2, 0.0, MAX_AREA_MI2, low_inclusive=False, unit="mi2")
     cn_arr = check_range("cn", cn, 0.0, PERCENT, low_inclusive=False)
-    tc = check_range("tc_hr", tc_hr, 0.0, low_inclusive=False, unit="h")
+    tc = check_range("tc_hr", tc_hr, 0.0, MAX_TC_HR, low_inclusive=False, unit="h")
     prf = float(check_range("peak_rate_factor", peak_rate_factor, 100.0, 600.0, low_inclusive=False))
     if not isinstance(storm, xr.DataArray):
         raise InputError("storm must be an xarray.DataArray over time_hr (see design_storm)")
@@ -171,11 +179,27 @@ def unit_hydrograph_runoff(area_mi2, cn, tc_hr, storm: xr.DataArray, peak_rate_f
         raise InputError(f"storm must be one hyetograph over time_hr; got dimensions {storm.dims}")
     dt_hr = storm_step_hr(storm)
     rain = check_range("storm", storm.values, 0.0, unit="in")
+    total_in = float(rain.sum())
+    if not total_in <= MAX_PRECIP_IN:
+        raise InputError(f"storm must hold at most {MAX_PRECIP_IN:g} in of rain in all; got {total_in:g} in")
     scalar = area.ndim == 0 and cn_arr.ndim == 0 and tc.ndim == 0
     broadcast_shape(area_mi2=area, cn=cn_arr, tc_hr=tc)
     area, cn_arr, tc = (np.atleast_1d(a) for a in np.broadcast_arrays(area, cn_arr, tc))
     if area.ndim != 1:
         raise InputError("area_mi2, cn and tc_hr must be scalars or 1-D arrays of subcatchments")
+
+    # Sizes before allocating anything: a Tc of 1e9 h would ask for 10^11 steps (hundreds of GiB).
+    tp = time_to_peak_hr(tc, dt_hr)
+    span = unit_hydrograph_span_tp(prf)
+    n_t = rain.size
+    with np.errstate(over="ignore"):
+        n_uh_f = np.ceil(span * tp.max() / dt_hr) + 1.0
+    drivers = f"tc_hr up to {tc.max():g} h, storm step {dt_hr * MINUTES_PER_HOUR:g} min, peak_rate_factor {prf:g}"
+    check_steps(n_t + n_uh_f - 1.0, "the hydrograph", drivers)
+    n_uh = int(n_uh_f)
+    check_steps(area.size * scipy.fft.next_fast_len(n_t + n_uh - 1, real=True), "the hydrographs",
+                f"{area.size:,} subcatchments x {n_t + n_uh - 1:,} steps; {drivers}", limit=MAX_BATCH_VALUES,
+                unit="values", hint="fewer subcatchments per call")
 
     # Excess per step: increments of the cumulative CN runoff of the cumulative rainfall.
     cum_p = np.concatenate(([0.0], np.cumsum(rain)))
@@ -183,20 +207,17 @@ def unit_hydrograph_runoff(area_mi2, cn, tc_hr, storm: xr.DataArray, peak_rate_f
     excess = np.diff(cum_q, axis=1)  # (n, T) [in]
 
     # Unit hydrograph ordinates [cfs per in of excess]: step averages of the mass curve.
-    tp = time_to_peak_hr(tc, dt_hr)
-    span = unit_hydrograph_span_tp(prf)
-    n_uh = int(np.ceil(span * tp.max() / dt_hr)) + 1
     edges = np.arange(n_uh + 1) * dt_hr
     mass = unit_hydrograph_mass_fraction(edges[None, :] / tp[:, None], prf)
     mass /= mass[:, -1:]  # the whole unit volume leaves within the span (a gamma tail of 1e-6 spread, not lumped)
     volume_cf = area * CUBIC_FEET_PER_SQMI_INCH  # ft3 per inch of excess
     uh = np.diff(mass, axis=1) * (volume_cf / (dt_hr * SECONDS_PER_HOUR))[:, None]
 
-    n_t = excess.shape[1]
     n_out = n_t + n_uh - 1
     n_fft = scipy.fft.next_fast_len(n_out, real=True)
     flow = scipy.fft.irfft(scipy.fft.rfft(excess, n_fft, axis=1) * scipy.fft.rfft(uh, n_fft, axis=1), n_fft, axis=1)
     flow = np.clip(flow[:, :n_out], 0.0, None)  # FFT round-off only
+    check_finite_result("flow_cfs", flow, drivers + f", area_mi2 up to {area.max():g}")
 
     t0 = float(storm["time_hr"].values[0]) - dt_hr
     time_hr = t0 + dt_hr * np.arange(1, n_out + 1)

@@ -22,17 +22,36 @@ Areas of TR-55 items are given as ``area_sqft`` or ``area_ac`` (one of them).
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
 from importlib import resources
 from pathlib import Path
 
 from capacitysim.errors import DataFileError
-from capacitysim.io.files import check_keys, read_toml
-from capacitysim.rules.ii_offset import CASE_BY_CASE_TYPES, ITEM_TYPES, TR55_ITEM_TYPES
-from capacitysim.units import SQFT_PER_ACRE
+from capacitysim.io.files import (
+    check_keys,
+    key_text,
+    quoted,
+    read_toml,
+    require_bool,
+    require_number,
+    require_table,
+    require_text,
+)
+from capacitysim.rules.ii_offset import (
+    CASE_BY_CASE_TYPES,
+    ITEM_TYPES,
+    MAX_FLOW_GPD,
+    MAX_ITEM_AREA_AC,
+    MAX_ITEM_COUNT,
+    TR55_ITEM_TYPES,
+)
+from capacitysim.units import GPD_PER_GPM, SQFT_PER_ACRE
 
 _PROJECT_REQUIRED = {"id", "name", "engineer"}
 _PROJECT_OPTIONAL = {"basin", "municipal_user", "pe_license", "description", "certified_on", "prepared_on"}
+#: [project] keys that hold dates (a TOML date or text such as "2024-05-01").
+_PROJECT_DATES = {"certified_on", "prepared_on"}
 _COMMON = {"type", "location", "description"}
 _CASE = {"gpd", "gpm", "justification"}
 _ITEM_KEYS = {
@@ -42,53 +61,65 @@ _ITEM_KEYS = {
     **{k: ({"area_sqft", "area_ac", "cover", "soil"}, {"cover", "soil"}) for k in TR55_ITEM_TYPES if k != "separation"},
     **{k: (_CASE, {"justification"}) for k in CASE_BY_CASE_TYPES if k != "manhole_joint_leak"},
 }
+#: Item keys that hold text (names from the tables, places, reasons).
+_ITEM_TEXT = ("surface", "severity", "cover", "soil", "location", "description", "justification", "receiving_water")
+#: Upper bound of each numeric item key [its unit]: see capacitysim.rules.ii_offset.
+_ITEM_MAX = {"count": MAX_ITEM_COUNT, "gpd": MAX_FLOW_GPD, "gpm": MAX_FLOW_GPD / GPD_PER_GPM,
+             "area_ac": MAX_ITEM_AREA_AC, "area_sqft": MAX_ITEM_AREA_AC * SQFT_PER_ACRE}
 
 
-def _number(where: str, key: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise DataFileError(f"{where}: {key} must be a number, got {value!r}")
-    return float(value)
+def _number(where: str, key: str, value, high: float | None = None, *, whole: bool = False) -> float:
+    """A finite number >= 0 (and <= ``high``), a whole number for counts; else a DataFileError."""
+    return require_number(where, key, value, 0.0, high, whole=whole)
 
 
 def read_project(path: str | os.PathLike) -> dict:
     """Read and validate a project file: ``{"project": {...}, "items": [...], "path": str}``.
 
-    TR-55 item areas are normalised to ``area_ac``; every number is checked to be a number.
+    TR-55 item areas are normalised to ``area_ac``; every number is checked to be a finite number
+    >= 0 within its bound (counts whole numbers), every name a string, every flag a boolean.
     """
     p = Path(path)
     data = read_toml(p)
     where = str(p)
     check_keys(data, where, {"project", "item"}, set())
-    proj = data["project"]
-    if not isinstance(proj, dict):
-        raise DataFileError(f"{where}: [project] must be a table")
-    check_keys(proj, f"{where} [project]", _PROJECT_REQUIRED, _PROJECT_OPTIONAL)
+    proj = require_table(data["project"], f"{where} [project]")
+    wp = f"{where} [project]"
+    check_keys(proj, wp, _PROJECT_REQUIRED, _PROJECT_OPTIONAL)
+    for key, value in proj.items():
+        if key in _PROJECT_DATES:
+            if not isinstance(value, (str, _dt.date)):
+                raise DataFileError(f"{wp}: {key} must be a date (2024-05-01); got {quoted(value)}")
+        else:
+            require_text(wp, key, value, empty=key not in ("id", "name"))
     items = data["item"]
     if not isinstance(items, list) or not items:
         raise DataFileError(f"{where}: give at least one [[item]]")
     out = []
     for i, raw in enumerate(items):
         w = f"{where} item[{i}]"
-        if not isinstance(raw, dict):
-            raise DataFileError(f"{w}: must be a table")
+        require_table(raw, w)
         kind = raw.get("type")
-        if kind not in ITEM_TYPES:
-            raise DataFileError(f"{w}: type must be one of {', '.join(ITEM_TYPES)}; got {kind!r}")
+        if not isinstance(kind, str) or kind not in ITEM_TYPES:
+            raise DataFileError(f"{w}: type must be one of {', '.join(ITEM_TYPES)}; got {quoted(kind)}")
         allowed, required = _ITEM_KEYS[kind]
         check_keys(raw, w, required | {"type"}, (allowed | _COMMON) - required - {"type"})
         item = dict(raw)
+        for key in _ITEM_TEXT:
+            if key in item:
+                require_text(w, key, item[key])
         for key in ("count", "gpd", "gpm"):
             if key in item:
-                item[key] = _number(w, key, item[key])
+                item[key] = _number(w, key, item[key], _ITEM_MAX[key], whole=key == "count")
         if kind in TR55_ITEM_TYPES:
             if ("area_sqft" in item) == ("area_ac" in item):
                 raise DataFileError(f"{w}: give the drained area once, as area_sqft or area_ac")
             if "area_sqft" in item:
-                item["area_ac"] = _number(w, "area_sqft", item.pop("area_sqft")) / SQFT_PER_ACRE
+                item["area_ac"] = _number(w, "area_sqft", item.pop("area_sqft"), _ITEM_MAX["area_sqft"]) / SQFT_PER_ACRE
             else:
-                item["area_ac"] = _number(w, "area_ac", item["area_ac"])
-        if kind == "separation" and "redirected_to_combined" in item and not isinstance(item["redirected_to_combined"], bool):
-            raise DataFileError(f"{w}: redirected_to_combined must be true or false")
+                item["area_ac"] = _number(w, "area_ac", item["area_ac"], _ITEM_MAX["area_ac"])
+        if kind == "separation" and "redirected_to_combined" in item:
+            require_bool(w, "redirected_to_combined", item["redirected_to_combined"])
         out.append(item)
     return {"project": dict(proj), "items": out, "path": str(p)}
 
@@ -97,6 +128,7 @@ def read_design_flows(path: str | os.PathLike | None = None) -> dict:
     """The design flow table: ``{"meta": {...}, "uses": {name: {gpd_per_unit, unit, source, verified, ...}}}``.
 
     ``path=None`` reads the bundled ``capacitysim/data/design_flows.toml``; a user's copy overrides it.
+    ``verified`` must be a TOML boolean (``"no"`` is refused, never counted as verified).
     """
     if path is None:
         ref = resources.files("capacitysim").joinpath("data", "design_flows.toml")
@@ -107,18 +139,17 @@ def read_design_flows(path: str | os.PathLike | None = None) -> dict:
         data = read_toml(path)
         where = str(path)
     check_keys(data, where, {"uses"}, {"meta"})
-    uses = data["uses"]
-    if not isinstance(uses, dict) or not uses:
+    meta = require_table(data.get("meta", {}), f"{where} [meta]")
+    uses = require_table(data["uses"], f"{where} [uses]")
+    if not uses:
         raise DataFileError(f"{where}: [uses] must hold at least one use")
     for name, row in uses.items():
-        w = f"{where} uses.{name}"
-        if not isinstance(row, dict):
-            raise DataFileError(f"{w}: must be a table")
+        w = f"{where} uses.{key_text(name)}"
         check_keys(row, w, {"gpd_per_unit", "unit", "source"}, {"description", "verified"})
-        value = _number(w, "gpd_per_unit", row["gpd_per_unit"])
-        if value < 0:
-            raise DataFileError(f"{w}: gpd_per_unit must be >= 0, got {value:g}")
-        row["gpd_per_unit"] = value
-        row.setdefault("verified", False)
+        row["gpd_per_unit"] = _number(w, "gpd_per_unit", row["gpd_per_unit"], MAX_FLOW_GPD)
+        for key in ("unit", "source", "description"):
+            if key in row:
+                require_text(w, key, row[key])
+        row["verified"] = require_bool(w, "verified", row.get("verified", False))
         row.setdefault("description", name)
-    return {"meta": data.get("meta", {}), "uses": uses, "path": where}
+    return {"meta": meta, "uses": uses, "path": where}

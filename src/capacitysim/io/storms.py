@@ -11,12 +11,15 @@ import xarray as xr
 from capacitysim.errors import DataFileError, InputError
 from capacitysim.hydrology.rainfall import design_storm
 from capacitysim.hydrology.rainfall import NRCS_DURATION_HR, design_storm_depths
-from capacitysim.io.files import bundled_dir, check_keys, read_toml
+from capacitysim.io.files import bundled_dir, check_keys, path_exists, quoted, read_toml, require_text
 
 _REQUIRED = {"depth_in", "distribution", "source"}
 #: Default time step of a storm file [min] (the 0.1-h step of the NRCS tabulations).
 DEFAULT_DT_MIN = 6.0
 _OPTIONAL = {"name", "location", "return_period_yr", "duration_hr", "dt_min"}
+#: Longest return period a storm file may state [yr]: published frequency estimates (NOAA Atlas 14)
+#: stop at 1,000 years; 10,000 leaves room for a probable-maximum study, and more is a typing error.
+MAX_RETURN_PERIOD_YR = 10_000.0
 
 
 @dataclass(frozen=True)
@@ -43,10 +46,10 @@ class StormSpec:
 def resolve_storm_path(ref: str | os.PathLike) -> Path:
     """A path to a storm file, or the name of a bundled one (``binghamton-1yr-24h``)."""
     p = Path(ref)
-    if p.exists():
+    if path_exists(p):
         return p
     candidate = bundled_dir("storms") / (p.name if p.suffix == ".toml" else f"{p.name}.toml")
-    if candidate.exists():
+    if path_exists(candidate):
         return candidate
     known = sorted(f.stem for f in bundled_dir("storms").glob("*.toml"))
     raise DataFileError(f"storm {str(ref)!r}: no such file, and no bundled storm by that name (bundled: {', '.join(known)})")
@@ -56,12 +59,19 @@ def _number(data: dict, key: str, where: str, what: str, default: float | None =
     """A numeric key of a storm file as a float; text, booleans and arrays are a DataFileError."""
     value = data.get(key, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise DataFileError(f"{where}: {key} must be {what}; got {value!r}")
-    return float(value)
+        raise DataFileError(f"{where}: {key} must be {what}; got {quoted(value)}")
+    try:
+        return float(value)
+    except OverflowError:  # a TOML integer longer than a float holds
+        raise DataFileError(f"{where}: {key} must be {what} of a usable size; got {quoted(value)}") from None
 
 
 def load_storm(ref: str | os.PathLike) -> StormSpec:
-    """Load and validate a design storm file; every problem names the file and the key."""
+    """Load and validate a design storm file; every problem names the file and the key.
+
+    The depth must be in (0, 200] in and the step must cut the 24 hours into at most 10^6 steps
+    (:func:`capacitysim.hydrology.design_storm` checks both, before allocating).
+    """
     path = resolve_storm_path(ref)
     data = read_toml(path)
     where = str(path)
@@ -72,16 +82,18 @@ def load_storm(ref: str | os.PathLike) -> StormSpec:
     return_period = data.get("return_period_yr")
     if return_period is not None:
         return_period = _number(data, "return_period_yr", where, "a number of years")
-        if not return_period > 0:
-            raise DataFileError(f"{where}: return_period_yr must be > 0 years; got {return_period!r}")
+        if not 0 < return_period <= MAX_RETURN_PERIOD_YR:
+            raise DataFileError(
+                f"{where}: return_period_yr must be > 0 and <= {MAX_RETURN_PERIOD_YR:,.0f} years; got {return_period!r}"
+            )
     spec = StormSpec(
-        name=str(data.get("name", path.stem)),
+        name=require_text(where, "name", data.get("name", path.stem)),
         depth_in=depth,
-        distribution=str(data["distribution"]),
+        distribution=require_text(where, "distribution", data["distribution"]),
         duration_hr=_number(data, "duration_hr", where, "a number of hours", NRCS_DURATION_HR),
         dt_min=_number(data, "dt_min", where, "a number of minutes", DEFAULT_DT_MIN),
-        source=str(data["source"]),
-        location=str(data.get("location", "")),
+        source=require_text(where, "source", data["source"]),
+        location=require_text(where, "location", data.get("location", "")),
         return_period_yr=return_period,
         path=str(path),
     )

@@ -36,7 +36,7 @@ import numpy as np
 # capacitysim.hydrology (numba, xarray: about 1 s to import) is imported inside the TR-55 functions
 # only, so the credit bank, which needs the offset rules but not TR-55, starts fast in every process.
 
-from capacitysim.checks import check_choice, check_range, scalar_or_array
+from capacitysim.checks import check_choice, check_count, check_finite_result, check_range, scalar_or_array
 from capacitysim.errors import InputError
 from capacitysim.units import CUBIC_FEET_PER_ACRE_INCH, GALLONS_PER_CUBIC_FOOT, GPD_PER_GPM, SQFT_PER_ACRE
 
@@ -48,6 +48,21 @@ PROGRAM_EFFECTIVE_DATE = _dt.date(2013, 1, 1)
 OFFSET_THRESHOLD_GPD = 2500.0
 #: Credit bank section F: credits required equal the peak sewage flow increase (one to one) [-].
 DEFAULT_OFFSET_RATIO = 1.0
+#: Smallest offset ratio [-]: section F fixes one to one; a ratio below one would let a connection
+#: add more flow than the I/I removed for it, which the program does not allow.
+MIN_OFFSET_RATIO = 1.0
+#: Largest offset ratio [-]: other I/I programs use up to 4:1; 10 leaves room and catches typos
+#: (the credit bank's ledger takes the same range).
+MAX_OFFSET_RATIO = 10.0
+#: Most items of one kind in one line of a project (manholes, sump pumps) [-]: a whole city has some
+#: tens of thousands of manholes; a million is a typing error.
+MAX_ITEM_COUNT = 1_000_000
+#: Largest flow of one item, or of a connection [gpd]: 10^9 gpd (1,000 MGD) is more than the largest
+#: treatment plant in New York City is permitted for; a larger figure is a unit error.
+MAX_FLOW_GPD = 1.0e9
+#: Largest area drained by one TR-55 item [ac]: 10^5 acres (156 mi2) is a whole sewershed and more;
+#: a larger value is a unit error (ft2 given as acres).
+MAX_ITEM_AREA_AC = 1.0e5
 #: Records section: records kept for a minimum of three years (longer during a dispute) [yr].
 RECORD_RETENTION_YEARS = 3
 #: DEFAULT definition: certificate of occupancy due within one year of the flow credit note [yr].
@@ -104,7 +119,7 @@ def manhole_joint_leak_gpd(surface, severity, count=1.0):
     severity : str or array_like of str
         ``"heavy"`` (severe cracks throughout), ``"moderate"`` or ``"minor"`` (note 1).
     count : array_like, default 1
-        Number of manholes [-], >= 0.
+        Number of manholes [-], a whole number in [0, 1,000,000] (:data:`MAX_ITEM_COUNT`).
 
     Returns
     -------
@@ -117,7 +132,7 @@ def manhole_joint_leak_gpd(surface, severity, count=1.0):
     """
     s = _lookup("surface", surface, SURFACES)
     v = _lookup("severity", severity, SEVERITIES)
-    n = check_range("count", count, 0.0)
+    n = check_count("count", count, MAX_ITEM_COUNT)
     s, v, n = np.broadcast_arrays(s, v, n)
     gpm = np.vectorize(lambda a, b: TABLE_174_19_1_GPM[(a, b)], otypes=[np.float64])(s, v) if s.size else np.zeros(s.shape)
     return scalar_or_array(n * gpm * GPD_PER_GPM)
@@ -126,11 +141,16 @@ def manhole_joint_leak_gpd(surface, severity, count=1.0):
 def sump_pump_gpd(count=1.0):
     """Inflow removed by disconnecting sump pumps [gpd]: 5 gpm over 24 hours = 7,200 gpd each.
 
+    Parameters
+    ----------
+    count : array_like, default 1
+        Number of sump pumps [-], a whole number in [0, 1,000,000] (2.5 pumps is a typing error).
+
     References
     ----------
     BJC Table 174-19.2, row "Sump pumps" and note 1 (5 gpm over a twenty-four-hour-per-day period).
     """
-    n = check_range("count", count, 0.0)
+    n = check_count("count", count, MAX_ITEM_COUNT)
     return scalar_or_array(n * SUMP_PUMP_GPM * GPD_PER_GPM)
 
 
@@ -151,7 +171,8 @@ def tr55_inflow_gpd(area_ac, cn, precip_in=PROGRAM_STORM_DEPTH_IN):
     Parameters
     ----------
     area_ac : array_like
-        Area drained by the disconnected roof drain, catch basin, cover or separated system [ac], >= 0.
+        Area drained by the disconnected roof drain, catch basin, cover or separated system [ac], in
+        [0, 100,000] (:data:`MAX_ITEM_AREA_AC`).
     cn : array_like
         Curve number of that area from Table 174-19.3 [-] (see :func:`program_cn`).
     precip_in : array_like, default 2.1
@@ -169,7 +190,7 @@ def tr55_inflow_gpd(area_ac, cn, precip_in=PROGRAM_STORM_DEPTH_IN):
     """
     from capacitysim.hydrology import runoff_depth
 
-    a = check_range("area_ac", area_ac, 0.0, unit="ac")
+    a = check_range("area_ac", area_ac, 0.0, MAX_ITEM_AREA_AC, unit="ac")
     q_in = np.asarray(runoff_depth(precip_in, cn))
     return scalar_or_array(q_in * a * CUBIC_FEET_PER_ACRE_INCH * GALLONS_PER_CUBIC_FOOT)
 
@@ -212,8 +233,8 @@ def case_by_case_gpd(gpd=None, gpm=None, *, justification: str = "", engineer: s
     if not str(engineer).strip():
         raise InputError(f"{field}: a case-by-case figure must be prepared by a NYS licensed PE (Table 174-19.1 note 2); name the engineer")
     if gpd is not None:
-        return scalar_or_array(check_range(f"{field}.gpd", gpd, 0.0, unit="gpd"))
-    return scalar_or_array(check_range(f"{field}.gpm", gpm, 0.0, unit="gpm") * GPD_PER_GPM)
+        return scalar_or_array(check_range(f"{field}.gpd", gpd, 0.0, MAX_FLOW_GPD, unit="gpd"))
+    return scalar_or_array(check_range(f"{field}.gpm", gpm, 0.0, MAX_FLOW_GPD / GPD_PER_GPM, unit="gpm") * GPD_PER_GPM)
 
 
 # --- the connection side ------------------------------------------------------------------------
@@ -260,8 +281,11 @@ def average_design_flow_gpd(units, gpd_per_unit):
     gpd_per_unit : array_like
         Design flow per unit [gpd/unit], >= 0 (a design flow table such as NYSDEC 2014 Table B-3).
     """
-    flow = check_range("units", units, 0.0) * check_range("gpd_per_unit", gpd_per_unit, 0.0, unit="gpd per unit")
-    return scalar_or_array(flow.sum(axis=-1) if flow.ndim else flow)
+    with np.errstate(over="ignore", invalid="ignore"):
+        flow = check_range("units", units, 0.0) * check_range("gpd_per_unit", gpd_per_unit, 0.0, unit="gpd per unit")
+        total = flow.sum(axis=-1) if flow.ndim else flow
+    check_finite_result("average design flow", total, "these units and flows per unit")
+    return scalar_or_array(total)
 
 
 def peak_sewage_flow_gpd(average_flow_gpd, peaking_factor=None, population_thousands=None):
@@ -276,7 +300,10 @@ def peak_sewage_flow_gpd(average_flow_gpd, peaking_factor=None, population_thous
     States Standards (2014) 11.243 and Figure 1.
     """
     q = check_range("average_flow_gpd", average_flow_gpd, 0.0, unit="gpd")
-    return scalar_or_array(q * np.asarray(peaking_factor_for(q, peaking_factor, population_thousands)))
+    with np.errstate(over="ignore"):
+        peak = q * np.asarray(peaking_factor_for(q, peaking_factor, population_thousands))
+    check_finite_result("peak sewage flow", peak, f"average_flow_gpd and peaking_factor {peaking_factor!r}")
+    return scalar_or_array(peak)
 
 
 def peaking_factor_for(average_flow_gpd, peaking_factor=None, population_thousands=None):
@@ -308,18 +335,27 @@ def credits_required_gpd(peak_flow_gpd, offset_ratio=DEFAULT_OFFSET_RATIO, thres
     peak_flow_gpd : array_like
         Estimated peak sewage flow rate increase [gpd].
     offset_ratio : array_like, default 1
-        Gallons of I/I removed per gallon allowed (OFFSET RATIO); the program uses 1:1
-        (section F); other programs use up to 4:1.
+        Gallons of I/I removed per gallon allowed (OFFSET RATIO), in [1, 10]: the program fixes 1:1
+        (section F) and a ratio below one is refused (it would credit more flow than was removed);
+        other programs use up to 4:1.
     threshold_gpd : array_like, default 2,500
+
+    Raises
+    ------
+    InputError
+        For a negative or non-finite peak flow, or an offset ratio outside [1, 10].
 
     References
     ----------
     BJC definitions (OFFSET RATIO; NEW OR MODIFIED SEWER CONNECTION) and credit bank section F.
     """
     q = check_range("peak_flow_gpd", peak_flow_gpd, 0.0, unit="gpd")
-    r = check_range("offset_ratio", offset_ratio, 0.0, low_inclusive=False)
+    r = check_range("offset_ratio", offset_ratio, MIN_OFFSET_RATIO, MAX_OFFSET_RATIO)
     need = np.asarray(offset_required(q, threshold_gpd))
-    return scalar_or_array(np.where(need, q * r, 0.0))
+    with np.errstate(over="ignore"):
+        credits = np.where(need, q * r, 0.0)
+    check_finite_result("credits required", credits, "this peak flow and offset ratio")
+    return scalar_or_array(credits)
 
 
 # --- an I/I remediation engineering report, item by item ------------------------------------------
@@ -381,22 +417,25 @@ def quantify_item(item: dict, *, engineer: str = "", field: str = "item") -> dic
         surface, severity = item.get("surface"), item.get("severity")
         check_choice(f"{field}.surface", surface, SURFACES)
         check_choice(f"{field}.severity", severity, SEVERITIES)
-        count = float(check_range(f"{field}.count", item.get("count", 1), 0.0))
+        count = float(check_count(f"{field}.count", item.get("count", 1), MAX_ITEM_COUNT))
         gpm = TABLE_174_19_1_GPM[(surface, severity)]
         out.update(quantity=f"{count:g} manhole(s)",
                    basis=f"Table 174-19.1, joint leaks, {surface} areas, {severity}: {gpm:g} gpm x {GPD_PER_GPM:g} min/day x {count:g}",
                    gpd=float(manhole_joint_leak_gpd(surface, severity, count)))
         return out
     if kind == "sump_pump":
-        count = float(check_range(f"{field}.count", item.get("count", 1), 0.0))
+        count = float(check_count(f"{field}.count", item.get("count", 1), MAX_ITEM_COUNT))
         out.update(quantity=f"{count:g} sump pump(s)",
                    basis=f"Table 174-19.2, sump pumps: {SUMP_PUMP_GPM:g} gpm x {GPD_PER_GPM:g} min/day x {count:g} (note 1)",
                    gpd=float(sump_pump_gpd(count)))
         return out
     # TR-55 inflow items
-    area_ac = float(check_range(f"{field}.area_ac", item.get("area_ac"), 0.0, unit="ac"))
+    area_ac = float(check_range(f"{field}.area_ac", item.get("area_ac"), 0.0, MAX_ITEM_AREA_AC, unit="ac"))
     if item.get("cover") is None or item.get("soil") is None:
         raise InputError(f"{field}: a TR-55 item needs cover and soil (Table 174-19.3)")
+    for key in ("cover", "soil"):
+        if not isinstance(item[key], str):
+            raise InputError(f"{field}.{key} must be a name (text) from Table 174-19.3; got {item[key]!r}")
     from capacitysim.hydrology import runoff_depth
 
     cn = float(program_cn(item["cover"], item["soil"]))

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from capacitysim import hydraulics
+from capacitysim.checks import MAX_BATCH_VALUES, MAX_TIME_STEPS, check_steps
 from capacitysim.errors import InputError, RefusedError
 from capacitysim.hydraulics.orifice import DEFAULT_DISCHARGE_COEFFICIENT
 from capacitysim.hydraulics.storage import StageStorage
@@ -392,12 +393,43 @@ def rational_hydrograph_shapes(durations_min, tc_min, a, b, dt_min, tail_min=0.0
     Each is a trapezoid rising over Tc to i(t_d) = a/(t_d + b), level to t_d, falling to 0 at t_d + Tc
     (volume i(t_d) t_d, the modified rational inflow volume). Multiply by k C A [ac].
 
+    Parameters
+    ----------
+    durations_min : array_like
+        Storm durations t_d [min], > 0.
+    tc_min : float
+        Time of concentration [min], > 0.
+    a, b : float
+        IDF constants, i = a / (t + b) [in/h x min], [min].
+    dt_min : float
+        Time step [min], > 0.
+    tail_min : float, default 0
+        Time of zero inflow added after the longest hydrograph [min].
+
+    Returns
+    -------
+    t_min, shapes, td : ndarray
+        Times [min] (T,), the shapes (S, T) and the durations used (S,).
+
+    Raises
+    ------
+    InputError
+        Before allocating, when the series would be longer than
+        :data:`~capacitysim.checks.MAX_TIME_STEPS` steps (longest duration plus Tc over the step: a
+        Tc of 1e9 min or a step of 1e-9 min) or hold more than :data:`~capacitysim.checks.MAX_BATCH_VALUES`.
+
     References
     ----------
     HEC-22 (2009) ch. 8 (modified rational method hydrographs).
     """
     td = np.maximum(np.asarray(durations_min, dtype=float), tc_min)
     t_end = td.max() + tc_min + tail_min
+    drivers = f"tc_min = {tc_min:g} min, longest storm duration {td.max():g} min, dt_min = {dt_min:g} min"
+    with np.errstate(over="ignore"):
+        n_steps = t_end / dt_min + 2.0  # may overflow to inf: refused below
+    n_t = check_steps(n_steps, "the design hydrographs", drivers)
+    check_steps(td.size * n_t, "the design hydrographs", f"{td.size} durations x {n_t:,} steps; {drivers}",
+                limit=MAX_BATCH_VALUES, unit="values", hint="fewer durations or a longer time step")
     t = np.arange(0.0, t_end + dt_min, dt_min)
     peak = a / (td + b)
     shapes = np.stack([np.interp(t, [0.0, tc_min, d, d + tc_min], [0.0, p, p, 0.0], right=0.0) for d, p in zip(td, peak)])
@@ -554,10 +586,12 @@ def design_site(site: Site, rules: RuleSet, *, swmm: bool = True, work_dir: str 
     # 5: hydrographs
     dt_min = float(site.design.get("dt_min", rules.value("routing", "dt_min")))
     dt_s = dt_min * SECONDS_PER_MINUTE
+    tail_steps = REPORT_TAIL_HR * MINUTES_PER_HOUR / dt_min
     if site.design["hydrograph"] == "scs":
         from capacitysim import hydrology
 
-        storm = rules.data["design_storm_10yr_24h"]
+        storm = {"depth_in": rules.value("design_storm_10yr_24h", "depth_in"),
+                 "distribution": rules.value("design_storm_10yr_24h", "distribution")}
         tc_min = float(site.design.get("tc_min", rules.value("rational_hydrograph", "tc_min")))
         rain = hydrology.design_storm(float(storm["depth_in"]), str(storm["distribution"]), dt_min)
         hyd = hydrology.unit_hydrograph_runoff(trib_ac / ACRES_PER_SQMI, site.design["cn"], tc_min / MINUTES_PER_HOUR, rain)
@@ -574,6 +608,10 @@ def design_site(site: Site, rules: RuleSet, *, swmm: bool = True, work_dir: str 
         scale = k * cw * trib_ac
         labels = [f"rational t_d = {d:g} min" for d in td]
         hyd_cite = "Modified rational hydrographs, HEC-22 ch. 8; Tc and durations from the rule set (UNVERIFIED modelling choices)"
+    # the report routes the critical hydrograph with a drain-down tail: bound the whole series before sizing
+    check_steps(shapes.shape[1] + tail_steps, "the routed hydrograph with its drain-down tail",
+                f"{shapes.shape[1]:,} hydrograph steps + {REPORT_TAIL_HR:g} h at dt_min = {dt_min:g} min; tc_min = {tc_min:g} min",
+                limit=MAX_TIME_STEPS, hint="a longer dt_min or a shorter tc_min")
 
     # 6: sizing
     inv = site.system["orifice_invert_ft"]

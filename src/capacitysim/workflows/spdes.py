@@ -14,7 +14,7 @@ import pandas as pd
 
 from capacitysim.errors import InputError
 from capacitysim.io.plant_flows import MAX_PLAUSIBLE_MGD, DmrRecord, FlowRecord, read_echo_dmr, read_flow_csv
-from capacitysim.io.files import bundled_dir
+from capacitysim.io.files import bundled_dir, path_exists
 from capacitysim.rules import spdes as rule
 from capacitysim.units import GPD_PER_MGD
 
@@ -50,6 +50,10 @@ VIOLATION_TEXT = (
 
 #: Median record flow over limit (or limit over median) beyond which the two are in different units.
 LIMIT_RATIO_LIMIT = 100.0
+#: Largest added flow, and largest permitted flow of the phosphorus table [gpd]: the flow of the
+#: largest plausible plant (MAX_PLAUSIBLE_MGD, 1,000 MGD); more is a unit error, and 1e308 gpd
+#: summed overflows.
+MAX_FLOW_GPD = MAX_PLAUSIBLE_MGD * GPD_PER_MGD
 
 SAMPLE_NAME = "sample-wwtp"
 SAMPLE_SEED = 20240917
@@ -191,10 +195,13 @@ def _check_limit(limit_mgd: float, median_mgd: float) -> None:
 
 
 def _added(added_gpd) -> list[float]:
+    """The added flows [gpd]: each, and their sum, in [0, MAX_FLOW_GPD]."""
     items = [float(a) for a in (added_gpd if np.iterable(added_gpd) else [added_gpd])]
     for a in items:
-        if not np.isfinite(a) or a < 0:
-            raise InputError(f"--added-gpd must be >= 0 gpd; got {a:g}")
+        if not np.isfinite(a) or a < 0 or a > MAX_FLOW_GPD:
+            raise InputError(f"--added-gpd must be >= 0 gpd and <= {MAX_FLOW_GPD:,.0f} gpd; got {a:g}")
+    if sum(items) > MAX_FLOW_GPD:
+        raise InputError(f"--added-gpd values sum to {sum(items):,.0f} gpd; allowed: at most {MAX_FLOW_GPD:,.0f} gpd")
     return items
 
 
@@ -270,10 +277,10 @@ def _as_of(as_of, default) -> np.datetime64:
 def resolve_flows_path(ref: str) -> Path:
     """A flow CSV path, or the name of a bundled record in ``models/plants/`` (``sample-wwtp``)."""
     p = Path(ref)
-    if p.exists():
+    if path_exists(p):
         return p
     candidate = bundled_dir("models") / "plants" / (p.name if p.suffix == ".csv" else f"{p.name}.csv")
-    if candidate.exists():
+    if path_exists(candidate):
         return candidate
     return p  # the reader reports "file not found" with the path as given
 
@@ -309,7 +316,13 @@ def run_check(
 
 
 def phosphorus(permitted_gpd: float) -> dict:
-    """The § 18-36(a)(8) phosphorus limit of a permitted flow, with the table row it falls in."""
+    """The § 18-36(a)(8) phosphorus limit of a permitted flow [gpd], with the table row it falls in.
+
+    The permitted flow must be in (0, MAX_FLOW_GPD] (a larger figure is a unit error).
+    """
+    q = float(permitted_gpd)
+    if q > MAX_FLOW_GPD:
+        raise InputError(f"--permitted-gpd must be <= {MAX_FLOW_GPD:,.0f} gpd (1,000 MGD; a unit error?); got {q:g}")
     return {
         "rule": "15 RCNY § 18-36(a)(8)",
         "permitted_flow_gpd": float(permitted_gpd),
