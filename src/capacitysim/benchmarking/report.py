@@ -5,17 +5,38 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from capacitysim.benchmarking.compare import check_results
 from capacitysim.errors import DataFileError
 from capacitysim.report.html import HtmlReport, new_figure
 
 
+def read_results(path: str | Path) -> dict:
+    """A stored benchmark results file, parsed and checked (:func:`~capacitysim.benchmarking.compare.check_results`).
+
+    Raises
+    ------
+    capacitysim.errors.DataFileError
+        The file is missing, not UTF-8 JSON, or not a results document.
+    """
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataFileError(f"{p}: file not found") from None
+    except IsADirectoryError:
+        raise DataFileError(f"{p}: is a folder, expected a JSON results file") from None
+    except UnicodeDecodeError as exc:
+        raise DataFileError(f"{p}: not a JSON results file (not UTF-8 text: {exc.reason} at byte {exc.start})") from None
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise DataFileError(f"{p}: not a JSON results file ({str(exc)[:200] or type(exc).__name__})") from None
+    return check_results(doc, str(p))
+
+
 def load_runs(paths: list[Path]) -> list[tuple[str, dict]]:
+    """The stored runs ``paths``, each checked, as (timestamp, document) sorted by timestamp."""
     runs = []
     for p in paths:
-        try:
-            doc = json.loads(Path(p).read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise DataFileError(f"{p}: not a benchmark results file ({exc})") from None
+        doc = read_results(p)
         runs.append((doc.get("environment", {}).get("timestamp", Path(p).stem), doc))
     runs.sort(key=lambda r: r[0])
     return runs
@@ -44,7 +65,8 @@ def history_report(runs: list[tuple[str, dict]], out: Path) -> Path:
         last = runs[-1][1]
         rep.table(
             ["case", "median [s]", "spread [%]", "ratio", "what"],
-            [[n, s["median_s"], 100 * s["spread_rel"], s["ratio"], s.get("description", "")] for n, s in last.get("speed", {}).items()],
+            [[n, s.get("median_s"), 100 * s.get("spread_rel", 0.0), s["ratio"], s.get("description", "")]
+             for n, s in last.get("speed", {}).items()],
         )
     rep.heading("Reference cases in the latest run")
     last = runs[-1][1]
@@ -54,5 +76,6 @@ def history_report(runs: list[tuple[str, dict]], out: Path) -> Path:
         classes.append("pass" if r.get("passed") else "fail")
     rep.table(["case", "status", "source"], rows, classes)
     rep.heading("Runs")
-    rep.table(["timestamp", "capacitysim", "python", "numpy", "swmm-toolkit"], [[t, d["environment"].get("capacitysim"), d["environment"].get("python"), d["environment"].get("numpy"), d["environment"].get("swmm-toolkit")] for t, d in runs])
+    rep.table(["timestamp", "capacitysim", "python", "numpy", "swmm-toolkit"],
+              [[t, *(d.get("environment", {}).get(k) for k in ("capacitysim", "python", "numpy", "swmm-toolkit"))] for t, d in runs])
     return rep.write(out)

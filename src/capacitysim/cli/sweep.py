@@ -21,19 +21,37 @@ def sweep():
 @click.option("--scheduler", default=None, help="Address of an existing dask.distributed scheduler (tcp://host:8786).")
 @click.option("--resume", is_flag=True, help="Continue an interrupted sweep: compute only the missing scenarios.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--yes-large", is_flag=True,
+              help="Run a sweep above the size limit (the refusal says how many scenarios and how long they would "
+                   "take); the hard limit (memory of the store) stays.")
 @json_option
-def run_cmd(sweep_file, out, workers, scheduler, resume, no_progress, as_json):
+def run_cmd(sweep_file, out, workers, scheduler, resume, no_progress, yes_large, as_json):
     """Run every scenario of SWEEP_FILE, writing results to --out as they finish.
 
     Exit code 0 when every scenario of the store passed (or, in runoff sweeps, was computed: they
     have no verdict); 1 when any failed, was untrusted, raised or is missing, with one line on
-    stderr: ``3 of 12 scenarios failed (2 fail, 1 untrusted)``; 2 for bad input. With --resume the
-    whole store counts, not only the scenarios computed now.
+    stderr: ``3 of 12 scenarios failed (2 fail, 1 untrusted)``; 2 for bad input: among others a
+    sweep above the size limit without --yes-large (the line gives the number of scenarios and an
+    estimate of the run time), an --out that is the sweep file, the model or a symbolic link, an
+    unreachable --scheduler. With --resume the whole store counts, not only the scenarios computed now.
     """
     from capacitysim.io.sweep_files import load_sweep
-    from capacitysim.workflows.sweep import outcome_line, run_sweep
+    from capacitysim.workflows.sweep import (
+        check_scheduler_address,
+        check_store_path,
+        check_sweep_size,
+        default_workers,
+        outcome_line,
+        run_sweep,
+        sweep_inputs,
+    )
 
     spec = load_sweep(sweep_file)
+    # refused before the progress bar, the cluster or the store exist
+    check_sweep_size(spec, yes_large, None if scheduler else (workers if workers is not None else default_workers()))
+    check_store_path(out, sweep_inputs(spec))
+    if scheduler:
+        check_scheduler_address(scheduler)
     bar = None
     progress = None
     if not no_progress:
@@ -51,7 +69,7 @@ def run_cmd(sweep_file, out, workers, scheduler, resume, no_progress, as_json):
 
         bar = state
     try:
-        run = run_sweep(spec, out, workers=workers, scheduler=scheduler, resume=resume, progress=progress)
+        run = run_sweep(spec, out, workers=workers, scheduler=scheduler, resume=resume, progress=progress, yes_large=yes_large)
     finally:
         if bar is not None and bar["bar"] is not None:
             bar["bar"].close()
@@ -86,9 +104,28 @@ def summarize_cmd(results, report, x, y, as_json):
     ``smallest_failing_gpd`` (``smallest_failing_orifice_diameter_in``) and ``governing_check``
     (see :func:`capacitysim.workflows.sweep.summarize`).
     """
-    from capacitysim.workflows.sweep import bound_text, governing_text, open_results, summarize, write_summary_report
+    import json
+
+    from capacitysim.cli.common import check_output
+    from capacitysim.workflows.sweep import (
+        bound_text,
+        governing_text,
+        missing_note,
+        open_results,
+        summarize,
+        verdict_map_axes,
+        write_summary_report,
+    )
 
     ds = open_results(results)
+    if x is not None or y is not None:
+        verdict_map_axes(ds, x, y)  # named parameters must exist and differ, with or without --report
+    if report:
+        try:
+            inputs = [str(i) for i in json.loads(ds.attrs.get("inputs", "[]"))]
+        except (TypeError, ValueError):
+            inputs = []
+        check_output(report, [results, *inputs], option="--report")  # never into the store, never over the sweep file
     s = summarize(ds)
     if report:
         write_summary_report(ds, report, x, y)
@@ -99,7 +136,9 @@ def summarize_cmd(results, report, x, y, as_json):
     emit_table([("scenarios", f"{s['scenarios']:,}"), ("done / failed / missing", f"{s['done']:,} / {s['failed']:,} / {s['missing']:,}"),
                 ("pass / fail / untrusted", f"{s['pass']:,} / {s['fail']:,} / {s['untrusted']:,}")],
                title=f"Sweep: {s['name']} ({s['kind']})")
-    derived = {"lower_bound", "governing_check", "monotone", "undecided"}
+    if s["missing"]:
+        click.echo(f"note: {missing_note(s)}")
+    derived = {"lower_bound", "governing_check", "monotone", "undecided", "missing"}
     if s.get("largest_passing"):
         click.echo("")
         click.echo("largest connection that passes (≥: no larger swept flow fails, a lower bound):")

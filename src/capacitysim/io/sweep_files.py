@@ -24,19 +24,23 @@ dimensions, ``orifice_diameter_in`` ...); a runoff sweep (``kind = "runoff"``) v
 ``cn``, ``tc_min`` and ``storm_depth_in`` of one subcatchment under a storm.
 
 Every problem raises :class:`~capacitysim.errors.DataFileError` naming the file, the key, the
-value and what is allowed.
+value and what is allowed: bytes that are not UTF-8 TOML, values of the wrong type or out of range
+(integers too large for a float included), paths the system cannot look up. The number of scenarios
+is a Python integer (the product of the list lengths, never an allocated grid) and a grid above
+:data:`MAX_SCENARIOS` is refused before anything else is read.
 """
 
 from __future__ import annotations
 
 import math
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from capacitysim.errors import DataFileError
+from capacitysim.errors import DataFileError, InputError
 from capacitysim.io.files import bundled_dir, check_keys, read_toml
 
 KINDS = ("swmm", "detention", "runoff")
@@ -89,8 +93,21 @@ SYSTEM_GRID_KEYS = {
 }
 #: Defaults of the runoff sweep's fixed values when the grid leaves them out.
 RUNOFF_DEFAULTS = {"area_ac": 10.0, "cn": 80.0, "tc_min": 30.0}
-#: Largest grid accepted (scenarios).
-MAX_SCENARIOS = 10_000_000
+#: Bytes a scenario takes in the results store, uncompressed: status and verdict (int8), the
+#: fixed-width texts (message of 240 and failed check of 2 x 120 characters, 4 bytes each) and about
+#: 15 float64 results. :func:`capacitysim.workflows.sweep.open_results` loads a store whole.
+STORE_BYTES_PER_SCENARIO = 2_048
+#: Hard limit of a grid (scenarios), whatever the options (``--yes-large`` does not lift it): the
+#: store of 2,000,000 scenarios holds about 4 GB uncompressed, which reading it back loads in memory.
+MAX_SCENARIOS = 2_000_000
+#: Largest ``chunk_size`` (designs computed at once in a block of a vectorized sweep; a block's
+#: hydrographs and stage-storage tables grow with it).
+MAX_CHUNK_SIZE = 10_000
+#: Largest sweep file read [bytes] (a grid of the hard limit's size fits in a few hundred kB).
+MAX_SWEEP_FILE_BYTES = 16 * 2**20
+#: Bytes per gigabyte, and the step to the next unit (TB, PB), for the store size in messages.
+BYTES_PER_GB = 1e9
+STORE_UNIT_STEP = 1000.0
 
 _TOP_KEYS = {"grid"}
 _TOP_OPTIONAL = {"name", "kind", "model", "storm", "mode", "criteria", "site", "rules", "chunk_size", "plant",
@@ -117,6 +134,7 @@ class SweepSpec:
     timeout_s: float | None = None
     distribution: str = "II"
     spinup_hr: float | None = None  # swmm sweeps: hours prepended (None: the capacity demonstration's default policy)
+    model_nodes: int | None = None  # swmm sweeps: nodes of the model (the run-time estimate)
 
     @property
     def dims(self) -> list[str]:
@@ -125,13 +143,15 @@ class SweepSpec:
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """Lengths of the result's dimensions (Python integers)."""
         if self.mode == "product":
             return tuple(len(v) for v in self.grid.values())
         return (len(next(iter(self.grid.values()))),)
 
     @property
     def n_scenarios(self) -> int:
-        return int(np.prod(self.shape))
+        """Number of scenarios: the product of :attr:`shape` in Python integers (never overflows)."""
+        return grid_size(self.mode, self.grid)
 
     def scenario(self, i: int) -> dict:
         """Parameters of flat scenario ``i`` (C order over the grid's dimensions)."""
@@ -150,55 +170,126 @@ class SweepSpec:
         return {k: np.asarray(v)[j] for (k, v), j in zip(self.grid.items(), idx)}
 
 
+def grid_size(mode: str, grid: dict[str, list]) -> int:
+    """Scenarios of a grid: the product of the list lengths (``product``) or their common length
+    (``zip``), as a Python integer (no overflow, nothing allocated)."""
+    if not grid:
+        return 0
+    lengths = [len(v) for v in grid.values()]
+    return math.prod(lengths) if mode == "product" else lengths[0]
+
+
+def store_size_text(n_scenarios: int) -> str:
+    """Approximate size of the results store of ``n_scenarios``, uncompressed: ``about 4.1 GB``, ``about 9.7 TB``."""
+    size = n_scenarios * STORE_BYTES_PER_SCENARIO / BYTES_PER_GB
+    for unit in ("GB", "TB", "PB"):
+        if size < STORE_UNIT_STEP or unit == "PB":
+            break
+        size /= STORE_UNIT_STEP
+    return f"about {size:,.1f} {unit}" if size < STORE_UNIT_STEP else f"more than {STORE_UNIT_STEP:,.0f} PB"
+
+
+def _short(value, limit: int = 80) -> str:
+    """``repr`` of a value cut to ``limit`` characters (a message stays one readable line)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _guarded(where: str, what: str, fn, *args):
+    """``fn(*args)``; an error of the system or of a reader below (a path too long, bytes that are
+    not text, nesting too deep) becomes a :class:`DataFileError` naming ``what``."""
+    try:
+        return fn(*args)
+    except InputError:
+        raise
+    except (OSError, ValueError, OverflowError, RecursionError) as exc:
+        raise DataFileError(f"{where}: {what}: {type(exc).__name__}: {str(exc)[:200]}") from None
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except (OSError, ValueError):  # a name too long, a null byte: not a file of ours
+        return False
+
+
+def _refuse_special(where: str, label: str, path: Path) -> None:
+    """Refuse a path that exists but is no regular file (a folder, ``/dev/zero``, a FIFO): reading
+    it would fail, block or never end."""
+    try:
+        special = path.exists() and not path.is_file()
+    except (OSError, ValueError):
+        return  # not a path the system can look up: the reader's own "not found" follows
+    if special:
+        raise DataFileError(f"{where}: {label} is not a regular file (a folder, a device or a pipe)")
+
+
 def _resolve(base: Path, ref, key: str, where: str, folder: str, suffix: str) -> Path:
     if not isinstance(ref, str) or not ref.strip():
-        raise DataFileError(f"{where}: {key} must be a file path; got {ref!r}")
+        raise DataFileError(f"{where}: {key} must be a file path; got {_short(ref)}")
     p = Path(ref)
     cands = [p] if p.is_absolute() else [base / p, bundled_dir("models") / folder / p,
                                           bundled_dir("models") / folder / f"{ref}{suffix}"]
     for c in cands:
-        if c.is_file():
+        if _is_file(c):
             return c.resolve()
-    raise DataFileError(f"{where}: {key} = {ref!r} not found (looked in {', '.join(str(c) for c in cands)})")
+    raise DataFileError(f"{where}: {key} = {_short(ref)} not found (looked in {', '.join(str(c)[:200] for c in cands)})")
 
 
 def _check_value(where: str, key: str, value, spec) -> object:
     typ, lo, hi, lo_inc, hi_inc, what = spec
     if typ is str:
         if not isinstance(value, str) or not value.strip():
-            raise DataFileError(f"{where}: {key} values must be non-empty strings ({what}); got {value!r}")
+            raise DataFileError(f"{where}: {key} values must be non-empty strings ({what}); got {_short(value)}")
         return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise DataFileError(f"{where}: {key} values must be finite numbers ({what}); got {value!r}")
-    v = float(value)
+    try:
+        v = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+    except OverflowError:  # an integer beyond float range
+        v = math.nan
+    if not math.isfinite(v):
+        raise DataFileError(f"{where}: {key} values must be finite numbers ({what}); got {_short(value)}")
     bad = (lo is not None and (v < lo if lo_inc else v <= lo)) or (hi is not None and (v > hi if hi_inc else v >= hi))
     if bad:
         interval = f"{'[' if lo_inc else '('}{'-inf' if lo is None else f'{lo:g}'}, {'inf' if hi is None else f'{hi:g}'}{']' if hi_inc and hi is not None else ')'}"
-        raise DataFileError(f"{where}: {key} = {value!r} is outside {interval} ({what})")
+        raise DataFileError(f"{where}: {key} = {_short(value)} is outside {interval} ({what})")
     return v
 
 
 def load_sweep(path: str | os.PathLike) -> SweepSpec:
     """Read and validate a sweep file.
 
+    Parameters
+    ----------
+    path : path-like
+        The sweep TOML.
+
+    Returns
+    -------
+    SweepSpec
+        The validated sweep; its grid holds the values as written (nothing is expanded).
+
     Raises
     ------
     capacitysim.errors.DataFileError
-        Missing or unknown keys, an unknown kind or mode, a parameter that the kind does not
-        sweep, an empty or non-list grid entry, values of the wrong type or out of range, zip
-        lists of unequal length, duplicate values, a missing model/site/storm file.
+        Bytes that are not UTF-8 TOML, missing or unknown keys, an unknown kind or mode, a
+        parameter that the kind does not sweep, an empty or non-list grid entry, values of the
+        wrong type or out of range, zip lists of unequal length, duplicate values, more than
+        :data:`MAX_SCENARIOS` scenarios, a missing model/site/storm file.
     """
     p = Path(path)
-    data = read_toml(p)
     where = str(p)
+    _refuse_special(where, "the sweep file", p)
+    if _is_file(p) and p.stat().st_size > MAX_SWEEP_FILE_BYTES:
+        raise DataFileError(f"{where}: {p.stat().st_size:,} bytes; a sweep file is at most {MAX_SWEEP_FILE_BYTES:,} bytes")
+    data = _guarded(where, "not a readable TOML sweep file", read_toml, p)
     check_keys(data, where, _TOP_KEYS, _TOP_OPTIONAL)
     base = p.resolve().parent
     kind = data.get("kind", "detention" if "site" in data else "runoff" if "model" not in data and "site" not in data else "swmm")
-    if kind not in KINDS:
-        raise DataFileError(f"{where}: kind must be one of {', '.join(KINDS)}; got {kind!r}")
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise DataFileError(f"{where}: kind must be one of {', '.join(KINDS)}; got {_short(kind)}")
     mode = data.get("mode", "product")
-    if mode not in MODES:
-        raise DataFileError(f"{where}: mode must be one of {', '.join(MODES)}; got {mode!r}")
+    if not isinstance(mode, str) or mode not in MODES:
+        raise DataFileError(f"{where}: mode must be one of {', '.join(MODES)}; got {_short(mode)}")
     spec = SweepSpec(name=str(data.get("name", p.stem)), kind=kind, mode=mode, grid={}, path=str(p))
 
     if kind == "swmm":
@@ -212,7 +303,11 @@ def load_sweep(path: str | os.PathLike) -> SweepSpec:
         if "site" not in data:
             raise DataFileError(f"{where}: a detention sweep needs site = \"path/to/site.toml\"")
         spec.site = _resolve(base, data["site"], "site", where, "sites", ".toml")
-        spec.rules = str(data.get("rules", "nyc-2012"))
+        rules = data.get("rules", "nyc-2012")
+        if not isinstance(rules, str) or not rules.strip():
+            raise DataFileError(f"{where}: rules must be a bundled rule set name or a rule set file; got {_short(rules)}")
+        _refuse_special(where, f"rules = {_short(rules)}", Path(rules))
+        spec.rules = rules
         if "model" in data:
             raise DataFileError(f"{where}: model is only for kind = \"swmm\"")
     else:
@@ -225,10 +320,12 @@ def load_sweep(path: str | os.PathLike) -> SweepSpec:
         from capacitysim.io.storms import load_storm
 
         ref = data["storm"]
-        if not isinstance(ref, str):
-            raise DataFileError(f"{where}: storm must be a bundled storm name or a storm file; got {ref!r}")
+        if not isinstance(ref, str) or not ref.strip():
+            raise DataFileError(f"{where}: storm must be a bundled storm name or a storm file; got {_short(ref)}")
         local = base / ref
-        spec.storm = load_storm(local if local.is_file() else ref)
+        for cand in (local, Path(ref)):
+            _refuse_special(where, f"storm = {_short(ref)}", cand)
+        spec.storm = _guarded(where, f"storm = {_short(ref)}", load_storm, local if _is_file(local) else ref)
     elif kind == "runoff":
         from capacitysim.io.storms import load_storm
 
@@ -236,7 +333,9 @@ def load_sweep(path: str | os.PathLike) -> SweepSpec:
     if "chunk_size" in data:
         c = data["chunk_size"]
         if isinstance(c, bool) or not isinstance(c, int) or c < 1:
-            raise DataFileError(f"{where}: chunk_size must be an integer >= 1; got {c!r}")
+            raise DataFileError(f"{where}: chunk_size must be an integer >= 1; got {_short(c)}")
+        if c > MAX_CHUNK_SIZE:
+            raise DataFileError(f"{where}: chunk_size = {_short(c)} exceeds {MAX_CHUNK_SIZE:,} (designs computed at once in one block)")
         spec.chunk_size = c
     if "spinup_hr" in data:
         if kind != "swmm":
@@ -250,7 +349,7 @@ def load_sweep(path: str | os.PathLike) -> SweepSpec:
     if "outlets" in data:
         o = data["outlets"]
         if not isinstance(o, list) or not o or not all(isinstance(x, str) and x for x in o):
-            raise DataFileError(f"{where}: outlets must be a list of node ids; got {o!r}")
+            raise DataFileError(f"{where}: outlets must be a list of node ids; got {_short(o)}")
         spec.outlets = o
     crit = data.get("criteria", {})
     if not isinstance(crit, dict):
@@ -272,49 +371,68 @@ def load_sweep(path: str | os.PathLike) -> SweepSpec:
         if key not in allowed:
             raise DataFileError(f"{w}: {key!r} is not a parameter of {kind} sweeps (allowed: {', '.join(allowed)})")
         if not isinstance(values, list) or not values:
-            raise DataFileError(f"{w}: {key} must be a non-empty list of values; got {values!r}")
+            raise DataFileError(f"{w}: {key} must be a non-empty list of values; got {_short(values)}")
         checked = [_check_value(w, key, v, allowed[key]) for v in values]
-        if mode == "product" and len(set(checked)) != len(checked):
-            dup = next(v for v in checked if checked.count(v) > 1)
-            raise DataFileError(f"{w}: {key} lists {dup!r} twice (a full factorial grid needs distinct values)")
+        if mode == "product":
+            dup = next((v for v, n in Counter(checked).items() if n > 1), None)
+            if dup is not None:
+                raise DataFileError(f"{w}: {key} lists {dup!r} twice (a full factorial grid needs distinct values)")
         spec.grid[key] = checked
     if mode == "zip":
         lengths = {k: len(v) for k, v in spec.grid.items()}
         if len(set(lengths.values())) > 1:
             raise DataFileError(f"{w}: mode = \"zip\" needs lists of one length; got "
                                 + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
+    check_grid_size(spec, w)
     if kind == "swmm":
         if "connect_node" not in spec.grid and any(k in spec.grid for k in ("connect_gpd", "remediation_fraction", "peaking_factor")):
             raise DataFileError(f"{w}: connect_gpd, peaking_factor and remediation_fraction need connect_node (the node and its basin)")
         _check_nodes(spec, w)
     if kind == "detention":
         _check_site_keys(spec, w)
-    if spec.n_scenarios > MAX_SCENARIOS:
-        raise DataFileError(f"{w}: {spec.n_scenarios:,} scenarios exceed the limit of {MAX_SCENARIOS:,}")
     return spec
+
+
+def check_grid_size(spec: SweepSpec, where: str) -> None:
+    """Refuse a grid of more than :data:`MAX_SCENARIOS` scenarios (the hard limit, memory of the store).
+
+    Raises
+    ------
+    capacitysim.errors.DataFileError
+        Naming the number of scenarios (a Python integer: ``64 ** 12`` is not 0), the limit and
+        the size the results store would have.
+    """
+    n = spec.n_scenarios
+    if n > MAX_SCENARIOS:
+        lengths = " x ".join(str(k) for k in spec.shape) if spec.mode == "product" else f"{n} (zip)"
+        raise DataFileError(
+            f"{where}: {lengths} = {n:,} scenarios exceed the hard limit of {MAX_SCENARIOS:,} (the results store would "
+            f"hold {store_size_text(n)}, read back whole into memory; --yes-large does not lift this limit): "
+            "sweep fewer values or split the sweep into several files")
 
 
 def _check_nodes(spec: SweepSpec, w: str) -> None:
     from capacitysim.network.model import load_model
 
-    model = load_model(spec.model)
+    model = _guarded(spec.path, f"model {spec.model}", load_model, spec.model)
     nodes = model.node_ids()
+    spec.model_nodes = len(nodes)
     for n in spec.grid.get("connect_node", []):
         if n not in nodes:
-            raise DataFileError(f"{w}: connect_node {n!r} is not a node of {spec.model.name}")
+            raise DataFileError(f"{w}: connect_node {_short(n)} is not a node of {spec.model.name}")
     for key, val in (("plant", spec.plant),):
         if val is not None and val not in nodes:
-            raise DataFileError(f"{spec.path}: {key} {val!r} is not a node of {spec.model.name}")
+            raise DataFileError(f"{spec.path}: {key} {_short(val)} is not a node of {spec.model.name}")
     for o in spec.outlets or []:
         if o not in nodes:
-            raise DataFileError(f"{spec.path}: outlet {o!r} is not a node of {spec.model.name}")
+            raise DataFileError(f"{spec.path}: outlet {_short(o)} is not a node of {spec.model.name}")
 
 
 def _check_site_keys(spec: SweepSpec, w: str) -> None:
     from capacitysim.io.site_files import load_rule_set, load_site
 
-    rules = load_rule_set(spec.rules)
-    site = load_site(spec.site, rules)
+    rules = _guarded(spec.path, f"rules = {_short(spec.rules)}", load_rule_set, spec.rules)
+    site = _guarded(spec.path, f"site {spec.site}", load_site, spec.site, rules)
     stype = site.system["type"]
     other = set().union(*SYSTEM_GRID_KEYS.values()) - SYSTEM_GRID_KEYS[stype]
     for k in spec.grid:

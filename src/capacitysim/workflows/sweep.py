@@ -19,6 +19,13 @@ How a sweep runs
   :func:`dask.array.arange` chunked by ``chunk_size``, and each block is computed in one call
   (stage-storage tables, release rates and the orifice bisection for all designs of the block at
   once, through the numba routing kernel) -- one task per block, never one per scenario.
+* **Before anything runs** (:func:`run_sweep`): a sweep above :data:`LARGE_SWMM_SCENARIOS` (SWMM) or
+  :data:`LARGE_VECTOR_SCENARIOS` (vectorized) scenarios is refused unless ``yes_large``
+  (``--yes-large``), with its size and an estimated run time (:func:`run_seconds_estimate`); above
+  :data:`capacitysim.io.sweep_files.MAX_SCENARIOS` it is refused whatever the options (memory of
+  the store). The store's path is never an input, a symbolic link or a file
+  (:func:`check_store_path`), and a ``scheduler`` must answer (:func:`check_scheduler_address`)
+  before the store is created.
 
 Results
 -------
@@ -27,7 +34,8 @@ A Zarr store holding a flat ``scenario`` dimension (C order over the grid) and t
 (``product``) or ``scenario`` (``zip``). Results are written by the driver as scenarios finish
 (with at most a few tasks per worker in flight, so memory stays flat); ``status`` (0 missing,
 1 done, 2 failed) is written last, so a sweep killed at any moment resumes
-(``resume=True``) by recomputing exactly the scenarios whose status is 0. A scenario that raises
+(``resume=True``) by recomputing exactly the scenarios whose status is 0; until then a missing
+scenario has no verdict (never "fail": :func:`open_results`, :func:`summarize`). A scenario that raises
 (a SWMM error, a bad combination such as remediation in a basin without RDII) is stored with
 status 2 and its message; the sweep goes on. Tasks of a worker that dies are rescheduled by the
 dask scheduler (its ``allowed-failures``). SWMM and detention stores also hold, per scenario, the
@@ -59,12 +67,14 @@ from pathlib import Path
 import numpy as np
 
 from capacitysim.errors import DataFileError, InputError
-from capacitysim.io.sweep_files import SweepSpec
+from capacitysim.io.sweep_files import MAX_SCENARIOS, SweepSpec, check_grid_size
 from capacitysim.units import (
     ACRES_PER_SQMI,
     GPD_PER_CFS,
     INCHES_PER_FOOT,
     MINUTES_PER_HOUR,
+    SECONDS_PER_DAY,
+    SECONDS_PER_HOUR,
     SECONDS_PER_MINUTE,
     SQFT_PER_ACRE,
 )
@@ -80,6 +90,179 @@ MESSAGE_CHARS = 240
 CHECK_CHARS = 120
 #: Tasks kept in flight per worker (bounded so memory stays flat on huge sweeps).
 IN_FLIGHT_PER_WORKER = 3
+
+#: Run-time estimate of a SWMM run [s] = overhead + per node x nodes. Measured (one core, the
+#: bundled storms, 6 h spin-up): tiny.inp (14 nodes) 0.40 s, synthetic-50 1.22 s, synthetic-500
+#: 10.2 s per run; a model with a longer simulation or a finer routing step takes longer.
+SWMM_RUN_OVERHEAD_S = 0.2
+SWMM_SECONDS_PER_NODE = 0.02
+#: Run-time estimate of a vectorized design [s per scenario, one core]. Measured: the bundled
+#: detention-family (432 designs) 0.8 ms and runoff-detention-1000 (SCS hydrographs) 1.6 ms per
+#: design; 10,000 runoff rows 0.05 ms per row.
+DETENTION_SECONDS_PER_ROW = 2e-3
+RUNOFF_SECONDS_PER_ROW = 1e-4
+#: Sweeps larger than this need ``yes_large`` (``--yes-large``): about 2 h of SWMM runs of a 50-node
+#: model on one core (14 h of a 500-node one) ...
+LARGE_SWMM_SCENARIOS = 5_000
+#: ... and about 17 min of vectorized detention designs on one core.
+LARGE_VECTOR_SCENARIOS = 500_000
+#: Address schemes of a dask scheduler a sweep connects to (``--scheduler``).
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss")
+#: Seconds to open a TCP connection to the scheduler's host and port before anything else (fail fast).
+SCHEDULER_PROBE_TIMEOUT_S = 5.0
+#: Seconds for the dask handshake with a scheduler that accepted the connection.
+SCHEDULER_CONNECT_TIMEOUT_S = 20.0
+#: Seconds per year, for run-time estimates.
+SECONDS_PER_YEAR = 365.25 * SECONDS_PER_DAY
+
+
+# ==============================================================================================
+# before a sweep runs: its size, its output, its scheduler
+# ==============================================================================================
+def run_seconds_estimate(spec: SweepSpec) -> tuple[float, str]:
+    """Estimated run time of the whole sweep on one core [s], and how it was estimated.
+
+    SWMM sweeps: (scenarios + one run before per storm depth) x (:data:`SWMM_RUN_OVERHEAD_S` +
+    :data:`SWMM_SECONDS_PER_NODE` x the model's nodes); vectorized sweeps: scenarios x a
+    measured time per design (:data:`DETENTION_SECONDS_PER_ROW`, :data:`RUNOFF_SECONDS_PER_ROW`).
+    """
+    n = spec.n_scenarios
+    if spec.kind == "swmm":
+        nodes = spec.model_nodes
+        if nodes is None:
+            from capacitysim.network.model import load_model
+
+            nodes = len(load_model(spec.model).node_ids())
+        per_run = SWMM_RUN_OVERHEAD_S + SWMM_SECONDS_PER_NODE * nodes
+        depths = spec.grid.get("storm_depth_in", [None])
+        runs = n + len(set(depths))
+        return runs * per_run, f"{runs:,} SWMM runs of ~{per_run:.2g} s each ({nodes:,}-node model)"
+    per_row = DETENTION_SECONDS_PER_ROW if spec.kind == "detention" else RUNOFF_SECONDS_PER_ROW
+    return n * per_row, f"{n:,} {spec.kind} designs of ~{per_row * 1e3:.2g} ms each"
+
+
+def duration_text(seconds: float) -> str:
+    """A duration in words: ``40 s``, ``12 min``, ``3.5 h``, ``14 days``, ``3.2 years``."""
+    if seconds < SECONDS_PER_MINUTE:
+        return f"{seconds:.0f} s"
+    if seconds < SECONDS_PER_HOUR:
+        return f"{seconds / SECONDS_PER_MINUTE:.0f} min"
+    if seconds < SECONDS_PER_DAY:
+        return f"{seconds / SECONDS_PER_HOUR:.1f} h"
+    if seconds < SECONDS_PER_YEAR:
+        return f"{seconds / SECONDS_PER_DAY:,.1f} days"
+    return f"{seconds / SECONDS_PER_YEAR:,.1f} years"
+
+
+def large_limit(spec: SweepSpec) -> int:
+    """Scenarios a sweep of this kind may have without ``yes_large``."""
+    return LARGE_SWMM_SCENARIOS if spec.kind == "swmm" else LARGE_VECTOR_SCENARIOS
+
+
+def check_sweep_size(spec: SweepSpec, yes_large: bool = False, workers: int | None = None) -> None:
+    """Refuse a sweep above :func:`large_limit` unless ``yes_large``, and any sweep above
+    :data:`~capacitysim.io.sweep_files.MAX_SCENARIOS` (the hard limit).
+
+    Parameters
+    ----------
+    spec : SweepSpec
+    yes_large : bool
+        The user confirmed a large sweep (``--yes-large``).
+    workers : int, optional
+        Local worker processes, for the time estimate (None: the run-time on one core only).
+
+    Raises
+    ------
+    capacitysim.errors.InputError
+        Naming the number of scenarios, the limit and the estimated run time.
+    """
+    check_grid_size(spec, spec.path)
+    n = spec.n_scenarios
+    limit = large_limit(spec)
+    if n <= limit or yes_large:
+        return
+    seconds, how = run_seconds_estimate(spec)
+    par = f", about {duration_text(seconds / workers)} on {workers} workers" if workers and workers > 1 else ""
+    raise InputError(
+        f"{spec.path}: {n:,} scenarios exceed the limit of {limit:,} for {spec.kind} sweeps: {how} = about "
+        f"{duration_text(seconds)} on one core{par}; add --yes-large to run it anyway (up to the hard limit of "
+        f"{MAX_SCENARIOS:,}), or sweep fewer values")
+
+
+def sweep_inputs(spec: SweepSpec) -> list[str]:
+    """The files a sweep reads (the sweep file, its model or site, its storm file), resolved."""
+    paths = [spec.path, spec.model, spec.site, getattr(spec.storm, "path", None)]
+    return [os.path.realpath(p) for p in paths if p]
+
+
+def check_store_path(out: str | os.PathLike, inputs) -> None:
+    """Refuse a results store (``--out``) that would destroy or sit on an input.
+
+    Refused: a symbolic link (never followed: the store is written and, when created, replaced);
+    an existing file (a store is a folder; the file would be an input, a report, anything else);
+    the path of an input (the sweep file, the model, the site, the storm), after resolving
+    symlinks and ``..``; a folder that holds an input.
+
+    Raises
+    ------
+    capacitysim.errors.InputError
+        ``--out PATH: ...`` naming the input.
+    """
+    p = Path(out)
+    if p.is_symlink():
+        raise InputError(f"--out {p}: is a symbolic link; give a plain folder path for the results store (outputs never follow links)")
+    target = Path(os.path.realpath(p))
+    for inp in inputs:
+        src = Path(os.path.realpath(inp))
+        if target == src:
+            raise InputError(f"--out {p}: is an input of this sweep ({inp}); it would be overwritten; choose a new .zarr path")
+        if target in src.parents:
+            raise InputError(f"--out {p}: holds the input {inp}; the results store must be a folder of its own (a new .zarr path)")
+    if p.exists() and not p.is_dir():
+        raise InputError(f"--out {p}: is a file, not a results store (a folder); choose a new .zarr path")
+
+
+def check_scheduler_address(address: str) -> str:
+    """Validate a dask scheduler address and check that its host and port accept a connection.
+
+    Fails fast: the scheme must be one of :data:`SCHEDULER_SCHEMES`, the address ``HOST:PORT``,
+    and a TCP connection must open within :data:`SCHEDULER_PROBE_TIMEOUT_S`.
+
+    Returns
+    -------
+    str
+        The address as given.
+
+    Raises
+    ------
+    capacitysim.errors.InputError
+        ``--scheduler ADDRESS: ...`` saying what is wrong and what is allowed.
+    """
+    import socket
+
+    from distributed.comm import parse_address, parse_host_port
+
+    allowed = ", ".join(f"{s}://HOST:PORT" for s in SCHEDULER_SCHEMES)
+    try:
+        scheme, loc = parse_address(str(address))
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"--scheduler {address!r}: not a scheduler address ({exc}); give {allowed}") from None
+    if scheme not in SCHEDULER_SCHEMES:
+        raise InputError(f"--scheduler {address!r}: unknown scheme {scheme!r}; give {allowed}")
+    try:
+        host, port = parse_host_port(loc)
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"--scheduler {address!r}: not HOST:PORT ({exc}); give {allowed}") from None
+    if not host or not isinstance(port, int) or not 0 < port < 65536:
+        raise InputError(f"--scheduler {address!r}: needs a host and a port in 1..65535; give {allowed}")
+    try:
+        with socket.create_connection((host, port), timeout=SCHEDULER_PROBE_TIMEOUT_S):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise InputError(f"--scheduler {address}: cannot reach {host}:{port} within {SCHEDULER_PROBE_TIMEOUT_S:g} s "
+                         f"({reason}); is a dask scheduler running there?") from None
+    return address
 
 
 # ==============================================================================================
@@ -687,6 +870,7 @@ def create_store(path: str | os.PathLike, spec: SweepSpec, bundle: NetworkBundle
         coords["outlet"] = ("outlet", np.asarray(bundle.outlets))
         coords["outfall"] = ("outfall", np.asarray(sorted({bundle.plant, *bundle.cso_outfalls} - {""})))
     ds = xr.Dataset(data_vars, coords=coords, attrs=_sweep_attrs(spec))
+    ds.attrs["inputs"] = json.dumps(sweep_inputs(spec))  # what `summarize --report` must never overwrite
     if spec.kind == "swmm":
         ds.attrs.update(plant=bundle.plant, model=bundle.name, cso_outfalls=json.dumps(list(bundle.cso_outfalls)))
     ds.to_zarr(str(path), mode="w", compute=False, encoding=encoding, zarr_format=2, consolidated=False)
@@ -696,11 +880,17 @@ def missing_indices(path: str | os.PathLike, spec: SweepSpec) -> np.ndarray:
     """Flat indices of the scenarios still missing in an existing store (checks it is this sweep)."""
     import zarr
 
-    g = zarr.open_group(str(path), mode="r")
-    stored = json.loads(g.attrs.get("sweep", "{}"))
+    try:
+        g = zarr.open_group(str(path), mode="r")
+        stored = json.loads(g.attrs.get("sweep", "{}"))
+    except Exception as exc:  # noqa: BLE001 - a folder that is no Zarr store, an unreadable attribute
+        raise DataFileError(f"--out {path}: not a sweep results store ({type(exc).__name__}); "
+                            "--resume continues a store that `sweep run` wrote") from None
     want = json.loads(_sweep_attrs(spec)["sweep"])
     if stored != want:
         raise DataFileError(f"{path}: holds another sweep (grid, kind or criteria differ); use a new --out or remove it")
+    if "status" not in g:
+        raise DataFileError(f"--out {path}: not a sweep results store (no status array)")
     status = g["status"][:]
     return np.flatnonzero(status == MISSING)
 
@@ -797,10 +987,12 @@ def _client(workers: int | None, scheduler: str | None):
     from distributed import Client
 
     if scheduler:
+        check_scheduler_address(scheduler)
         try:
-            return Client(scheduler, timeout="20s"), None
-        except (OSError, TimeoutError) as exc:
-            raise InputError(f"--scheduler {scheduler}: cannot reach a dask scheduler there ({exc})") from None
+            return Client(scheduler, timeout=f"{SCHEDULER_CONNECT_TIMEOUT_S:g}s"), None
+        except Exception as exc:  # noqa: BLE001 - whatever the handshake raised, the address is the problem
+            raise InputError(f"--scheduler {scheduler}: no dask scheduler answered within {SCHEDULER_CONNECT_TIMEOUT_S:g} s "
+                             f"({type(exc).__name__}: {str(exc)[:200]})") from None
     cluster = local_cluster(workers or default_workers())
     return Client(cluster), cluster
 
@@ -834,8 +1026,12 @@ def local_cluster(n_workers: int):
 
 
 def run_sweep(spec: SweepSpec, out: str | os.PathLike, *, workers: int | None = None, scheduler: str | None = None,
-              resume: bool = False, progress=None, max_scenarios: int | None = None) -> SweepRun:
+              resume: bool = False, progress=None, max_scenarios: int | None = None, yes_large: bool = False) -> SweepRun:
     """Run a sweep into a Zarr store, writing scenarios as they finish.
+
+    Before anything is written: the sweep's size is checked (:func:`check_sweep_size`), the store's
+    path (:func:`check_store_path`: never an input, a link or a file) and the cluster or scheduler
+    is reached, so a refused or unreachable run leaves no store behind.
 
     Parameters
     ----------
@@ -847,64 +1043,72 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike, *, workers: int | None = 
         this process without dask.distributed (small sweeps, tests).
     scheduler : str, optional
         Address of an existing dask.distributed scheduler (``tcp://host:8786``); the same tasks
-        are submitted there.
+        are submitted there. Checked first (:func:`check_scheduler_address`).
     resume : bool
         Continue an existing store: only scenarios with status 0 are computed.
     progress : callable(done: int, failed: int, total: int), optional
         Called after each finished scenario or block (the CLI's progress bar).
     max_scenarios : int, optional
         Stop after this many new scenarios (for tests of interrupted sweeps).
+    yes_large : bool
+        Run a sweep above :func:`large_limit` (``--yes-large``); the hard limit stays.
+
+    Raises
+    ------
+    capacitysim.errors.InputError
+        A sweep too large, an ``out`` that is an input, a link or a file (or exists without
+        ``resume``, or holds another sweep), an unreachable scheduler.
     """
     out = Path(out)
     t0 = time.perf_counter()
+    check_sweep_size(spec, yes_large, None if scheduler else (workers if workers is not None else default_workers()))
+    check_store_path(out, sweep_inputs(spec))
+    exists = out.exists()
+    if exists and not resume:
+        raise InputError(f"--out {out} exists; add --resume to continue it, or choose a new path")
     bundle = make_bundle(spec) if spec.kind == "swmm" else None
     chunk = 64 if spec.kind == "swmm" else spec.chunk_size
-    if out.exists():
-        if not resume:
-            raise InputError(f"--out {out} exists; add --resume to continue it, or choose a new path")
-        todo = missing_indices(out, spec)
-    else:
-        create_store(out, spec, bundle, chunk)
-        todo = np.arange(spec.n_scenarios)
+    todo = missing_indices(out, spec) if exists else np.arange(spec.n_scenarios)
     run = SweepRun(str(out), spec.n_scenarios, skipped=spec.n_scenarios - todo.size)
     if max_scenarios is not None:
         todo = todo[:max_scenarios]
-    writer = _Writer(out, list(result_variables(spec, bundle)))
     total = int(todo.size)
-
-    def record(sl: slice, rec: dict):
-        writer.write(sl, rec)
-        st = np.atleast_1d(rec["status"])
-        n = sl.stop - sl.start
-        st = np.broadcast_to(st, (n,))
-        run.computed += n
-        nf = int((st == FAILED).sum())
-        run.failed += nf
-        if nf and len(run.failures) < 20:
-            msg = np.broadcast_to(np.atleast_1d(rec["message"]), (n,))
-            run.failures += [{"scenario": sl.start + int(j), "message": str(msg[j])} for j in np.flatnonzero(st == FAILED)[:5]]
-        if progress is not None:
-            progress(run.computed, run.failed, total)
-
-    if total == 0:
-        run.outcome = sweep_outcome(out)
-        run.seconds = time.perf_counter() - t0
-        return run
-    if progress is not None:
+    if total and progress is not None:
         progress(0, 0, total)  # the bar starts with the sweep, so its rate and time left are true
-    if workers == 0 and not scheduler:
-        run.workers, run.scheduler = 0, "in-process"
-        _run_inline(spec, bundle, todo, chunk, record)
-    else:
-        client, cluster = _client(workers, scheduler)
-        try:
+    client = cluster = None
+    if total and not (workers == 0 and not scheduler):
+        client, cluster = _client(workers, scheduler)  # reached before the store is written
+    try:
+        if not exists:
+            create_store(out, spec, bundle, chunk)
+        writer = _Writer(out, list(result_variables(spec, bundle)))
+
+        def record(sl: slice, rec: dict):
+            writer.write(sl, rec)
+            st = np.atleast_1d(rec["status"])
+            n = sl.stop - sl.start
+            st = np.broadcast_to(st, (n,))
+            run.computed += n
+            nf = int((st == FAILED).sum())
+            run.failed += nf
+            if nf and len(run.failures) < 20:
+                msg = np.broadcast_to(np.atleast_1d(rec["message"]), (n,))
+                run.failures += [{"scenario": sl.start + int(j), "message": str(msg[j])} for j in np.flatnonzero(st == FAILED)[:5]]
+            if progress is not None:
+                progress(run.computed, run.failed, total)
+
+        if total and client is None:
+            run.workers, run.scheduler = 0, "in-process"
+            _run_inline(spec, bundle, todo, chunk, record)
+        elif total:
             run.workers = len(client.scheduler_info()["workers"])
             run.scheduler = client.scheduler.address
             _run_distributed(client, spec, bundle, todo, record, max(run.workers, 1))
-        finally:
+    finally:
+        if client is not None:
             client.close()
-            if cluster is not None:
-                cluster.close()
+        if cluster is not None:
+            cluster.close()
     run.outcome = sweep_outcome(out)
     run.seconds = time.perf_counter() - t0
     return run
@@ -918,9 +1122,10 @@ def _blocks(todo: np.ndarray, chunk: int, n_total: int) -> list[np.ndarray]:
     if todo.size == 0:
         return []
     bounds = np.cumsum((0,) + da.arange(n_total, chunks=chunk).chunks[0])
+    cuts = np.searchsorted(todo, bounds)  # todo is sorted: each chunk's indices without scanning them all
     out = []
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
-        sel = todo[(todo >= lo) & (todo < hi)]
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        sel = todo[a:b]
         if sel.size:
             out.extend(np.split(sel, np.flatnonzero(np.diff(sel) != 1) + 1))
     return out
@@ -1024,14 +1229,24 @@ def open_results(path: str | os.PathLike):
         raise DataFileError(f"{p}: not a sweep results store ({exc})") from None
     if "sweep" not in flat.attrs:
         raise DataFileError(f"{p}: not a sweep results store (no sweep attributes)")
-    meta = json.loads(flat.attrs["sweep"])
-    meta["grid"] = dict(meta["grid"])  # file order (the flat index is C order over it)
-    codes = {int(k): v for k, v in json.loads(flat.attrs["verdicts"]).items()}
-    flat["verdict"] = ("scenario", np.array([codes[int(c)] for c in flat.verdict.values], dtype=object))
-    flat["status"] = ("scenario", np.array([("missing", "done", "failed")[int(s)] for s in flat.status.values], dtype=object))
+    try:
+        meta = json.loads(flat.attrs["sweep"])
+        meta["grid"] = dict(meta["grid"])  # file order (the flat index is C order over it)
+        codes = {int(k): v for k, v in json.loads(flat.attrs["verdicts"]).items()}
+        status = np.asarray(flat.status.values).astype(int)
+        verdict = np.asarray(flat.verdict.values).astype(int)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise DataFileError(f"{p}: not a sweep results store (its attributes do not parse: {type(exc).__name__}: {exc})") from None
+    if not np.isin(status, (MISSING, DONE, FAILED)).all():
+        raise DataFileError(f"{p}: status holds codes other than {MISSING} (missing), {DONE} (done), {FAILED} (failed)")
+    # a verdict exists only for a done scenario: a missing one's chunk may read the store's fill
+    # value (0, "fail") where it was never written; missing is not fail
+    verdict = np.where(status == DONE, verdict, -1)
+    flat["verdict"] = ("scenario", np.array([codes.get(int(c), "") for c in verdict], dtype=object))
+    flat["status"] = ("scenario", np.array([("missing", "done", "failed")[int(s)] for s in status], dtype=object))
     for name in ("message", "failed_criterion", "failed_element"):
         if name in flat:
-            flat[name] = flat[name].astype(object)
+            flat[name] = flat[name].astype(object).where(status != MISSING, "")
     if meta["mode"] == "zip":
         return flat.rename({f"param_{k}": k for k in meta["grid"]}).set_coords(list(meta["grid"]))
     dims = list(meta["grid"])
@@ -1053,14 +1268,18 @@ def open_results(path: str | os.PathLike):
 def summarize(ds) -> dict:
     """Counts of the sweep and, for connection sweeps, the largest connection that passes.
 
+    Only computed scenarios are summarized: a missing one (an interrupted sweep) has no verdict
+    (:func:`open_results`), is counted in ``missing`` and is never a failing value. ``complete``
+    is False while any scenario is missing; ``computed`` = done + failed.
+
     ``largest_passing``: for each ``connect_node`` (and each combination of the other swept
     parameters), one row (:func:`_largest_passing`): the largest swept ``connect_gpd`` whose verdict
     is "pass" (``largest_passing_gpd``, None when none passes); ``lower_bound`` (True when no larger
     swept flow fails, so the capacity is only known to be *at least* that flow: "≥ 100,000 gpd");
     ``smallest_failing_gpd`` (the smallest swept flow above it that fails: with
     ``largest_passing_gpd`` the bracket of the capacity); ``governing_check`` (that failing
-    scenario's first failed check: ``criterion``, ``element``, ``message``); ``monotone`` (every
-    smaller swept flow passes too) and ``undecided``. Sweeps over ``orifice_diameter_in`` give the
+    scenario's first failed check: ``criterion``, ``element``, ``message``); ``monotone`` (no
+    smaller swept flow fails), ``undecided`` and ``missing``. Sweeps over ``orifice_diameter_in`` give the
     same rows in ``largest_passing_orifice`` (``largest_passing_orifice_diameter_in``,
     ``smallest_failing_orifice_diameter_in``). :func:`bound_text` prints a row's bound.
     """
@@ -1072,8 +1291,11 @@ def summarize(ds) -> dict:
            "grid": grid, "scenarios": int(status.size),
            "done": int((status == "done").sum()), "failed": int((status == "failed").sum()),
            "missing": int((status == "missing").sum()),
-           "pass": int((verdict == "pass").sum()), "fail": int((verdict == "fail").sum()),
-           "untrusted": int((verdict == "untrusted").sum())}
+           "pass": int(((verdict == "pass") & (status == "done")).sum()),
+           "fail": int(((verdict == "fail") & (status == "done")).sum()),
+           "untrusted": int(((verdict == "untrusted") & (status == "done")).sum())}
+    out["computed"] = out["done"] + out["failed"]
+    out["complete"] = out["missing"] == 0
     msgs = np.asarray(ds.message.values, dtype=object).ravel()
     out["failures"] = sorted({str(m) for m, s in zip(msgs, status) if s == "failed"})[:10]
     if meta["mode"] == "product" and "connect_node" in grid and "connect_gpd" in grid:
@@ -1109,14 +1331,19 @@ def _largest_passing(ds, value_dim: str, first: str | None) -> list[dict]:
         ``element`` of its first failed check (None when the store does not record them) and its
         ``message``; None when no larger value fails.
     ``monotone``
-        Every smaller swept value passes too.
+        No smaller swept value fails (one that is missing, errored or untrusted is no failure).
     ``undecided``
         How many scenarios of the row are failed (errored), missing or untrusted.
+    ``missing``
+        How many scenarios of the row are not computed yet (an interrupted sweep): never a failing
+        value, never the failing end of a bracket.
     """
     others = [d for d in ds.verdict.dims if d not in (first, value_dim)]
     lead = [first] if first else []
     dims = (*lead, *others, value_dim)
     v = np.asarray(ds.verdict.transpose(*dims).values, dtype=object)
+    st = np.asarray(ds.status.transpose(*dims).values, dtype=object)
+    v = np.where(st == "done", v, "")  # only computed scenarios have a verdict
     crit = np.asarray(ds.failed_criterion.transpose(*dims).values, dtype=object) if "failed_criterion" in ds else None
     elem = np.asarray(ds.failed_element.transpose(*dims).values, dtype=object) if "failed_element" in ds else None
     msg = np.asarray(ds.message.transpose(*dims).values, dtype=object)
@@ -1145,10 +1372,18 @@ def _largest_passing(ds, value_dim: str, first: str | None) -> list[dict]:
                    "element": (str(elem[idx][j]) or None) if elem is not None else None,
                    "message": str(msg[idx][j])}
         row["governing_check"] = gov
-        row["monotone"] = bool(best is None or ok[: int(np.flatnonzero(svals == best)[0]) + 1].all())
+        row["monotone"] = bool(best is None or not (line[: int(np.flatnonzero(svals == best)[0]) + 1] == "fail").any())
         row["undecided"] = int(np.isin(line, ["", "untrusted"]).sum())
+        row["missing"] = int((st[idx] == "missing").sum())
         rows.append(row)
     return rows
+
+
+def missing_note(summary: dict) -> str:
+    """One line on the scenarios an interrupted sweep has not computed (``summary`` of :func:`summarize`)."""
+    return (f"{summary['missing']:,} of {summary['scenarios']:,} scenarios are missing (not computed: an interrupted "
+            f"sweep; `sweep run --resume` computes them): this summary covers the {summary['computed']:,} computed, "
+            "and a missing scenario is neither a pass nor a fail")
 
 
 def _fmt_value(value: float, value_dim: str) -> str:
@@ -1185,9 +1420,14 @@ def governing_text(row: dict) -> str:
 def verdict_map_axes(ds, x: str | None = None, y: str | None = None) -> tuple[str, str]:
     """The two swept parameters of the verdict map (default: the first two with several values)."""
     dims = [d for d in ds.verdict.dims if ds.sizes[d] > 1 and d != "scenario"]
+    swept = [d for d in ds.verdict.dims if d != "scenario"]
+    if (x is not None or y is not None) and not swept:
+        raise InputError("--x/--y: a zip sweep (mode = \"zip\") has no grid to map; the verdict map is for product grids")
     for name, val in (("x", x), ("y", y)):
-        if val is not None and val not in ds.verdict.dims:
-            raise InputError(f"--{name} {val!r} is not a swept parameter (swept: {', '.join(ds.verdict.dims)})")
+        if val is not None and val not in swept:
+            raise InputError(f"--{name} {val!r} is not a swept parameter (swept: {', '.join(swept)})")
+    if x is not None and x == y:
+        raise InputError(f"--x and --y both name {x!r}; give two different swept parameters (swept: {', '.join(swept)})")
     if x is None:
         x = next((d for d in ("connect_gpd", "orifice_diameter_in") if d in dims), dims[0] if dims else None)
     if y is None:
@@ -1208,6 +1448,8 @@ def write_summary_report(ds, path, x: str | None = None, y: str | None = None) -
     rep = HtmlReport(f"Scenario sweep: {s['name']}", f"{s['kind']} sweep, {s['scenarios']:,} scenarios ({s['mode']})")
     rep.key_values([("done", s["done"]), ("failed", s["failed"]), ("missing", s["missing"]), ("pass", s["pass"]),
                     ("fail", s["fail"]), ("untrusted (continuity error)", s["untrusted"])])
+    if s["missing"]:
+        rep.paragraph(missing_note(s), "fail")
     rep.table(["parameter", "values"], [[k, ", ".join(map(str, v))] for k, v in s["grid"].items()])
     for field_name, title, value_dim in (("largest_passing", "Largest connection that passes", "connect_gpd"),
                                          ("largest_passing_orifice", "Largest orifice that passes", "orifice_diameter_in")):
@@ -1217,9 +1459,9 @@ def write_summary_report(ds, path, x: str | None = None, y: str | None = None) -
                           "least that value; the grid does not bracket it. Otherwise the smallest larger value that fails "
                           "is shown with the check that governs it (its first failed check).")
             derived = {_value_key(value_dim, "largest_passing"), _value_key(value_dim, "smallest_failing"), "lower_bound",
-                       "governing_check", "monotone", "undecided"}
+                       "governing_check", "monotone", "undecided", "missing"}
             keys = [k for k in s[field_name][0] if k not in derived]
-            rep.table(keys + ["largest passing", "governing check", "every smaller value passes"],
+            rep.table(keys + ["largest passing", "governing check", "no smaller value fails"],
                       [[r[k] for k in keys] + [bound_text(r, value_dim), governing_text(r) or "-", "yes" if r["monotone"] else "NO"]
                        for r in s[field_name]])
     if s["failures"]:
