@@ -20,14 +20,13 @@ passing another basin outlet: the nested basins partition the network).
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from dataclasses import dataclass, field
 
 import networkx as nx
 
 from capacitysim.errors import InputError
-from capacitysim.network.model import SwmmInp, network_graph
+from capacitysim.network.model import SwmmInp, finite_number, network_graph
 
 
 @dataclass
@@ -146,7 +145,7 @@ def find_basins(model: SwmmInp, outlets: list[str] | None = None, plant: str | N
     for r in model.rows("RDII"):
         try:
             n = model.canon_node(r.tokens[0])
-            rdii[n] = rdii.get(n, 0.0) + float(r.tokens[2]) if math.isfinite(float(r.tokens[2])) else rdii.get(n, 0.0)
+            rdii[n] = rdii.get(n, 0.0) + (finite_number(r.tokens[2]) or 0.0)
         except (IndexError, ValueError):
             pass
     basins = []

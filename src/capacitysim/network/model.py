@@ -311,6 +311,12 @@ def _strip_comment(line: str) -> str:
     return line
 
 
+def finite_number(tok: str) -> float | None:
+    """A token as a finite float, or None when it is not one."""
+    v = _num(tok)
+    return v if v is not None and math.isfinite(v) else None
+
+
 def _num(tok: str) -> float | None:
     try:
         return float(tok)

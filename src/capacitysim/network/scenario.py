@@ -39,7 +39,7 @@ import numpy as np
 
 from capacitysim.errors import InputError
 from capacitysim.network.engine import CFS_PER_FLOW_UNIT
-from capacitysim.network.model import SwmmInp
+from capacitysim.network.model import SwmmInp, finite_number
 from capacitysim.units import (
     CFS_PER_ACRE_INCH_PER_HOUR,
     GPD_PER_CFS,
@@ -226,10 +226,7 @@ def initial_state(model: SwmmInp) -> list[str]:
     found = []
 
     def positive(tok):
-        try:
-            return float(tok) > 0
-        except ValueError:
-            return False
+        return (finite_number(tok) or 0.0) > 0
 
     n = sum(1 for sec in ("JUNCTIONS", "STORAGE") for r in model.rows(sec) if len(r.tokens) > 3 and positive(r.tokens[3]))
     if n:
@@ -822,7 +819,7 @@ def _apply(ed: _Editor, model: SwmmInp, edits: list, rain, out_path: Path) -> di
             r = inflow_rows.get(node)
             t = (r.tokens if r else [node, "FLOW"]) + [""] * 8
             inflow_spec[node] = {"row": r, "node": t[0], "ts": t[2], "type": t[3] or "FLOW", "mfactor": t[4] or "1.0",
-                                 "sfactor": t[5] or "1.0", "baseline": float(t[6]) if _isnum(t[6]) else 0.0,
+                                 "sfactor": t[5] or "1.0", "baseline": finite_number(t[6]) or 0.0,
                                  "pattern": t[7]}
         return inflow_spec[node]
 
@@ -879,7 +876,7 @@ def _apply(ed: _Editor, model: SwmmInp, edits: list, rain, out_path: Path) -> di
 
     # --- RDII remediation: scale the [RDII] sewer areas of the sewershed
     rdii_rows = [r for r in model.rows("RDII") if len(r.tokens) >= 3]
-    areas = {r.line: float(r.tokens[2]) for r in rdii_rows if _isnum(r.tokens[2])}
+    areas = {r.line: a for r in rdii_rows if (a := finite_number(r.tokens[2])) is not None}
     for e in edits:
         if not isinstance(e, Remediation):
             continue
@@ -1036,14 +1033,6 @@ def _date_series_files(ed: _Editor, model: SwmmInp, start: _dt.datetime, out_pat
                                    f"copy ({copy.name}) is read instead")
             n += changed
     return n
-
-
-def _isnum(tok) -> bool:
-    try:
-        float(tok)
-        return True
-    except (TypeError, ValueError):
-        return False
 
 
 def _write_storm(ed: _Editor, model: SwmmInp, storm: "Storm", tl: dict, ts_rows: list, record: dict, stamp) -> None:

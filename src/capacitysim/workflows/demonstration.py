@@ -37,7 +37,7 @@ from capacitysim.checks import check_range
 from capacitysim.errors import InputError
 from capacitysim.network.basins import Basin, basin_of, find_basins
 from capacitysim.network.engine import RunFiles, node_series, read_results, run_inp, terminate_children
-from capacitysim.network.model import SwmmInp, display_name, load_model, network_graph
+from capacitysim.network.model import SwmmInp, display_name, finite_number, load_model, network_graph
 from capacitysim.network.scenario import (
     DEFAULT_SPINUP_HR,
     Connection,
@@ -380,13 +380,6 @@ def model_files(model: SwmmInp) -> list[dict]:
     return out
 
 
-def _isnum(tok) -> bool:
-    try:
-        return math.isfinite(float(tok))
-    except (TypeError, ValueError):
-        return False
-
-
 def _first_dataarray() -> None:
     """Build one DataArray: xarray imports its duck-array modules (dask, about 0.9 s) at the first one."""
     xr.DataArray(np.zeros(1))
@@ -458,33 +451,18 @@ def rdii_weights(model: SwmmInp) -> dict[str, float] | None:
 
     None when the unit hydrographs read different rain gauges (shares then depend on the rain).
     """
-    gauges = {}
-    rsum: dict[str, float] = {}
-    for r in model.rows("HYDROGRAPHS"):
-        name = r.tokens[0].upper()
-        if len(r.tokens) == 2:
-            gauges[name] = r.tokens[1].upper()
-        elif len(r.tokens) >= 6 and r.tokens[2].upper() in ("SHORT", "MEDIUM", "LONG"):
-            try:
-                rsum[(name, r.tokens[1].upper())] = rsum.get((name, r.tokens[1].upper()), 0.0) + float(r.tokens[3])
-            except ValueError:
-                pass
-    if len(set(gauges.values())) > 1:
-        return None
-    month = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
-    from capacitysim.network.scenario import sim_start
+    from capacitysim.network.scenario import _rtk_params, sim_start
 
-    m = month[sim_start(model).month - 1]
+    gauges = {r.tokens[1].upper() for r in model.rows("HYDROGRAPHS") if len(r.tokens) == 2}
+    if len(gauges) > 1:
+        return None
+    month = sim_start(model).month
     out: dict[str, float] = {}
     for r in model.rows("RDII"):
-        if len(r.tokens) < 3:
+        area = finite_number(r.tokens[2]) if len(r.tokens) >= 3 else None
+        if area is None:
             continue
-        uh = r.tokens[1].upper()
-        R = rsum.get((uh, m), rsum.get((uh, "ALL"), 0.0))
-        try:
-            area = float(r.tokens[2])
-        except ValueError:
-            continue
+        R = sum(rtk[0] for rtk in _rtk_params(model, r.tokens[1], month))  # the month's responses, else ALL
         n = model.canon_node(r.tokens[0])
         out[n] = out.get(n, 0.0) + area * R
     return out
@@ -738,7 +716,7 @@ def profile_path(model: SwmmInp, start: str, end: str) -> list[dict]:
         path = nx.shortest_path(g, start, end)
     except (nx.NetworkXNoPath, nx.NodeNotFound):
         raise InputError(f"no flow path from {start} to {end}") from None
-    lengths = {r.tokens[0]: float(r.tokens[3]) for r in model.rows("CONDUITS") if len(r.tokens) > 3 and _isnum(r.tokens[3])}
+    lengths = {r.tokens[0]: n for r in model.rows("CONDUITS") if len(r.tokens) > 3 and (n := finite_number(r.tokens[3])) is not None}
     out, dist = [{"node": path[0], "distance_ft": 0.0, "link": None}], 0.0
     for u, v in zip(path[:-1], path[1:]):
         lid = min(g[u][v], key=lambda k: lengths.get(k, 0.0))
