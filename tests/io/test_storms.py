@@ -55,7 +55,7 @@ def test_missing_storm_names_the_bundled_ones():
 def test_atomic_write_replaces_whole_files_with_umask_mode(tmp_path):
     import os
 
-    from capacitysim.io.files import atomic_write_text
+    from capacitysim.files import atomic_write_text
 
     p = atomic_write_text(tmp_path / "sub" / "a.txt", "one")
     atomic_write_text(p, "two")

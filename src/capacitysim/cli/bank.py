@@ -410,7 +410,7 @@ def balance(ctx, basin, owner, as_json):
 @click.pass_context
 def journal(ctx, basin, owner, since, csv_path, as_json):
     """The append-only journal (--csv: spreadsheet formulas neutralised; never over the bank file)."""
-    from capacitysim.io.files import atomic_write_text
+    from capacitysim.files import atomic_write_text
     from capacitysim.workflows.bank_reports import COLUMNS, flat_journal_row, rows_to_csv
 
     if csv_path:

@@ -22,7 +22,8 @@ from capacitysim.benchmarking.runner import run_cases
 from capacitysim.cli import cli
 from capacitysim.cli.common import check_output, emit_json, json_option
 from capacitysim.errors import CapacitysimError, InputError
-from capacitysim.io.files import atomic_write_text, bundled_dir, dumps_json
+from capacitysim.io.files import bundled_dir, dumps_json
+from capacitysim.files import atomic_write_text
 
 #: The baseline a project compares against (``bench compare benchmarks/baseline.json``).
 BASELINE_NAME = "baseline.json"

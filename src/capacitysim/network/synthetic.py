@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from capacitysim.errors import InputError
-from capacitysim.io.files import atomic_write_text
+from capacitysim.files import atomic_write_text
 from capacitysim.network.scenario import rtk_hydrograph_cfs
 from capacitysim.units import GPD_PER_CFS, INCHES_PER_FOOT, MINUTES_PER_HOUR
 

@@ -13,7 +13,7 @@ import io
 from pathlib import Path
 
 from capacitysim import __version__
-from capacitysim.io.files import atomic_write_text
+from capacitysim.files import atomic_write_text
 
 _CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; max-width: 60rem;

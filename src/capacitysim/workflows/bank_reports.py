@@ -26,7 +26,7 @@ from pathlib import Path
 
 from capacitysim.bank import Ledger
 from capacitysim.errors import InputError
-from capacitysim.io.files import atomic_write_text
+from capacitysim.files import atomic_write_text
 from capacitysim.report.html import HtmlReport
 from capacitysim.rules.ii_offset import PROGRAM_EFFECTIVE_DATE
 

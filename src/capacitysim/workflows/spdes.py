@@ -520,7 +520,7 @@ def synthetic_plant_flows(seed: int = SAMPLE_SEED, start: str = "2022-01-01", en
 
 def write_sample_record(path: str | Path, seed: int = SAMPLE_SEED) -> Path:
     """Write :func:`synthetic_plant_flows` as the bundled CSV (``date,flow_mgd``, 4 decimals, blank gaps)."""
-    from capacitysim.io.files import atomic_write_text
+    from capacitysim.files import atomic_write_text
 
     df = synthetic_plant_flows(seed)
     text = df.to_csv(index=False, date_format="%Y-%m-%d", float_format="%.4f", na_rep="", lineterminator="\n")
