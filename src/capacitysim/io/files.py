@@ -11,7 +11,6 @@ import tomllib
 from pathlib import Path
 
 from capacitysim.errors import DataFileError, InputError
-from capacitysim.files import atomic_write_bytes
 
 #: Characters of a value quoted in an error message at most (a whole table or a long text is cut).
 _MAX_QUOTED_CHARS = 60
