@@ -540,9 +540,7 @@ def quantify(project_file, as_json):
     proj = read_project(project_file)
     meta = proj["project"]
     result = ii_offset.quantify_items(proj["items"], engineer=meta.get("engineer", ""))
-    out = {"project": meta, "storm": {"depth_in": ii_offset.PROGRAM_STORM_DEPTH_IN, "distribution": "Type II",
-                                     "duration_hr": 24, "cn_table": ii_offset.PROGRAM_CN_TABLE},
-           **result}
+    out = {"project": meta, "storm": ii_offset.program_storm(), **result}
     if as_json:
         emit_json(out)
         return
@@ -552,7 +550,9 @@ def quantify(project_file, as_json):
         if meta.get(key):
             click.echo(f"{key.replace('_', ' ').capitalize()}: {meta[key]}")
     click.echo("Quantification per the Binghamton-Johnson City I/I Offset Program, Tables 174-19.1, 174-19.2, 174-19.3;")
-    click.echo(f"TR-55 items: {ii_offset.PROGRAM_STORM_DEPTH_IN:g} in, 1-year 24-hour Type II storm, 24-hour runoff volume as gpd.")
+    storm = out["storm"]
+    click.echo(f"TR-55 items: {storm['depth_in']:g} in, 1-year {storm['duration_hr']}-hour {storm['distribution']} storm, "
+               f"{storm['duration_hr']}-hour runoff volume as gpd.")
     click.echo("")
     for i, r in enumerate(result["items"], 1):
         flag = "" if r["qualifies"] else "  [DOES NOT QUALIFY]"
@@ -591,35 +591,20 @@ def connection(uses, flows_path, peaking_factor, population, offset_ratio, as_js
     from capacitysim.io.project_files import read_design_flows
 
     table = read_design_flows(flows_path)
-    counts = _parse_uses(uses)
-    rows, avg, unverified = [], 0.0, []
-    for name, n in counts.items():
-        if name not in table["uses"]:
-            raise InputError(f"--use {name!r} is not in {table['path']} (known: {', '.join(table['uses'])})")
-        row = table["uses"][name]
-        q = float(ii_offset.average_design_flow_gpd(n, row["gpd_per_unit"]))
-        avg += q
-        rows.append({"use": name, "count": n, "unit": row["unit"], "gpd_per_unit": row["gpd_per_unit"], "average_gpd": q,
-                     "source": row["source"], "verified": bool(row["verified"])})
-        if not row["verified"]:
-            unverified.append(name)
-    pop_k = None if population is None else population / ii_offset.PERSONS_PER_THOUSAND
-    pf = float(ii_offset.peaking_factor_for(avg, peaking_factor, pop_k))
-    pf_basis = "given" if peaking_factor is not None else "Harmon (Ten States Standards Figure 1)"
-    peak = float(ii_offset.peak_sewage_flow_gpd(avg, peaking_factor, pop_k))
-    need = float(ii_offset.credits_required_gpd(peak, offset_ratio))
-    out = {"uses": rows, "average_gpd": avg, "peaking_factor": pf, "peaking_basis": pf_basis, "peak_flow_gpd": peak,
-           "threshold_gpd": ii_offset.OFFSET_THRESHOLD_GPD, "offset_required": bool(ii_offset.offset_required(peak)),
-           "offset_ratio": offset_ratio, "credits_required_gpd": need, "design_flow_table": table["path"],
-           "unverified_values": unverified}
+    result = ii_offset.connection_offset(_parse_uses(uses), table["uses"], design_flow_table=table["path"],
+                                         peaking_factor=peaking_factor, population_persons=population,
+                                         offset_ratio=offset_ratio, field="--use")
     if as_json:
-        emit_json(out)
+        emit_json(result.to_dict())
         return
-    emit_table([(f"{r['use']} x {r['count']:g} {r['unit']}", f"{r['gpd_per_unit']:g} gpd each = {r['average_gpd']:,.0f} gpd"
-                 + ("" if r["verified"] else "  (unverified)")) for r in rows]
-               + [("average design flow", f"{avg:,.0f} gpd"), ("peaking factor", f"{pf:.3f} ({pf_basis})"),
-                  ("peak sewage flow", f"{peak:,.0f} gpd"),
-                  ("offset required", f"{'yes' if out['offset_required'] else 'no'} (more than {ii_offset.OFFSET_THRESHOLD_GPD:,.0f} gpd)"),
-                  ("credits required", f"{need:,.0f} gpd at {offset_ratio:g}:1")], "connection flow")
-    if unverified:
-        click.echo(f"note: design flows not verified against their source: {', '.join(unverified)} ({table['path']})", err=True)
+    emit_table([(f"{u.use} x {u.count:g} {u.unit}", f"{u.gpd_per_unit:g} gpd each = {u.average_gpd:,.0f} gpd"
+                 + ("" if u.verified else "  (unverified)")) for u in result.uses]
+               + [("average design flow", f"{result.average_gpd:,.0f} gpd"),
+                  ("peaking factor", f"{result.peaking_factor:.3f} ({result.peaking_basis})"),
+                  ("peak sewage flow", f"{result.peak_flow_gpd:,.0f} gpd"),
+                  ("offset required", f"{'yes' if result.offset_required else 'no'} (more than {result.threshold_gpd:,.0f} gpd)"),
+                  ("credits required", f"{result.credits_required_gpd:,.0f} gpd at {result.offset_ratio:g}:1")],
+               "connection flow")
+    if result.unverified_values:
+        click.echo(f"note: design flows not verified against their source: {', '.join(result.unverified_values)} "
+                   f"({result.design_flow_table})", err=True)

@@ -1,6 +1,8 @@
 """Binghamton-Johnson City I/I offset program: quantifying I/I removed, and the offset a connection needs.
 
 Pure functions (numpy broadcasting, no files): each credit value cites the table cell it comes from.
+:func:`connection_offset` composes the connection side for one connection (average design flow, peaking,
+peak flow, threshold, credits) into a :class:`ConnectionOffset`.
 Every flow is a rate in gallons per day [gpd], the unit the program denominates credits in
 (credit bank, section E).
 
@@ -30,6 +32,8 @@ References
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -86,6 +90,8 @@ SUMP_PUMP_GPM = 5.0
 PROGRAM_STORM_DEPTH_IN = 2.1
 #: Table 174-19.2: the Type II standard rainfall distribution.
 PROGRAM_STORM_DISTRIBUTION = "II"
+#: Table 174-19.2, TR-55 items: "the 1-year, 24-hour storm event" [hr].
+PROGRAM_STORM_DURATION_HR = 24
 #: The curve number table the program prescribes for TR-55 inflow items.
 PROGRAM_CN_TABLE = "BJC 174-19.3"
 
@@ -100,6 +106,10 @@ HARMON_DENOMINATOR = 4.0
 PERSONS_PER_THOUSAND = 1000.0
 #: Ten States Standards 11.243: new systems designed on 100 gallons per capita per day [gpcd].
 TSS_PER_CAPITA_GPCD = 100.0
+#: How a connection's peaking factor was found (reported with the peak flow): fixed by the caller ...
+PEAKING_BASIS_GIVEN = "given"
+#: ... or by Harmon's formula [TSS, Figure 1].
+PEAKING_BASIS_HARMON = "Harmon (Ten States Standards Figure 1)"
 
 
 def _lookup(name: str, values, allowed) -> np.ndarray:
@@ -356,6 +366,218 @@ def credits_required_gpd(peak_flow_gpd, offset_ratio=DEFAULT_OFFSET_RATIO, thres
         credits = np.where(need, q * r, 0.0)
     check_finite_result("credits required", credits, "this peak flow and offset ratio")
     return scalar_or_array(credits)
+
+
+def program_storm() -> dict:
+    """The design storm of the TR-55 inflow items, as an I/I remediation engineering report states it.
+
+    Returns
+    -------
+    dict
+        ``depth_in`` [in] (2.1 in, :data:`PROGRAM_STORM_DEPTH_IN`), ``distribution`` (``"Type II"``),
+        ``duration_hr`` [hr] (24, :data:`PROGRAM_STORM_DURATION_HR`) and ``cn_table`` (the curve
+        number table, :data:`PROGRAM_CN_TABLE`).
+
+    References
+    ----------
+    BJC Table 174-19.2, row "Roof drains, catch basins, ...": TR-55, "the 1-year, 24-hour storm event
+    utilizing the Type II Standard Rainfall Distribution", 2.1 inches for the City of Binghamton;
+    Table 174-19.3 (curve numbers).
+    """
+    return {"depth_in": PROGRAM_STORM_DEPTH_IN, "distribution": f"Type {PROGRAM_STORM_DISTRIBUTION}",
+            "duration_hr": PROGRAM_STORM_DURATION_HR, "cn_table": PROGRAM_CN_TABLE}
+
+
+@dataclass(frozen=True)
+class DesignFlowUse:
+    """One use of a connection and its average design flow.
+
+    Attributes
+    ----------
+    use : str
+        Name of the use in the design flow table (``residence_bedroom``, ``restaurant_seat`` ...).
+    count : float
+        Number of units of the use [-] (bedrooms, seats, employees ...).
+    unit : str
+        What one unit is (``bedroom``, ``seat`` ...).
+    gpd_per_unit : float
+        Design flow per unit [gpd/unit].
+    average_gpd : float
+        ``count x gpd_per_unit`` [gpd].
+    source : str
+        Where the table says ``gpd_per_unit`` comes from.
+    verified : bool
+        Whether the table marks ``gpd_per_unit`` as checked against its source.
+    """
+
+    use: str
+    count: float
+    unit: str
+    gpd_per_unit: float
+    average_gpd: float
+    source: str
+    verified: bool
+
+    def to_dict(self) -> dict:
+        """The use as ``capacitysim credits connection --json`` prints it (same keys, same order)."""
+        return {"use": self.use, "count": self.count, "unit": self.unit, "gpd_per_unit": self.gpd_per_unit,
+                "average_gpd": self.average_gpd, "source": self.source, "verified": self.verified}
+
+
+@dataclass(frozen=True)
+class ConnectionOffset:
+    """The peak sewage flow of a new or modified sewer connection and the flow credits it needs.
+
+    Attributes
+    ----------
+    uses : tuple of DesignFlowUse
+        Each use with its average design flow, in the order given.
+    average_gpd : float
+        Average design sewage flow, the sum over the uses [gpd].
+    peaking_factor : float
+        Ratio of peak hourly to average daily flow applied [-].
+    peaking_basis : str
+        :data:`PEAKING_BASIS_GIVEN` or :data:`PEAKING_BASIS_HARMON`.
+    peak_flow_gpd : float
+        Estimated peak sewage flow rate increase, ``average_gpd x peaking_factor`` [gpd].
+    threshold_gpd : float
+        A connection adding more than this needs an offset [gpd] (2,500 gpd).
+    offset_required : bool
+        ``peak_flow_gpd > threshold_gpd`` (exactly the threshold needs none).
+    offset_ratio : float
+        Gallons of I/I removed per gallon of connection flow allowed [-].
+    credits_required_gpd : float
+        Flow credits to withdraw, ``offset_ratio x peak_flow_gpd`` when an offset is required, else 0 [gpd].
+    design_flow_table : str
+        The design flow table the flows per unit come from (a path, or the bundled table's name).
+    unverified_values : tuple of str
+        The uses whose flow per unit the table does not mark as verified.
+    """
+
+    uses: tuple[DesignFlowUse, ...]
+    average_gpd: float
+    peaking_factor: float
+    peaking_basis: str
+    peak_flow_gpd: float
+    threshold_gpd: float
+    offset_required: bool
+    offset_ratio: float
+    credits_required_gpd: float
+    design_flow_table: str
+    unverified_values: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        """The result as ``capacitysim credits connection --json`` prints it (same keys, same order; lists, not tuples)."""
+        return {
+            "uses": [u.to_dict() for u in self.uses],
+            "average_gpd": self.average_gpd,
+            "peaking_factor": self.peaking_factor,
+            "peaking_basis": self.peaking_basis,
+            "peak_flow_gpd": self.peak_flow_gpd,
+            "threshold_gpd": self.threshold_gpd,
+            "offset_required": self.offset_required,
+            "offset_ratio": self.offset_ratio,
+            "credits_required_gpd": self.credits_required_gpd,
+            "design_flow_table": self.design_flow_table,
+            "unverified_values": list(self.unverified_values),
+        }
+
+
+def connection_offset(unit_counts: Mapping[str, float], design_flows: Mapping[str, Mapping], *,
+                      design_flow_table: str = "design flow table", peaking_factor=None, population_persons=None,
+                      offset_ratio=DEFAULT_OFFSET_RATIO, threshold_gpd=OFFSET_THRESHOLD_GPD,
+                      field: str = "use") -> ConnectionOffset:
+    """The peak sewage flow of a new or modified sewer connection and the flow credits it must withdraw.
+
+    Steps, each by the function named:
+
+    1. Average design flow of each use, ``count x gpd_per_unit`` [gpd], summed over the uses
+       (:func:`average_design_flow_gpd`). The program leaves connection flow rates to "the new or
+       modified sewer connection application program" [BJC, applications paragraph], which is not in
+       the text held; the flows per unit come from the design flow table given (NYSDEC 2014 Table B-3
+       style by default).
+    2. Peaking factor [-] (:func:`peaking_factor_for`): ``peaking_factor`` if given, else Harmon's
+       for ``population_persons`` / 1,000 [thousands], else for the population equivalent of the
+       average flow at 100 gpcd [TSS 11.243 and Figure 1].
+    3. Peak sewage flow = average x peaking factor [gpd] (:func:`peak_sewage_flow_gpd`): the
+       "estimated peak sewage flow rate increase" of credit bank section F [BJC].
+    4. Credits required [gpd] (:func:`credits_required_gpd`): ``offset_ratio x peak flow`` (section F,
+       one to one; definition OFFSET RATIO), 0 when the peak flow is not more than 2,500 gpd [BJC,
+       definitions NEW OR MODIFIED SEWER CONNECTION and SEWER EXTENSION].
+    5. Offset required (:func:`offset_required`): peak flow *more than* the threshold [BJC, same
+       definitions].
+
+    Scalars only (one connection): no files, no printing.
+
+    Parameters
+    ----------
+    unit_counts : Mapping of str to float
+        Number of units [-] of each use (bedrooms, seats ...), by the use's name in ``design_flows``;
+        each >= 0.
+    design_flows : Mapping of str to Mapping
+        The design flow table's uses: ``{name: {"gpd_per_unit": [gpd/unit], "unit": str, "source": str,
+        "verified": bool (optional, default False)}}`` (``read_design_flows(...)["uses"]``).
+    design_flow_table : str, default "design flow table"
+        What the table is (a path), named in the result and in the error for an unknown use.
+    peaking_factor : float, optional
+        A fixed peaking factor [-], >= 1, instead of Harmon's.
+    population_persons : float, optional
+        Persons served [persons], >= 0, for Harmon's factor (default the average flow / 100 gpcd).
+    offset_ratio : float, default 1
+        Gallons of I/I removed per gallon allowed [-], in [1, 10] (section F fixes 1:1).
+    threshold_gpd : float, default 2,500
+        A connection adding more than this needs an offset [gpd].
+    field : str, default "use"
+        How the caller names a use, in the error for an unknown use (the CLI: ``--use``).
+
+    Returns
+    -------
+    ConnectionOffset
+        Each use's average flow, the average and peak flows [gpd], the peaking factor [-] and its
+        basis, whether an offset is required and the credits required [gpd].
+
+    Raises
+    ------
+    InputError
+        A use not in ``design_flows``; a count or flow per unit that is negative, not finite or
+        overflows; a peaking factor below one; a negative population; an offset ratio outside [1, 10].
+
+    References
+    ----------
+    BJC definitions (NEW OR MODIFIED SEWER CONNECTION, SEWER EXTENSION, OFFSET RATIO), the applications
+    paragraph, and credit bank sections E (credits in gpd) and F; Ten States Standards (2014) 11.243
+    and Figure 1.
+    """
+    uses, average_gpd, unverified = [], 0.0, []
+    for name, count in unit_counts.items():  # step 1
+        if name not in design_flows:
+            raise InputError(f"{field} {name!r} is not in {design_flow_table} (known: {', '.join(design_flows)})")
+        row = design_flows[name]
+        use_gpd = float(average_design_flow_gpd(count, row["gpd_per_unit"]))
+        average_gpd += use_gpd
+        verified = bool(row.get("verified", False))
+        uses.append(DesignFlowUse(use=name, count=float(count), unit=row["unit"], gpd_per_unit=float(row["gpd_per_unit"]),
+                                  average_gpd=use_gpd, source=row["source"], verified=verified))
+        if not verified:
+            unverified.append(name)
+    population_thousands = None if population_persons is None else population_persons / PERSONS_PER_THOUSAND
+    pf = float(peaking_factor_for(average_gpd, peaking_factor, population_thousands))  # step 2
+    basis = PEAKING_BASIS_GIVEN if peaking_factor is not None else PEAKING_BASIS_HARMON
+    peak_gpd = float(peak_sewage_flow_gpd(average_gpd, peaking_factor, population_thousands))  # step 3
+    need_gpd = float(credits_required_gpd(peak_gpd, offset_ratio, threshold_gpd))  # step 4
+    return ConnectionOffset(
+        uses=tuple(uses),
+        average_gpd=average_gpd,
+        peaking_factor=pf,
+        peaking_basis=basis,
+        peak_flow_gpd=peak_gpd,
+        threshold_gpd=float(threshold_gpd),
+        offset_required=bool(offset_required(peak_gpd, threshold_gpd)),  # step 5
+        offset_ratio=float(offset_ratio),
+        credits_required_gpd=need_gpd,
+        design_flow_table=design_flow_table,
+        unverified_values=tuple(unverified),
+    )
 
 
 # --- an I/I remediation engineering report, item by item ------------------------------------------
