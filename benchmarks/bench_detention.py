@@ -12,7 +12,8 @@ import numpy as np
 from capacitysim.hydraulics import prism_table
 from capacitysim.rules import nyc_stormwater as nyc
 from capacitysim.units import SQFT_PER_ACRE
-from capacitysim.workflows.detention import rational_hydrograph_shapes, size_orifice
+from capacitysim.hydraulics.sizing import size_orifice
+from capacitysim.hydrology.rational import rational_hydrograph_shapes
 
 N = 10_000
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from capacitysim.benchmarking import reference_case
+from capacitysim.rules.verdict import VERDICT_CODE
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
-VERDICT_CODE = {"pass": 0.0, "fail": 1.0, "untrusted": 2.0}
 _REL = 0.005  # 0.5 % of the stored value
 
 
@@ -26,7 +26,7 @@ def _demo(remediations):
                           storm="binghamton-1yr-24h")
     j = d.to_json()
     return {
-        "verdict": VERDICT_CODE[j["verdict"]],
+        "verdict": float(VERDICT_CODE[j["verdict"]]),  # the one coding: pass = 1, fail = 0, untrusted = 2
         "failed_checks": float(j["failed_checks"]),
         "plant_peak_before_cfs": j["before"]["plant_peak_inflow_cfs"],
         "plant_peak_after_cfs": j["after"]["plant_peak_inflow_cfs"],
@@ -42,13 +42,13 @@ def _tol(expected):
 
 
 _CONNECTION_ALONE = {
-    "verdict": 1.0, "failed_checks": 2.0,
+    "verdict": 0.0, "failed_checks": 2.0,
     "plant_peak_before_cfs": 4.88881, "plant_peak_after_cfs": 4.92994,
     "cso_volume_before_cf": 3415.93, "cso_volume_after_cf": 3885.47,
     "continuity_after_pct": 0.046,
 }
 _WITH_OFFSET = {
-    "verdict": 0.0, "failed_checks": 0.0,
+    "verdict": 1.0, "failed_checks": 0.0,
     "plant_peak_before_cfs": 4.88881, "plant_peak_after_cfs": 4.60863,
     "cso_volume_before_cf": 3415.93, "cso_volume_after_cf": 1399.06,
     "continuity_after_pct": 0.0479,

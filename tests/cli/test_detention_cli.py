@@ -115,7 +115,7 @@ def test_unstated_points_of_discharge_is_a_condition_not_a_pass(run_cli, tmp_pat
     r = run_cli("detention", str(p), "--no-swmm", "--json")
     assert r.exit_code == 0
     out = json.loads(r.stdout)
-    row = next(c for c in out["checks"] if c["check"] == "New points of discharge")
+    row = next(c for c in out["checks"] if c["criterion"] == "New points of discharge")
     assert row["result"] == "confirm"
     assert any("no new points of discharge" in c for c in out["conditions"])
 

@@ -14,7 +14,8 @@ from capacitysim.network.engine import node_series
 from capacitysim.network.model import load_model
 from capacitysim.network.scenario import Connection, InjectedInflow, Remediation, SourceRemoval, Storm, rtk_hydrograph_cfs
 from capacitysim.units import ACRES_PER_SQMI, GPD_PER_CFS, SECONDS_PER_HOUR
-from capacitysim.workflows.demonstration import Criteria, parse_connection, parse_remediation, run_demonstration, write_report
+from capacitysim.rules.capacity import Criteria
+from capacitysim.workflows.demonstration import parse_connection, parse_remediation, run_demonstration, write_report
 
 SMALL = Path(__file__).resolve().parents[2] / "models" / "synthetic-50.inp"
 DRY = Storm(depth_in=(0.0,), dt_min=6.0, name="no rain")

@@ -288,7 +288,7 @@ def test_files_the_engine_rejects_exit_2_with_its_error(run_cli, tmp_path, edit,
 def test_continuity_that_is_not_a_number_is_untrusted():
     import xarray as xr
 
-    from capacitysim.workflows.demonstration import Criteria, verdict_of
+    from capacitysim.rules.capacity import Criteria, verdict_of
 
     ok = xr.Dataset(attrs={"runoff_continuity_error_pct": 0.1, "flow_routing_continuity_error_pct": 0.2})
     nan = xr.Dataset(attrs={"runoff_continuity_error_pct": float("nan"), "flow_routing_continuity_error_pct": 0.2})

@@ -60,7 +60,7 @@ def test_detention_and_runoff_kinds(write_sweep):
         (SWMM.replace("[grid]", 'mode = "latin"\n[grid]'), "mode must be one of product, zip; got 'latin'"),
         (SWMM.replace("[grid]", 'kind = "pumps"\n[grid]'), "kind must be one of swmm, detention, runoff; got 'pumps'"),
         (SWMM.replace("[grid]", "[criteria]\nfreeboard = 2\n[grid]"), "unknown key(s) freeboard"),
-        (SWMM.replace("[grid]", "[criteria]\nfreeboard_ft = -2\n[grid]"), "freeboard_ft = -2 is outside [0, inf)"),
+        (SWMM.replace("[grid]", "[criteria]\nfreeboard_ft = -2\n[grid]"), "criteria.freeboard_ft must be in [0, inf), got -2"),
         (SWMM.replace("[grid]", "chunk_size = 0\n[grid]"), "chunk_size must be an integer >= 1; got 0"),
         (SWMM.replace('model = "@TINY@"', 'model = "nowhere.inp"'), "model = 'nowhere.inp' not found"),
         ('model = "@TINY@"\n[grid]\nconnect_gpd = [1000]\n', "need connect_node"),

@@ -9,7 +9,8 @@ import pytest
 
 from capacitysim.errors import DataFileError, InputError
 from capacitysim.io.site_files import RULES_DIR, load_rule_set, load_site
-from capacitysim.workflows.detention import design_site, rational_hydrograph_shapes
+from capacitysim.hydrology.rational import rational_hydrograph_shapes
+from capacitysim.workflows.detention import design_site
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = (ROOT / "models" / "sites" / "new-building.toml").read_text()

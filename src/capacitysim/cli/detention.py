@@ -17,7 +17,8 @@ from capacitysim.cli.common import check_output, emit_json, emit_table, fmt, jso
 def detention(site_file, rule, report, no_swmm, as_json):
     """Size the detention system and orifice of a NYC site (release rate, volume, routing, SWMM check)."""
     from capacitysim.io.site_files import load_rule_set, load_site
-    from capacitysim.workflows.detention import design_site, write_report
+    from capacitysim.report.detention import write_report
+    from capacitysim.workflows.detention import design_site
 
     rules = load_rule_set(rule)
     # the report must never overwrite an input: the site file or any rule-set file read (before any work)
@@ -28,7 +29,7 @@ def detention(site_file, rule, report, no_swmm, as_json):
         write_report(result, report)
     n = result.numbers
     if as_json:
-        out = result.as_json()
+        out = result.to_dict()
         if report:
             out["report"] = str(report)
         emit_json(out)
@@ -50,8 +51,8 @@ def detention(site_file, rule, report, no_swmm, as_json):
     for p in result.problems:
         click.echo(f"  - {p}")
     for c in result.checks:
-        if c["result"] not in ("pass", "n/a"):
-            click.echo(f"  check {c['check']}: {c['result']} ({c['value']}; {c['requirement']}, {c['citation']})")
+        if c.result != "pass":
+            click.echo(f"  check {c.criterion}: {c.result} ({c.value}; {c.requirement}, {c.citation})")
     for c in result.conditions:
         click.echo(f"  condition: {c}")
     unver = result.rules.unverified()

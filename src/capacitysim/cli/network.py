@@ -48,19 +48,16 @@ def capacity(model_path, storm, connects, peaking, remediates, criteria_file, pl
     Prints the verdict (pass | fail | untrusted) and the failed checks; exit code 0 for pass,
     1 for fail or untrusted.
     """
-    from capacitysim.io.files import check_keys, read_toml
-    from capacitysim.workflows.demonstration import Criteria, parse_connection, run_demonstration
+    from capacitysim.io.files import read_toml
+    from capacitysim.rules.capacity import Criteria
+    from capacitysim.workflows.demonstration import parse_connection, run_demonstration
 
     from capacitysim.cli.common import check_output
 
     check_output(report_path, [model_path, criteria_file, storm if storm and os.path.exists(storm) else None])
     pk = _peaking(peaking)
     conns = [parse_connection(c, pk) for c in connects]
-    criteria = Criteria()
-    if criteria_file:
-        data = read_toml(criteria_file)
-        check_keys(data, criteria_file, set(), set(Criteria.__dataclass_fields__))
-        criteria = Criteria.from_dict(data)
+    criteria = Criteria.from_dict(read_toml(criteria_file), criteria_file) if criteria_file else Criteria()
     d = run_demonstration(model_path, connections=conns, remediations=list(remediates), storm=storm,
                           criteria=criteria, work_dir=work_dir, plant=plant, spinup_hr=spinup_hr)
     with d:  # the temporary run folder goes when the command ends (kept with --work-dir)

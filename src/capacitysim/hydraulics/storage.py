@@ -26,6 +26,7 @@ import numpy as np
 
 from capacitysim.checks import MAX_BATCH_VALUES, check_range, check_steps
 from capacitysim.errors import InputError
+from capacitysim.units import INCHES_PER_FOOT
 
 #: Default number of table points between the bottom and the top of a system.
 DEFAULT_POINTS = 41
@@ -204,3 +205,34 @@ def stack_tables(tables: list[StageStorage]) -> StageStorage:
     if len(k) != 1:
         raise InputError(f"tables must have the same number of points to be stacked; got {sorted(k)}")
     return StageStorage(*(np.concatenate([getattr(t, f) for t in tables]) for f in ("depth_ft", "area_sf", "storage_cf", "top_ft", "footprint_sf")))
+
+
+def system_table(system: dict, points: int) -> StageStorage:
+    """The stage-storage table of a detention system described by a site file's ``[system]`` table.
+
+    Parameters
+    ----------
+    system : dict
+        ``type`` (``blue_roof``, ``tank``, ``chamber`` or ``pond``) and its dimensions: roof area [ft2]
+        and max depth [in]; length, width, height [ft] (and porosity [-] of a chamber); bottom
+        length and width [ft], side slope [H:V] and depth [ft] of a pond. Values may be arrays (n,).
+    points : int
+        Points of the table.
+
+    Returns
+    -------
+    StageStorage
+
+    References
+    ----------
+    HEC-22 (2009) § 8.3 (stage-storage by average end area); NYC DEP (2012), Guidelines for the Design
+    and Construction of Stormwater Management Systems, ch. 4 (blue roofs, tanks, chambers).
+    """
+    t = system["type"]
+    if t == "blue_roof":
+        return blue_roof_table(system["roof_area_sf"], system["max_depth_in"] / INCHES_PER_FOOT, points)
+    if t == "tank":
+        return prism_table(system["length_ft"], system["width_ft"], system["height_ft"], 1.0, points)
+    if t == "chamber":
+        return prism_table(system["length_ft"], system["width_ft"], system["height_ft"], system["porosity"], points)
+    return pond_table(system["bottom_length_ft"], system["bottom_width_ft"], system["side_slope_h_per_v"], system["depth_ft"], points)

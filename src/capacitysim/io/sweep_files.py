@@ -9,7 +9,7 @@ A SWMM connection sweep::
     mode = "product"                   # full factorial (default) or "zip" (all lists of one length)
     spinup_hr = 6                      # optional: hours simulated before the model's start (as --spinup-hr)
 
-    [criteria]                         # optional: fields of capacitysim.workflows.demonstration.Criteria
+    [criteria]                         # optional: fields of capacitysim.rules.capacity.Criteria
     outlet_peak_tol_pct = 1.0
 
     [grid]
@@ -42,6 +42,7 @@ import numpy as np
 
 from capacitysim.errors import DataFileError, InputError
 from capacitysim.io.files import bundled_dir, check_keys, read_toml
+from capacitysim.rules.capacity import Criteria
 
 KINDS = ("swmm", "detention", "runoff")
 MODES = ("product", "zip")
@@ -356,11 +357,8 @@ def load_sweep(path: str | os.PathLike) -> SweepSpec:
         raise DataFileError(f"{where}: [criteria] must be a table")
     if crit and kind != "swmm":
         raise DataFileError(f"{where} [criteria]: criteria are for swmm sweeps (detention sweeps follow the rule set)")
-    from capacitysim.workflows.demonstration import Criteria
-
-    check_keys(crit, f"{where} [criteria]", set(), set(Criteria.__dataclass_fields__))
-    for k, v in crit.items():
-        spec.criteria[k] = _check_value(f"{where} [criteria]", k, v, (float, 0.0, None, True, True, "criterion"))
+    Criteria.from_dict(crit, f"{where} [criteria]")  # the one validator of criteria keys and values
+    spec.criteria = {k: float(v) for k, v in crit.items()}
 
     grid = data["grid"]
     w = f"{where} [grid]"

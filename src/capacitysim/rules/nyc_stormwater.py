@@ -309,3 +309,15 @@ def modified_rational_storage_curve_cf(duration_min, c, area_ac, outflow_cfs, a,
 def acres(area_sf):
     """Square feet to acres (``units.SQFT_PER_ACRE``)."""
     return scalar_or_array(np.asarray(area_sf, dtype=float) / SQFT_PER_ACRE)
+
+
+#: The owner's maintenance obligations of a detention system, 15 RCNY § 31-04(a)(8) (paraphrased).
+MAINTENANCE_OBLIGATIONS = [
+    "The detention system (and any replacement) must be properly maintained throughout its useful life, "
+    "with maintenance records kept, until replacement as approved by DEP.",
+    "The obligation binds current owners, their successors, assigns and other persons in control of the "
+    "property, and must be made binding in a deed restriction or other form satisfactory to DEP.",
+    "Three years after approval and every three years thereafter, a licensed professional engineer, registered "
+    "architect or licensed master plumber must inspect the system and certify to DEP that it is free of debris "
+    "and sediments, that its orifice is unobstructed and flowing, and that it otherwise operates in compliance.",
+]

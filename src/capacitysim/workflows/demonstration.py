@@ -27,13 +27,15 @@ import shutil
 import tempfile
 import weakref
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
 from capacitysim.checks import check_range
+from capacitysim.rules.capacity import Criteria, continuity_error, judge, verdict_of
+from capacitysim.rules.verdict import Check
 from capacitysim.errors import InputError
 from capacitysim.network.basins import Basin, basin_of, find_basins
 from capacitysim.network.engine import RunFiles, node_series, read_results, run_inp, terminate_children
@@ -55,46 +57,6 @@ from capacitysim.units import MINUTES_PER_HOUR
 from capacitysim.units import SQFT_PER_ACRE
 
 
-@dataclass(frozen=True)
-class Criteria:
-    """Acceptance criteria comparing after vs before (defaults a reviewer would accept)."""
-
-    flooding_tol_cf: float = 1.0
-    freeboard_ft: float = 1.0
-    depth_tol_ft: float = 0.01
-    outlet_peak_tol_pct: float = 1.0
-    cso_volume_tol_pct: float = 1.0
-    cso_volume_tol_cf: float = 100.0
-    max_d_over_d: float = 0.8
-    d_over_d_tol: float = 0.005
-    continuity_limit_pct: float = 1.0
-    #: force mains are pressurized: judged on capacity (max q/Qfull), not on d/D
-    force_main_max_q_over_qfull: float = 1.0
-    #: storage units: max depth as a fraction of full depth
-    storage_max_full: float = 0.9
-    #: pumps: time off their curve may rise at most this many percentage points
-    pump_off_curve_tol_pct: float = 1.0
-    #: injected volumes the engine received must match the intended ones within this [%]
-    injected_volume_tol_pct: float = 2.0
-    #: the rainfall the engine simulated must match the design storm within this [%]
-    rainfall_tol_pct: float = 1.0
-
-    def __post_init__(self):
-        for k, v in asdict(self).items():
-            check_range(f"criteria.{k}", v, 0.0)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Criteria":
-        allowed = set(cls.__dataclass_fields__)
-        unknown = sorted(set(d) - allowed)
-        if unknown:
-            raise InputError(f"unknown criteria {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})")
-        bad = next((k for k, v in d.items() if isinstance(v, bool) or not isinstance(v, (int, float))), None)
-        if bad is not None:
-            raise InputError(f"criteria.{bad} must be a number; got {d[bad]!r}")
-        return cls(**{k: float(v) for k, v in d.items()})
-
-
 @dataclass
 class Demonstration:
     """The result of a capacity demonstration."""
@@ -104,7 +66,7 @@ class Demonstration:
     before: xr.Dataset
     after: xr.Dataset
     runs: dict[str, RunFiles]
-    checks: list[dict]
+    checks: list[Check]
     criteria: Criteria
     scenario: dict
     basins: list[Basin]
@@ -345,7 +307,7 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
                          "hydraulics, so no capacity can be demonstrated with it")
     if storm_edit is not None:
         untrusted += rainfall_problems(before, after, storm_edit, criteria, record)
-    checks = judge(before, after, criteria, basins, conns)
+    checks = judge(before, after, criteria, **judged_elements(basins, conns))
     missing = [c.node for c in conns if _basin_or_none(c.node, basins) is None]
     if missing:
         warnings_.append(f"connection node(s) {', '.join(missing)} drain to no outfall: no basin outlet check")
@@ -522,114 +484,20 @@ def _storm_edit(storm):
 # --------------------------------------------------------------------------- judging
 
 
-def continuity_error(ds: xr.Dataset) -> float:
-    """The larger (in magnitude) of the runoff and flow-routing continuity errors [%], signed."""
-    a, b = ds.attrs["runoff_continuity_error_pct"], ds.attrs["flow_routing_continuity_error_pct"]
-    if not (math.isfinite(a) and math.isfinite(b)):  # a run whose mass balance is not a number is not trusted
-        return math.nan
-    return a if abs(a) > abs(b) else b
+def judged_elements(basins: list[Basin], conns) -> dict:
+    """The element ids :func:`~capacitysim.rules.capacity.judge` needs for these connections.
 
-
-def judge(before: xr.Dataset, after: xr.Dataset, c: Criteria, basins: list[Basin], conns) -> list[dict]:
-    """Every criterion applied to every element by its type: a list of checks (failures and the outlet checks).
-
-    * flooding: every node;
-    * freeboard to the rim: open (free-surface) junctions and storage; a sealed junction (SWMM
-      surcharge depth > 0) is judged against its surcharge limit (rim + surcharge depth) instead;
-    * d/D: gravity conduits (not FORCE_MAIN); force mains on capacity, max q/Qfull;
-    * storage: max depth as a fraction of full depth; pumps: time off their curve;
-    * peak inflow at each connection's basin outlet and at the plant (when there is one);
-      CSO volume at CSO outfalls; continuity of both runs.
+    ``outlets``: the basin outlet of each connection (in order, once each); ``plant``: the plant
+    outfall when a connection adds flow; ``cso_outfalls``: the overflow outfall of every CSO basin.
     """
-    checks: list[dict] = []
-    nodes = before.node.values
-    ntype = after.node_type.values
-    fb, fa = before.flooding_volume_cf.values, after.flooding_volume_cf.values
-    for i in np.flatnonzero(fa > fb + c.flooding_tol_cf):
-        checks.append({"criterion": "no new or increased flooding", "element": str(nodes[i]), "kind": "node",
-                       "before": float(fb[i]), "after": float(fa[i]), "limit": float(fb[i] + c.flooding_tol_cf),
-                       "unit": "ft3", "passed": False})
-    rim = after.rim_depth_ft.values
-    sur = after.surcharge_limit_ft.values if "surcharge_limit_ft" in after else np.zeros_like(rim)
-    da, db = after.max_depth_ft.values, before.max_depth_ft.values
-    sealed = (ntype == "JUNCTION") & (sur > 0)
-    top = np.where(sealed, rim + sur, rim)
-    candidate = (ntype != "OUTFALL") & (top > 0) & (top - da < c.freeboard_ft) & (da > db + c.depth_tol_ft)
-    for i in np.flatnonzero(candidate):
-        what = (f"no new pressure within {c.freeboard_ft:g} ft of the sealed junction's surcharge limit" if sealed[i]
-                else f"no new surcharge within {c.freeboard_ft:g} ft of the rim")
-        checks.append({"criterion": what, "element": str(nodes[i]), "kind": "node", "before": float(top[i] - db[i]),
-                       "after": float(top[i] - da[i]), "limit": c.freeboard_ft, "unit": "ft freeboard", "passed": False})
-    storage = np.flatnonzero((ntype == "STORAGE") & (rim > 0))
-    for i in storage:
-        fa_, fb_ = da[i] / rim[i], db[i] / rim[i]
-        if fa_ > c.storage_max_full and (fb_ <= c.storage_max_full or fa_ > fb_ + c.d_over_d_tol):
-            checks.append({"criterion": f"storage max depth <= {c.storage_max_full:g} of full", "element": str(nodes[i]),
-                           "kind": "storage", "before": float(fb_), "after": float(fa_), "limit": c.storage_max_full,
-                           "unit": "-", "passed": False})
-    links = before.link.values
-    shape = after.link_shape.values if "link_shape" in after else np.full(len(links), "", dtype=object)
-    force_main = np.array([str(x) == "FORCE_MAIN" for x in shape], dtype=bool)
-    ra, rb = after.max_d_over_d.values, before.max_d_over_d.values
-    with np.errstate(invalid="ignore"):
-        bad = ~force_main & np.isfinite(ra) & (ra > c.max_d_over_d) & ((rb <= c.max_d_over_d) | (ra > rb + c.d_over_d_tol))
-    for i in np.flatnonzero(bad):
-        checks.append({"criterion": f"max d/D <= {c.max_d_over_d:g} (gravity sewers)", "element": str(links[i]),
-                       "kind": "link", "before": float(rb[i]), "after": float(ra[i]), "limit": c.max_d_over_d,
-                       "unit": "-", "passed": False})
-    qa, qb = after.max_q_over_qfull.values, before.max_q_over_qfull.values
-    lim = c.force_main_max_q_over_qfull
-    with np.errstate(invalid="ignore"):
-        bad = force_main & np.isfinite(qa) & (qa > lim) & ((qb <= lim) | (qa > qb + c.d_over_d_tol))
-    for i in np.flatnonzero(bad):
-        checks.append({"criterion": f"force main max q/Qfull <= {lim:g} (capacity)", "element": str(links[i]),
-                       "kind": "link", "before": float(qb[i]), "after": float(qa[i]), "limit": lim, "unit": "-", "passed": False})
-    if "pump_off_curve_pct" in after:
-        pa, pb = after.pump_off_curve_pct.values, before.pump_off_curve_pct.values
-        with np.errstate(invalid="ignore"):
-            bad = np.isfinite(pa) & (pa > pb + c.pump_off_curve_tol_pct)
-        for i in np.flatnonzero(bad):
-            checks.append({"criterion": f"pump time off its curve rises <= {c.pump_off_curve_tol_pct:g} points",
-                           "element": str(links[i]), "kind": "pump", "before": float(pb[i]), "after": float(pa[i]),
-                           "limit": float(pb[i] + c.pump_off_curve_tol_pct), "unit": "% of time", "passed": False})
     outlets = []
     for conn in conns:
         b = _basin_or_none(conn.node, basins)
         if b is not None and b.outlet not in outlets:
             outlets.append(b.outlet)
-    # the plant too: paragraph H(1) asks for capacity "in the sewage collection system and treatment plant"
-    plant = next((b.outlet for b in basins if b.kind == "plant"), None)
-    if conns and plant is not None and plant not in outlets and plant in before.node.values:
-        outlets.append(plant)
-    for o in outlets:
-        qb = float(before.max_inflow_cfs.sel(node=o))
-        qa = float(after.max_inflow_cfs.sel(node=o))
-        limit = qb * (1 + c.outlet_peak_tol_pct / 100.0)
-        where = "the plant" if o == plant else "the basin outlet"
-        checks.append({"criterion": f"peak inflow at {where} within +{c.outlet_peak_tol_pct:g} %", "element": o,
-                       "kind": "node", "before": qb, "after": qa, "limit": limit, "unit": "cfs", "passed": bool(qa <= limit + 1e-9)})
-    for b in basins:
-        if b.kind != "cso" or b.overflow_outfall is None:
-            continue
-        vb = float(before.volume_cf.sel(outfall=b.overflow_outfall))
-        va = float(after.volume_cf.sel(outfall=b.overflow_outfall))
-        limit = vb + max(vb * c.cso_volume_tol_pct / 100.0, c.cso_volume_tol_cf)
-        checks.append({"criterion": "CSO volume not increased beyond tolerance", "element": b.overflow_outfall,
-                       "kind": "outfall", "before": vb, "after": va, "limit": limit, "unit": "ft3", "passed": bool(va <= limit)})
-    for name, ds in (("before", before), ("after", after)):
-        err = continuity_error(ds)
-        checks.append({"criterion": f"continuity error within {c.continuity_limit_pct:g} %", "element": f"{name} run",
-                       "kind": "run", "before": None, "after": float(err), "limit": c.continuity_limit_pct, "unit": "%",
-                       "passed": bool(abs(err) <= c.continuity_limit_pct)})
-    return checks
-
-
-def verdict_of(before: xr.Dataset, after: xr.Dataset, checks: list[dict], c: Criteria) -> str:
-    """``untrusted`` when a run's continuity error exceeds the limit (or is not a number), else ``fail`` on any
-    failed check, else ``pass``."""
-    if any(not abs(continuity_error(ds)) <= c.continuity_limit_pct for ds in (before, after)):
-        return "untrusted"
-    return "fail" if any(not ch["passed"] for ch in checks) else "pass"
+    plant = next((b.outlet for b in basins if b.kind == "plant"), None) if conns else None
+    cso = [b.overflow_outfall for b in basins if b.kind == "cso" and b.overflow_outfall is not None]
+    return {"outlets": outlets, "plant": plant, "cso_outfalls": cso}
 
 
 # --------------------------------------------------------------------------- JSON
@@ -674,8 +542,7 @@ def demonstration_json(d: Demonstration) -> dict:
               "max_hgl_ft_before": _f(nb["max_hgl_ft"][i]), "max_hgl_ft_after": _f(na["max_hgl_ft"][i]),
               "freeboard_ft_before": _f(nb["freeboard_ft"][i]), "freeboard_ft_after": _f(na["freeboard_ft"][i])}
              for i, n in enumerate(b.node.values)]
-    checks = [{k: (_f(v) if isinstance(v, float) else display_name(v) if k == "element" else v) for k, v in ch.items()}
-              for ch in d.checks]
+    checks = [{**ch.to_dict(), "element": display_name(ch.element)} for ch in d.checks]
     sim = d.scenario.get("simulation", {})
     return {"verdict": d.verdict, "model": str(d.model), "storm": d.storm_name or "model rainfall", "plant": d.plant,
             "simulation": {"start": sim.get("start"), "end": sim.get("end"), "report_start": sim.get("report_start"),
@@ -685,9 +552,9 @@ def demonstration_json(d: Demonstration) -> dict:
             "warnings": list(d.warnings), "fixes": list(d.scenario.get("fixes", [])),
             "work_dir": str(d.work_dir) if d.keep_files else None,
             "external_files": _jsonable(d.scenario.get("external_files", [])),
-            "criteria": asdict(d.criteria), "scenario": _jsonable(d.scenario),
+            "criteria": d.criteria.to_dict(), "scenario": _jsonable(d.scenario),
             "before": run_doc(b, d.runs["before"]), "after": run_doc(a, d.runs["after"]),
-            "checks": checks, "failed_checks": sum(1 for ch in d.checks if not ch["passed"]),
+            "checks": checks, "failed_checks": sum(1 for ch in d.checks if ch.passed is False),
             "links": links, "nodes": nodes,
             "units": "flow cfs, depth/elevation ft, volume ft3 (converted from the model's FLOW_UNITS)"}
 

@@ -68,6 +68,7 @@ import numpy as np
 
 from capacitysim.errors import DataFileError, InputError
 from capacitysim.io.sweep_files import MAX_SCENARIOS, SweepSpec, check_grid_size
+from capacitysim.rules.verdict import VERDICT_CODE, VERDICT_NAME
 from capacitysim.units import (
     ACRES_PER_SQMI,
     GPD_PER_CFS,
@@ -82,8 +83,7 @@ from capacitysim.units import (
 #: Status codes of a scenario in the store.
 MISSING, DONE, FAILED = 0, 1, 2
 #: Verdict codes: -1 none (failed or missing), 0 fail, 1 pass, 2 untrusted (continuity error).
-VERDICTS = {-1: "", 0: "fail", 1: "pass", 2: "untrusted"}
-VERDICT_CODE = {v: k for k, v in VERDICTS.items()}
+VERDICTS = VERDICT_NAME  # the one coding of capacitysim.rules.verdict (pass = 1, fail = 0, untrusted = 2)
 #: Characters kept of a failure or verdict message.
 MESSAGE_CHARS = 240
 #: Characters kept of the governing check's criterion and element (``failed_criterion``, ``failed_element``).
@@ -333,7 +333,7 @@ def _local_model(bundle: NetworkBundle):
 # one SWMM scenario (the same functions run in the sweep and one by one)
 # ==============================================================================================
 def _criteria(criteria: dict | None):
-    from capacitysim.workflows.demonstration import Criteria
+    from capacitysim.rules.capacity import Criteria
 
     return Criteria.from_dict(criteria or {})
 
@@ -434,24 +434,25 @@ def baseline_key(params: dict) -> str:
 
 def swmm_verdict(bundle: NetworkBundle, params: dict, before, after, criteria: dict | None = None) -> tuple[str, str]:
     """Verdict after vs before with the capacity demonstration's own rules
-    (:func:`capacitysim.workflows.demonstration.judge` and ``verdict_of``): ("pass" | "fail" |
+    (:func:`capacitysim.rules.capacity.judge` and ``verdict_of``): ("pass" | "fail" |
     "untrusted", the failed checks)."""
     verdict, failed = _swmm_judgement(bundle, params, before, after, criteria)
     return verdict, _reason(failed)
 
 
-def _reason(failed: list[dict]) -> str:
-    return "; ".join(f"{ch['criterion']} at {ch['element']}: {_num(ch['before'])} -> {_num(ch['after'])} {ch['unit']}"
+def _reason(failed: list) -> str:
+    return "; ".join(f"{ch.criterion} at {ch.element}: {_num(ch.before)} -> {_num(ch.after)} {ch.unit}"
                      for ch in failed[:3]) + (f" (+{len(failed) - 3} more)" if len(failed) > 3 else "")
 
 
-def _swmm_judgement(bundle: NetworkBundle, params: dict, before, after, criteria: dict | None) -> tuple[str, list[dict]]:
-    """(verdict, the failed checks in :func:`~capacitysim.workflows.demonstration.judge`'s order)."""
-    from capacitysim.workflows.demonstration import judge, verdict_of
+def _swmm_judgement(bundle: NetworkBundle, params: dict, before, after, criteria: dict | None) -> tuple[str, list]:
+    """(verdict, the failed checks in :func:`~capacitysim.rules.capacity.judge`'s order)."""
+    from capacitysim.rules.capacity import judge, verdict_of
+    from capacitysim.workflows.demonstration import judged_elements
 
     c = _criteria(criteria)
-    checks = judge(before, after, c, list(bundle.basins), _connections(params))
-    return verdict_of(before, after, checks, c), [ch for ch in checks if not ch["passed"]]
+    checks = judge(before, after, c, **judged_elements(list(bundle.basins), _connections(params)))
+    return verdict_of(before, after, checks, c), [ch for ch in checks if ch.passed is False]
 
 
 def _num(x) -> str:
@@ -468,7 +469,7 @@ def summarize_swmm(bundle: NetworkBundle, params: dict, before, after, criteria:
     ``failed_criterion`` and ``failed_element`` are those of its first failed check ("" when none)."""
     verdict, failed = _swmm_judgement(bundle, params, before, after, criteria)
     reason = _reason(failed)
-    first = failed[0] if failed else {"criterion": "", "element": ""}
+    first_criterion, first_element = (failed[0].criterion, failed[0].element) if failed else ("", "")
     qq = after.max_q_over_qfull.values
     outf = sorted({bundle.plant, *bundle.cso_outfalls} - {""})
 
@@ -478,8 +479,8 @@ def summarize_swmm(bundle: NetworkBundle, params: dict, before, after, criteria:
         "status": DONE,
         "verdict": VERDICT_CODE[verdict],
         "message": reason[:MESSAGE_CHARS],
-        "failed_criterion": str(first["criterion"])[:CHECK_CHARS],
-        "failed_element": str(first["element"])[:CHECK_CHARS],
+        "failed_criterion": str(first_criterion)[:CHECK_CHARS],
+        "failed_element": str(first_element)[:CHECK_CHARS],
         "plant_peak_inflow_cfs": plant_peak(after),
         "max_q_over_qfull": float(np.nanmax(qq)) if np.isfinite(qq).any() else math.nan,
         "flooding_volume_cf": float(np.nansum(after.flooding_volume_cf.values)),
@@ -552,8 +553,12 @@ def make_payload(spec: SweepSpec) -> VectorPayload:
     if spec.kind == "detention":
         from capacitysim.io.site_files import load_rule_set, load_site
 
+        from capacitysim.workflows.detention import site_refusals
+
         rules = load_rule_set(spec.rules)
-        return VectorPayload("detention", load_site(spec.site, rules), rules)
+        site = load_site(spec.site, rules)
+        site_refusals(site)  # refused before any scenario, as `capacitysim detention` refuses it
+        return VectorPayload("detention", site, rules)
     st = spec.storm
     return VectorPayload("runoff", storm_distribution=st.distribution, storm_depth_in=float(st.depth_in), storm_dt_min=float(st.dt_min))
 
@@ -562,15 +567,6 @@ DETENTION_VARS = ("allowable_flow_cfs", "release_rate_cfs", "weighted_c", "requi
                   "system_height_ft", "orifice_diameter_in", "release_limit_in", "spill_limit_in", "peak_inflow_cfs",
                   "peak_outflow_cfs", "max_depth_ft", "max_storage_cf")
 RUNOFF_VARS = ("runoff_depth_in", "runoff_volume_cf", "peak_flow_cfs", "time_to_peak_hr")
-#: The checks of a detention design (``failed_criterion``, ``failed_element`` of the first that fails).
-DETENTION_CHECKS = {
-    "release": ("peak release within the Stormwater Release Rate (15 RCNY § 31-03(a))", "orifice"),
-    "overtop": ("no overtopping of the detention system", "storage system"),
-    "both": ("an orifice both within the release rate and without overtopping", "orifice"),
-    "volume": ("storage provided holds the required volume (15 RCNY § 31-03)", "storage system"),
-}
-
-
 def _vector_block(payload: VectorPayload, cols: dict[str, np.ndarray]) -> dict:
     if payload.kind == "detention":
         return detention_block(payload, cols)
@@ -607,192 +603,31 @@ def runoff_block(payload: VectorPayload, cols: dict[str, np.ndarray]) -> dict:
             "peak_flow_cfs": peak, "time_to_peak_hr": tpk}
 
 
-def _route_max_rows(tables, diam, inv, cd, losses, weir, shapes, dt_s, row_design, row_shape, row_scale, weir_coefficient):
-    """Route each design (given orifice) through its own hydrograph rows; max over its rows per design."""
-    from capacitysim import hydraulics
-    from capacitysim.workflows.detention import outflow_table
-
-    n = tables.top_ft.shape[0]
-    out = outflow_table(tables, diam, inv, cd, losses, weir, weir_coefficient)
-    pk = hydraulics.route_peaks(shapes, dt_s, tables.depth_ft, tables.storage_cf, out, row_design, row_shape, row_scale)
-    sewer = pk.peak_outflow_cfs[:, 0] + pk.peak_outflow_cfs[:, 1]
-    q = np.full(n, -np.inf)
-    s = np.full(n, -np.inf)
-    v = np.full(n, -np.inf)
-    np.maximum.at(q, row_design, sewer)
-    np.maximum.at(s, row_design, pk.max_stage_ft)
-    np.maximum.at(v, row_design, pk.max_storage_cf)
-    return q, s, v
-
-
 def detention_block(payload: VectorPayload, cols: dict[str, np.ndarray]) -> dict:
-    """n variants of a NYC site at once: release rate, required volume, routed orifice (sized or given).
-
-    Mirrors :func:`capacitysim.workflows.detention.design_site` (without the SWMM check) for every
-    design of the block in one batched computation: Allowable Flow and release rate (15 RCNY
-    § 31-03(a)(1)-(2)), credits (§ 31-03(a)(3)-(4)), modified rational volume, design hydrographs
-    (the rule set's durations plus each design's critical duration, or the SCS hydrograph of the
-    design's storm), stage-storage tables and the orifice bisection (or, with
-    ``orifice_diameter_in``, the routed peak of that orifice). Verdict "pass" when the orifice keeps
-    the release rate without overtopping and the storage holds the required volume.
+    """n variants of a NYC site at once, by the one detention engine
+    (:func:`capacitysim.workflows.detention.design_batch`, which ``capacitysim detention`` runs with
+    n = 1): the same numbers, refusals and verdict; the SWMM cross-check is the one-site command's.
+    Verdict "pass" when the orifice keeps the release rate without overtopping, the storage holds the
+    required volume and the critical storm duration is bracketed by the routed ones.
     """
-    from capacitysim import hydrology
-    from capacitysim.rules import nyc_stormwater as nyc
-    from capacitysim.errors import RefusedError
-    from capacitysim.hydraulics.weir import FRANCIS_COEFFICIENT
-    from capacitysim.workflows.detention import FINAL_POINTS, rational_hydrograph_shapes, size_orifice_rows, system_table
+    from capacitysim.workflows.detention import DESIGN_CHECKS, design_batch
 
-    site, rules = payload.site, payload.rules
     n = len(next(iter(cols.values())))
-    receiving = getattr(site, "receiving_sewer", None)
-    if receiving is not None and receiving != "combined":  # as design_site refuses it
-        raise RefusedError(f"15 RCNY § 31-03 sets the release rate for combined sewers; the site gives receiving_sewer = {receiving!r}")
-    if site.kind == "alteration" and getattr(site, "new_points_of_discharge", None):
-        raise RefusedError("15 RCNY § 31-03(a)(2): no new points of discharge are permitted for alterations")
-    weir_c = float(rules.value("weir_coefficient")) if "weir_coefficient" in rules.data else FRANCIS_COEFFICIENT
-
-    def get(k, default):
-        return np.broadcast_to(np.asarray(cols[k] if k in cols else default, float), (n,)).copy()
-
-    k_rat = float(rules.value("rational_cfs_per_acre_in_hr"))
-    i_design = float(rules.value("design_intensity_in_hr"))
-    a_idf, b_idf = float(rules.value("idf_10yr", "a")), float(rules.value("idf_10yr", "b_min"))
-    cd = get("discharge_coefficient", site.system.get("discharge_coefficient", rules.value("orifice_discharge_coefficient")))
-    site_area = get("site_area_sf", site.site_area_sf)
-    c_dp = get("drainage_plan_c", site.drainage_plan_c)
-    q_allow = np.asarray(nyc.allowable_flow_cfs(site_area / SQFT_PER_ACRE, c_dp, i_design, k_rat), float) * np.ones(n)
-    rr_site = np.asarray(nyc.release_rate_cfs(q_allow), float) * np.ones(n)
-    valid = np.ones(n, bool)
-    message = np.full(n, "", f"<U{MESSAGE_CHARS}")
-    check = np.full(n, "", "<U8")  # key of DETENTION_CHECKS of the first failed check
-    if site.kind == "alteration":
-        altered = get("altered_area_sf", site.altered_area_sf)
-        bad = altered > site_area
-        valid &= ~bad
-        message[bad] = "altered_area_sf exceeds site_area_sf"
-        rr = np.asarray(nyc.alteration_release_rate_cfs(q_allow, np.minimum(altered, site_area), site_area), float) * np.ones(n)
-        trib_sf = site.tributary_area_sf * altered / site.altered_area_sf
-    else:
-        rr = rr_site
-        trib_sf = site.tributary_area_sf * site_area / site.site_area_sf
-    names = list(site.surfaces_sf)
-    c_table = rules.runoff_coefficients()
-    cw0 = float(nyc.weighted_runoff_coefficient([site.surfaces_sf[m] for m in names], [c_table[m] for m in names]))
-    cw = get("weighted_c", cw0)
-    trib_ac = trib_sf / SQFT_PER_ACRE
-
-    system = dict(site.system)
-    for key in ("length_ft", "width_ft", "height_ft", "porosity", "roof_area_sf", "max_depth_in", "bottom_length_ft",
-                "bottom_width_ft", "side_slope_h_per_v", "depth_ft"):
-        if key in system or key in cols:
-            system[key] = get(key, system.get(key))
-    table = system_table(system, FINAL_POINTS)
-    capacity = table.capacity_cf
-    footprint = table.footprint_sf
-    q_inf = np.zeros(n)
-    if site.infiltration is not None:
-        q_inf = np.asarray(nyc.infiltration_outflow_cfs(footprint, site.infiltration.infiltration_rate_in_hr), float) * np.ones(n)
-    q_rec = np.full(n, 0.0 if site.recycling is None else site.recycling.demand_gpd / GPD_PER_CFS)
-    v_req, t_crit = nyc.modified_rational_volume_cf(cw, trib_ac, rr + q_inf + q_rec, a_idf, b_idf, k_rat)
-    v_req, t_crit = np.asarray(v_req, float) * np.ones(n), np.asarray(t_crit, float) * np.ones(n)
-
-    dt_min = float(site.design.get("dt_min", rules.value("routing", "dt_min")))
-    dt_s = dt_min * SECONDS_PER_MINUTE
-    tc_min = get("tc_min", site.design.get("tc_min", rules.value("rational_hydrograph", "tc_min")))
-    rows_design, rows_shape, rows_scale, shape_list = [], [], [], []
-    if site.design.get("hydrograph", "rational") == "scs":
-        storm_spec = rules.data["design_storm_10yr_24h"]
-        depth = get("storm_depth_in", float(storm_spec["depth_in"]))
-        cn = get("cn", site.design.get("cn"))
-        flows = [None] * n
-        keys = np.stack([depth, tc_min])
-        for key in np.unique(keys, axis=1).T:
-            rows = np.flatnonzero((depth == key[0]) & (tc_min == key[1]))
-            rain = hydrology.design_storm(float(key[0]), str(storm_spec["distribution"]), dt_min)
-            hyd = hydrology.unit_hydrograph_runoff(trib_ac[rows] / ACRES_PER_SQMI, cn[rows], tc_min[rows] / MINUTES_PER_HOUR, rain)
-            v = np.atleast_2d(hyd.values)
-            for j, r in enumerate(rows):
-                flows[r] = np.concatenate([[0.0], v[j]])
-        width = max(len(f) for f in flows)
-        shapes = np.zeros((n, width))
-        for r, f in enumerate(flows):
-            shapes[r, : len(f)] = f
-        rows_design, rows_shape, rows_scale = np.arange(n), np.arange(n), np.ones(n)
-    else:
-        durs = np.asarray(rules.value("rational_hydrograph", "durations_min"), float)
-        crit = np.round(t_crit, 3)
-        t_end = max(float(np.maximum(np.maximum(durs.max(), crit.max()), tc_min.max()) + tc_min.max()), 0.0)
-        t = np.arange(0.0, t_end + dt_min, dt_min)
-        for tc in np.unique(tc_min):
-            base = len(shape_list)
-            _, sh, _ = rational_hydrograph_shapes(durs, float(tc), a_idf, b_idf, dt_min)
-            for row in sh:
-                full = np.zeros(t.size)
-                full[: row.size] = row
-                shape_list.append(full)
-            for i in np.flatnonzero(tc_min == tc):
-                rows_design += [i] * len(durs)
-                rows_shape += list(range(base, base + len(durs)))
-        for i in range(n):
-            if t_crit[i] > 0:
-                td = max(float(crit[i]), float(tc_min[i]))
-                p = a_idf / (td + b_idf)
-                shape_list.append(np.interp(t, [0.0, tc_min[i], td, td + tc_min[i]], [0.0, p, p, 0.0], right=0.0))
-                rows_design.append(i)
-                rows_shape.append(len(shape_list) - 1)
-        shapes = np.stack(shape_list)
-        rows_design, rows_shape = np.asarray(rows_design), np.asarray(rows_shape)
-        scale = k_rat * cw * trib_ac
-        rows_scale = scale[rows_design]
-    order = np.argsort(rows_design, kind="stable")
-    rows_design, rows_shape, rows_scale = rows_design[order], rows_shape[order], np.asarray(rows_scale)[order]
-    inv = get("orifice_invert_ft", site.system["orifice_invert_ft"])
-    weir = site.system.get("overflow_weir_length_ft")
-    weir = None if weir is None else np.full(n, float(weir))
-    losses = np.stack([q_inf, q_rec], axis=1)
-    peak_in = np.zeros(n)
-    np.maximum.at(peak_in, rows_design, shapes[rows_shape].max(axis=1) * rows_scale)
-
-    if "orifice_diameter_in" in cols:
-        diam = get("orifice_diameter_in", 0.0)
-        q, s, v = _route_max_rows(table, diam, inv, cd, losses, weir, shapes, dt_s, rows_design, rows_shape, rows_scale, weir_c)
-        ok = (q <= rr * (1 + 1e-6)) & (s <= table.top_ft * (1 + 1e-9))
-        rel_lim = np.full(n, np.nan)
-        spl_lim = np.full(n, np.nan)
-        for i in np.flatnonzero(~ok):
-            over_rate = q[i] > rr[i] * (1 + 1e-6)
-            message[i] = (f"release {q[i]:.4g} cfs > rate {rr[i]:.4g} cfs" if over_rate
-                          else f"overtops: max depth {s[i]:.2f} ft > {table.top_ft[i]:.2f} ft")
-            check[i] = "release" if over_rate else "overtop"
-    else:
-        sz = size_orifice_rows(table, rr, shapes, dt_s, rows_design, rows_shape, rows_scale, inv, cd, losses, weir,
-                               weir_coefficient=weir_c)
-        ok, diam = sz.feasible, sz.diameter_in
-        rel_lim, spl_lim = sz.release_limit_in, sz.spill_limit_in
-        q, s, v = sz.peak_outflow_cfs, sz.max_depth_ft, sz.max_storage_cf
-        for i in np.flatnonzero(~ok):
-            message[i] = sz.reasons[i][:MESSAGE_CHARS]
-            # the order of size_orifice_rows' reasons: overtops with any orifice, none within the rate, not both
-            check[i] = "overtop" if np.isinf(spl_lim[i]) else ("release" if rel_lim[i] <= 0 else "both")
-    short = capacity < v_req * (1 - 1e-9)
-    for i in np.flatnonzero(short & ok):
-        message[i] = f"storage {capacity[i]:,.0f} ft3 < required {v_req[i]:,.0f} ft3"
-        check[i] = "volume"
-    passed = ok & ~short & valid
-    check[~valid] = ""
+    b = design_batch(payload.site, payload.rules, cols, n)
+    message = np.array([b.message(i)[:MESSAGE_CHARS] for i in range(n)], dtype=f"<U{MESSAGE_CHARS}")
     crit = np.full(n, "", f"<U{CHECK_CHARS}")
     elem = np.full(n, "", f"<U{CHECK_CHARS}")
-    for key, (criterion, element) in DETENTION_CHECKS.items():
-        crit[check == key] = criterion
-        elem[check == key] = element
-    out = {"status": np.where(valid, DONE, FAILED).astype(np.int8), "verdict": np.where(valid, passed.astype(np.int8), -1).astype(np.int8),
+    for key, (criterion, element) in DESIGN_CHECKS.items():
+        crit[b.failed_check == key] = criterion
+        elem[b.failed_check == key] = element
+    v = b.values
+    out = {"status": np.where(b.valid, DONE, FAILED).astype(np.int8),
+           "verdict": np.where(b.valid, b.passed.astype(np.int8), VERDICT_CODE[""]).astype(np.int8),
            "message": message, "failed_criterion": crit, "failed_element": elem,
-           "allowable_flow_cfs": q_allow, "release_rate_cfs": rr, "weighted_c": cw, "required_volume_cf": v_req,
-           "storage_provided_cf": capacity, "system_height_ft": table.top_ft, "orifice_diameter_in": diam,
-           "release_limit_in": rel_lim, "spill_limit_in": np.where(np.isinf(spl_lim), np.nan, spl_lim),
-           "peak_inflow_cfs": peak_in, "peak_outflow_cfs": q, "max_depth_ft": s, "max_storage_cf": v}
+           **{k: v[k] for k in DETENTION_VARS if k in v},
+           "spill_limit_in": np.where(np.isinf(v["spill_limit_in"]), np.nan, v["spill_limit_in"])}
     for k in DETENTION_VARS:
-        out[k] = np.where(valid, np.asarray(out[k], float), np.nan)
+        out[k] = np.where(b.valid, np.asarray(out[k], float), np.nan)
     return out
 
 
@@ -1067,6 +902,8 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike, *, workers: int | None = 
     if exists and not resume:
         raise InputError(f"--out {out} exists; add --resume to continue it, or choose a new path")
     bundle = make_bundle(spec) if spec.kind == "swmm" else None
+    # the inputs are read once, here, before the store: a site the rules refuse refuses the sweep
+    payload = make_payload(spec) if spec.kind != "swmm" else None
     chunk = 64 if spec.kind == "swmm" else spec.chunk_size
     todo = missing_indices(out, spec) if exists else np.arange(spec.n_scenarios)
     run = SweepRun(str(out), spec.n_scenarios, skipped=spec.n_scenarios - todo.size)
@@ -1099,11 +936,11 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike, *, workers: int | None = 
 
         if total and client is None:
             run.workers, run.scheduler = 0, "in-process"
-            _run_inline(spec, bundle, todo, chunk, record)
+            _run_inline(spec, bundle, payload, todo, chunk, record)
         elif total:
             run.workers = len(client.scheduler_info()["workers"])
             run.scheduler = client.scheduler.address
-            _run_distributed(client, spec, bundle, todo, record, max(run.workers, 1))
+            _run_distributed(client, spec, bundle, payload, todo, record, max(run.workers, 1))
     finally:
         if client is not None:
             client.close()
@@ -1131,7 +968,7 @@ def _blocks(todo: np.ndarray, chunk: int, n_total: int) -> list[np.ndarray]:
     return out
 
 
-def _run_inline(spec, bundle, todo, chunk, record):
+def _run_inline(spec, bundle, payload, todo, chunk, record):
     if spec.kind == "swmm":
         baselines: dict = {}
         for i in todo:
@@ -1149,13 +986,12 @@ def _run_inline(spec, bundle, todo, chunk, record):
                 rec = run_scenario_task(bundle, int(i), params, before, spec.criteria)[1]
             record(slice(int(i), int(i) + 1), rec)
     else:
-        payload = make_payload(spec)
         for blk in _blocks(todo, chunk, spec.n_scenarios):
             start, stop, rec = block_task(payload, spec, blk)
             record(slice(start, stop), rec)
 
 
-def _run_distributed(client, spec, bundle, todo, record, n_workers):
+def _run_distributed(client, spec, bundle, payload, todo, record, n_workers):
     from distributed import as_completed
 
     window = IN_FLIGHT_PER_WORKER * n_workers
@@ -1187,7 +1023,7 @@ def _run_distributed(client, spec, bundle, todo, record, n_workers):
             if pending:
                 ac.add(submit_next())
     else:
-        shipped = client.scatter(make_payload(spec), broadcast=True, hash=False)
+        shipped = client.scatter(payload, broadcast=True, hash=False)
         spec_f = client.scatter(spec, broadcast=True, hash=False)
         blocks = deque(_blocks(todo, spec.chunk_size, spec.n_scenarios))
         meta: dict = {}
