@@ -24,7 +24,7 @@ def _demo(remediations):
 
     d = run_demonstration(MODELS / "synthetic-50.inp", connections=["MH0017=60000"], remediations=remediations,
                           storm="binghamton-1yr-24h")
-    j = d.to_json()
+    j = d.to_dict()
     return {
         "verdict": float(VERDICT_CODE[j["verdict"]]),  # the one coding: pass = 1, fail = 0, untrusted = 2
         "failed_checks": float(j["failed_checks"]),

@@ -284,7 +284,7 @@ def test_csv_exports_neutralise_spreadsheet_formulas(bank):
 
 
 def test_csv_cell_keeps_numbers():
-    from capacitysim.workflows.bank_reports import csv_cell, rows_to_csv
+    from capacitysim.report.bank import csv_cell, rows_to_csv
 
     assert [csv_cell(v) for v in (-5, -1.5, "-5", "-1.5e3", "+7", "5", None)] == [-5, -1.5, "-5", "-1.5e3", "+7", "5", ""]
     assert [csv_cell(v) for v in ("-", "-x", "=1", "@a", "\r1", "- 5", "-5e")] == ["'-", "'-x", "'=1", "'@a", "'\r1", "'- 5",

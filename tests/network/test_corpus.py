@@ -94,8 +94,8 @@ def test_default_spinup_keeps_the_models_period_and_rain(model, tmp_path):
         pytest.skip("../shared is absent")
     d = run_demonstration(model, connections=["J1=5000"], work_dir=tmp_path / "a")
     z = run_demonstration(model, connections=["J1=5000"], work_dir=tmp_path / "b", spinup_hr=0.0)
-    sim = d.to_json()["simulation"]
-    assert sim["spinup_hr"] == 6.0 and sim["report_start"] == z.to_json()["simulation"]["report_start"]
-    assert sim["end"] == z.to_json()["simulation"]["end"]
+    sim = d.to_dict()["simulation"]
+    assert sim["spinup_hr"] == 6.0 and sim["report_start"] == z.to_dict()["simulation"]["report_start"]
+    assert sim["end"] == z.to_dict()["simulation"]["end"]
     assert d.before.attrs["rainfall_simulated_in"] == pytest.approx(z.before.attrs["rainfall_simulated_in"], rel=1e-9)
     assert all(i["passed"] for i in d.injections)

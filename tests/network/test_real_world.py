@@ -89,7 +89,7 @@ def test_spinup_is_prepended_and_the_models_period_reported_whole(tmp_path):
     its hydrograph where the model put it, the conduit peaks of a plain run of the untouched file."""
     model = MODELS / "early-event-2h.inp"
     d = run_demonstration(model, connections=["J2=20000"], work_dir=tmp_path / "d")
-    sim = d.to_json()["simulation"]
+    sim = d.to_dict()["simulation"]
     assert sim == {"start": "2024-05-31T18:00:00", "end": "2024-06-01T02:00:00", "report_start": "2024-06-01T00:00:00",
                    "spinup_hr": 6.0, "spinup_policy": sim["spinup_policy"]}
     assert "6 h spin-up prepended" in sim["spinup_policy"]
@@ -135,7 +135,7 @@ def test_spinup_zero_gives_the_plain_runs_peaks_exactly(tmp_path):
 @pytest.mark.parametrize("name, fix", [("ignore-rainfall.inp", "IGNORE_RAINFALL"), ("events-window.inp", "[EVENTS]")])
 def test_the_design_storm_is_simulated(tmp_path, name, fix):
     d = run_demonstration(MODELS / name, storm=STORM, connections=["J2=10000"], work_dir=tmp_path)
-    doc = d.to_json()
+    doc = d.to_dict()
     assert any(fix in f for f in doc["fixes"]), doc["fixes"]
     assert doc["rainfall_simulated_in"] == pytest.approx(2.1, rel=0.005)
     assert not doc["untrusted_reasons"]
@@ -183,7 +183,7 @@ def test_optional_fields_case_and_8bit_names(tmp_path):
     src = [l for l in model.read_bytes().splitlines() if b"\xdf" in l and not l.lstrip().startswith(b"RAIN")]
     scen = set((tmp_path / "after_input.inp").read_bytes().splitlines())
     assert src and all(l in scen for l in src)
-    doc = d.to_json()
+    doc = d.to_dict()
     assert any(n["id"] == "Straße" for n in doc["nodes"])  # shown as a person reads it
 
 
@@ -208,7 +208,7 @@ def test_external_files_read_beside_the_model_and_nothing_written_there(tmp_path
     assert sorted(x.name for x in p.parent.rglob("*")) == before  # the SAVE target is not written beside the input
     saved = list((tmp_path / "work").rglob("saved state.hsf"))
     assert len(saved) == 2  # one per run, each in its own folder
-    files = {f["kind"]: f for f in d.to_json()["external_files"]}
+    files = {f["kind"]: f for f in d.to_dict()["external_files"]}
     assert files["RAINGAGES"]["sha256"] and files["HOTSTART"]["verb"] == "SAVE"
 
 
@@ -326,4 +326,4 @@ def test_a_model_cannot_make_the_engine_write_outside_the_run(tmp_path):
     d = run_demonstration(folder / "m.inp", connections=["J2=1000"], work_dir=tmp_path / "w")
     assert list(outside.iterdir()) == [] and not (tmp_path / "climb.hsf").exists() and not (tmp_path.parent / "climb.hsf").exists()
     assert len(list((tmp_path / "w").rglob("stolen.txt"))) == 2 and len(list((tmp_path / "w").rglob("climb.hsf"))) == 2
-    assert sorted(f["verb"] for f in d.to_json()["external_files"]) == ["MODEL", "SAVE", "SAVE"]
+    assert sorted(f["verb"] for f in d.to_dict()["external_files"]) == ["MODEL", "SAVE", "SAVE"]

@@ -52,6 +52,9 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 KINDS = ("capacity", "spdes")
+#: The ``kind`` of the result documents cited (``Demonstration.to_dict``, ``SpdesCheck.to_dict``).
+CAPACITY_KIND = "capacity-demonstration"
+SPDES_KIND = "spdes-check"
 
 
 def sha256_file(path: Path) -> str:
@@ -160,9 +163,12 @@ def _read_capacity(field: str, path: Path, doc, gpd: float | None, node: str | N
     if not isinstance(doc, dict):
         raise InputError(f"{field}: {path} is JSON but not a capacitysim capacity document (expected an object, "
                          f"got {_show(doc)})")
-    if "verdict" not in doc:
-        hint = " (it looks like a SPDES check: cite it with --spdes-ref)" if "connection_prohibited" in doc else ""
-        raise InputError(f"{field}: {path} is not a capacity demonstration JSON (no 'verdict' key){hint}")
+    # a result document names its kind (issue 13); older ones are told apart by their keys
+    looks_spdes = doc.get("kind") == SPDES_KIND or "connection_prohibited" in doc
+    if "verdict" not in doc or looks_spdes or doc.get("kind", CAPACITY_KIND) != CAPACITY_KIND:
+        hint = " (it looks like a SPDES check: cite it with --spdes-ref)" if looks_spdes else ""
+        why = f"kind {_show(doc['kind'])}" if "kind" in doc else ("a SPDES check" if looks_spdes else "no 'verdict' key")
+        raise InputError(f"{field}: {path} is not a capacity demonstration JSON ({why}){hint}")
     verdict = doc["verdict"]
     if not isinstance(verdict, str) or verdict.lower() not in ("pass", "fail", "untrusted"):
         raise InputError(f"{field}: {path} has verdict {_show(verdict)}; allowed: pass, fail, untrusted")
@@ -206,7 +212,8 @@ def _read_spdes(field: str, path: Path, doc) -> dict:
     if not isinstance(doc, dict):
         raise InputError(f"{field}: {path} is JSON but not a capacitysim SPDES check (expected an object, got {_show(doc)})")
     if "connection_prohibited" not in doc:
-        hint = " (it looks like a capacity demonstration: cite it with --capacity-ref)" if "verdict" in doc else ""
+        looks_capacity = doc.get("kind") == CAPACITY_KIND or ("verdict" in doc and "scenario" in doc)
+        hint = " (it looks like a capacity demonstration: cite it with --capacity-ref)" if looks_capacity else ""
         raise InputError(f"{field}: {path} is not a SPDES check JSON (no 'connection_prohibited' key){hint}")
     prohibited = doc["connection_prohibited"]
     if not isinstance(prohibited, bool):

@@ -411,7 +411,8 @@ def balance(ctx, basin, owner, as_json):
 def journal(ctx, basin, owner, since, csv_path, as_json):
     """The append-only journal (--csv: spreadsheet formulas neutralised; never over the bank file)."""
     from capacitysim.files import atomic_write_text
-    from capacitysim.workflows.bank_reports import COLUMNS, flat_journal_row, rows_to_csv
+    from capacitysim.report.bank import rows_to_csv
+    from capacitysim.workflows.bank_reports import COLUMNS, flat_journal_row
 
     if csv_path:
         _check_bank_output(ctx, csv_path, "--csv")
@@ -450,7 +451,8 @@ def _signed(v) -> str:
 @click.pass_context
 def report(ctx, municipal_user, year, out_dir, as_json):
     """The annual municipal user report (A-D), balances and journal, as CSV and HTML, with the journal head."""
-    from capacitysim.workflows.bank_reports import annual_report, report_files, write_report
+    from capacitysim.report.bank import report_files, write_report
+    from capacitysim.workflows.bank_reports import annual_report
 
     if Path(out_dir).is_symlink():
         raise InputError(f"--out {out_dir}: is a symbolic link; give a plain folder path (outputs never follow links)")

@@ -67,14 +67,14 @@ def capacity(model_path, storm, connects, peaking, remediates, criteria_file, pl
 
 
 def _print_capacity(d, report_path, as_json):
-    from capacitysim.workflows.demonstration import write_report
+    from capacitysim.report.capacity import write_report
 
+    doc = d.to_dict()
     if report_path:
-        write_report(d, report_path)
+        write_report(doc, report_path)
     if as_json:
-        emit_json(d.to_json())
+        emit_json(doc)
     else:
-        doc = d.to_json()
         rows = [("verdict", d.verdict.upper()), ("model", str(d.model)), ("rainfall", doc["storm"]),
                 ("continuity error before [%]", fmt(doc["before"]["continuity_error_pct"])),
                 ("continuity error after [%]", fmt(doc["after"]["continuity_error_pct"])),

@@ -39,8 +39,11 @@ def check(flows, dmr, limit_mgd, basis, as_of, added_gpd, date_column, flow_colu
     result = run_check(
         flows=flows, dmr=dmr, limit_mgd=limit_mgd, basis=basis, as_of=as_of, added_gpd=list(added_gpd),
         date_column=date_column, flow_column=flow_column, units=units, outfall=outfall, location=location,
-        report=report,
     )
+    if report:
+        from capacitysim.report.spdes import write_report
+
+        write_report(result, report)
     if as_json:
         out = result.to_dict()
         if report:

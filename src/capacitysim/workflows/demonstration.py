@@ -78,6 +78,10 @@ class Demonstration:
     untrusted_reasons: list[str] = field(default_factory=list)
     work_dir: Path | None = None
     keep_files: bool = False
+    #: Total inflow before and after at the connection, its basin outlet and the plant (read once from the runs).
+    hydrographs: list[dict] = field(default_factory=list)
+    #: The flow path from the first connection to the plant with elevations and max HGL before and after.
+    profile: list[dict] | None = None
 
     def __post_init__(self):
         if self.work_dir is not None and not self.keep_files:
@@ -96,10 +100,8 @@ class Demonstration:
     def __exit__(self, *exc):
         self.close()
 
-    def to_json(self) -> dict:
-        return demonstration_json(self)
-
     def to_dict(self) -> dict:
+        """The result document (the CLI's ``--json``, the report's input, a service job's results)."""
         return demonstration_json(self)
 
 
@@ -315,8 +317,47 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
     if untrusted and verdict != "untrusted":
         verdict = "untrusted"
     record["external_files"] = ext
+    shown_points = [("the connection", conns[0].node)] if conns else []
+    if conns and (b0 := _basin_or_none(conns[0].node, basins)) is not None:
+        shown_points.append(("the basin outlet", b0.outlet))
+    if plant_id:
+        shown_points.append(("the plant", plant_id))
     return Demonstration(Path(model_path), verdict, before, after, runs, checks, criteria, record, basins,
-                         plant_id, conns, storm_name, injections, warnings_, untrusted, wd, keep)
+                         plant_id, conns, storm_name, injections, warnings_, untrusted, wd, keep,
+                         hydrographs=_hydrographs(runs, shown_points),
+                         profile=_profile(model, conns[0].node, plant_id, before, after) if conns and plant_id else None)
+
+
+def _hydrographs(runs: dict, points: list[tuple[str, str]]) -> list[dict]:
+    """Total inflow [cfs] before and after at each point (label, node), once per node, from the runs' .out files."""
+    out, seen = [], set()
+    for label, node in points:
+        if node in seen:
+            continue
+        seen.add(node)
+        rec = {"node": display_name(node), "label": label}
+        for key in ("before", "after"):
+            s = node_series(runs[key], node, "total_inflow")
+            rec[f"elapsed_hr_{key}"] = s.elapsed_hr.values.astype(float)
+            rec[f"total_inflow_cfs_{key}"] = s.values.astype(float)
+        out.append(rec)
+    return out
+
+
+def _profile(model: SwmmInp, start: str, end: str, before: xr.Dataset, after: xr.Dataset) -> list[dict] | None:
+    """The flow path from ``start`` to ``end`` with invert, crown, rim [ft] and max HGL before and after [ft]."""
+    try:
+        path = profile_path(model, start, end)
+    except InputError:
+        return None
+    ids = [p["node"] for p in path]
+    inv = before.invert_elev_ft.sel(node=ids).values
+    rim = inv + before.rim_depth_ft.sel(node=ids).values
+    crown = inv + before.crown_depth_ft.sel(node=ids).values
+    hb, ha = before.max_hgl_ft.sel(node=ids).values, after.max_hgl_ft.sel(node=ids).values
+    return [{"node": display_name(p["node"]), "link": None if p["link"] is None else display_name(p["link"]),
+             "distance_ft": p["distance_ft"], "invert_ft": float(inv[i]), "crown_ft": float(crown[i]), "rim_ft": float(rim[i]),
+             "max_hgl_before_ft": float(hb[i]), "max_hgl_after_ft": float(ha[i])} for i, p in enumerate(path)]
 
 
 def model_files(model: SwmmInp) -> list[dict]:
@@ -544,7 +585,7 @@ def demonstration_json(d: Demonstration) -> dict:
              for i, n in enumerate(b.node.values)]
     checks = [{**ch.to_dict(), "element": display_name(ch.element)} for ch in d.checks]
     sim = d.scenario.get("simulation", {})
-    return {"verdict": d.verdict, "model": str(d.model), "storm": d.storm_name or "model rainfall", "plant": d.plant,
+    return {"kind": "capacity-demonstration", "verdict": d.verdict, "model": str(d.model), "storm": d.storm_name or "model rainfall", "plant": d.plant,
             "simulation": {"start": sim.get("start"), "end": sim.get("end"), "report_start": sim.get("report_start"),
                            "spinup_hr": sim.get("spinup_hr"), "spinup_policy": sim.get("spinup_policy")},
             "rainfall_simulated_in": _f(b.attrs.get("rainfall_simulated_in", math.nan)),
@@ -556,10 +597,13 @@ def demonstration_json(d: Demonstration) -> dict:
             "before": run_doc(b, d.runs["before"]), "after": run_doc(a, d.runs["after"]),
             "checks": checks, "failed_checks": sum(1 for ch in d.checks if ch.passed is False),
             "links": links, "nodes": nodes,
+            "hydrographs": _jsonable(d.hydrographs), "profile": _jsonable(d.profile),
             "units": "flow cfs, depth/elevation ft, volume ft3 (converted from the model's FLOW_UNITS)"}
 
 
 def _jsonable(o):
+    if isinstance(o, np.ndarray):
+        return [_jsonable(v) for v in o.tolist()]
     if isinstance(o, dict):
         return {k: _jsonable(v) for k, v in o.items()}
     if isinstance(o, (list, tuple)):
@@ -590,163 +634,3 @@ def profile_path(model: SwmmInp, start: str, end: str) -> list[dict]:
         dist += lengths.get(lid, 0.0)
         out.append({"node": v, "distance_ft": dist, "link": lid})
     return out
-
-
-def write_report(d: Demonstration, path) -> Path:
-    """A self-contained HTML report to attach to a flow-credit withdrawal application."""
-    from capacitysim.report.html import HtmlReport, new_figure
-
-    model = load_model(d.model)
-    doc = demonstration_json(d)
-    rep = HtmlReport("Sewer capacity demonstration",
-                     f"Model {d.model.name}; design storm: {d.storm_name or 'the model rainfall'}; verdict: {d.verdict.upper()}")
-    rep.heading("Purpose")
-    rep.paragraph("Demonstration of adequate hydraulic capacity in the sewage collection system for a new or modified "
-                  "sewer connection and the I/I remediation offsetting it, by SWMM runs of the network before and after "
-                  "the change under the same rainfall.")
-    rep.citation("Binghamton-Johnson City Joint Sewage Board I/I Offset Program (effective January 1, 2013), sewer flow "
-                 "credit bank paragraph H(1) (withdrawal subject to \u201cdemonstration by the applicant of adequate hydraulic "
-                 "and treatment capacity in the sewage collection system and treatment plant\u201d), paragraph F (credits equal "
-                 "to the estimated peak sewage flow rate increase, one-to-one), paragraph A (credits used only in the I/I "
-                 "remediation basin that generated them); Table 174-19.2, Inflow Guidelines (1-year 24-hour Type II storm, "
-                 "2.1 in; sump pumps 5 gpm; roof drains by TR-55); Table 174-19.3 (CN 98 for roofs).")
-    rep.heading("Inputs")
-    sim = doc["simulation"]
-    items = [("model", str(d.model)), ("plant outfall", d.plant or "none (check skipped)"),
-             ("rainfall", d.storm_name or "model rainfall"),
-             ("simulated", f"{sim['start']} to {sim['end']}; reported from {sim['report_start']} "
-                           f"({sim['spinup_policy']})")]
-    if doc["rainfall_simulated_in"] is not None:
-        items.append(("rainfall simulated over the catchment [in]", f"{doc['rainfall_simulated_in']:.3f}"))
-    for w in doc["warnings"]:
-        items.append(("warning", w))
-    for w in doc["fixes"]:
-        items.append(("changed in the scenario", w))
-    for w in doc["untrusted_reasons"]:
-        items.append(("UNTRUSTED", w))
-    for c in d.scenario.get("connections", []):
-        pk = c.get("shape", "")
-        items.append((f"connection at {c['node']}", f"{c['flow_gpd']:,.0f} gpd average, {pk}" + (f"; {c['label']}" if c.get("label") else "")))
-    for r in d.scenario.get("remediations", []):
-        how = f"{r['gpd']:,.0f} gpd removed = {r['fraction'] * 100:.2f} % of the peak RDII ({r['peak_rdii_gpd_before']:,.0f} gpd)" if r.get("gpd") else f"{r['fraction'] * 100:.1f} % of RDII"
-        items.append((f"I/I remediation in basin {r['basin'] or '(node list)'}", f"{how}; {r['n_nodes']} nodes"))
-    for r in d.scenario.get("removed_sources", []):
-        what = []
-        if r["sump_pumps"]:
-            what.append(f"{r['sump_pumps']:g} sump pumps x {r['sump_pump_gpm']:g} gpm (Table 174-19.2), "
-                        f"on from {r['sump_on_hr']:g} h to the end of the run")
-        if r["roof_area_sqft"]:
-            what.append(f"{r['roof_area_sqft']:,.0f} ft2 of roof (TR-55, CN {r['roof_cn']:g}, Tc {r['roof_tc_hr']:g} h: "
-                        f"{r['roof_tr55_runoff_in']:.3f} in, {r['roof_tr55_volume_cf']:,.0f} ft3, peak {r['roof_peak_cfs']:.3f} cfs)")
-        items.append((f"disconnected inflow sources in {('basin ' + r['basin']) if r['basin'] else 'the node list'}",
-                      "; ".join(what) + f"; {len(r['nodes'])} nodes; in the BEFORE model only"))
-    rep.key_values(items)
-    rep.heading("Criteria")
-    c = d.criteria
-    rep.key_values([
-        ("flooding", f"no new or increased flooding (tolerance {c.flooding_tol_cf:g} ft3)"),
-        ("surcharge", f"no node may newly come within {c.freeboard_ft:g} ft of its rim"),
-        ("basin outlet and plant", f"peak inflow at the connection's basin outlet and at the plant may rise at most {c.outlet_peak_tol_pct:g} %"),
-        ("CSO", f"CSO volume may rise at most {c.cso_volume_tol_pct:g} % or {c.cso_volume_tol_cf:g} ft3"),
-        ("d/D", f"max d/D of conduits <= {c.max_d_over_d:g} unless already exceeded and not rising"),
-        ("model quality", f"runoff and flow-routing continuity errors within {c.continuity_limit_pct:g} %, else untrusted"),
-    ])
-    rep.heading("Verdict")
-    rep.raw(f'<p class="{d.verdict}">Verdict: {d.verdict.upper()}</p>')
-    rows = [[ch["criterion"], ch["element"], "-" if ch["before"] is None else ch["before"], ch["after"], ch["limit"], ch["unit"],
-             "pass" if ch["passed"] else "FAIL"] for ch in doc["checks"]]
-    rep.table(["criterion", "element", "before", "after", "limit", "unit", "result"], rows,
-              ["pass" if ch["passed"] else "fail" for ch in doc["checks"]])
-    rep.heading("Largest changes")
-    b, a = d.before, d.after
-    dq = (a.peak_flow_cfs - b.peak_flow_cfs).values
-    order = np.argsort(-np.abs(np.nan_to_num(dq)))[:12]
-    rep.table(["link", "peak flow before [cfs]", "after [cfs]", "q/Qfull before", "after", "d/D before", "after"],
-              [[str(b.link.values[i]), float(b.peak_flow_cfs.values[i]), float(a.peak_flow_cfs.values[i]),
-                float(b.max_q_over_qfull.values[i]), float(a.max_q_over_qfull.values[i]),
-                float(b.max_d_over_d.values[i]), float(a.max_d_over_d.values[i])] for i in order])
-    dh = (a.max_hgl_ft - b.max_hgl_ft).values
-    order = np.argsort(-np.abs(np.nan_to_num(dh)))[:12]
-    rep.table(["node", "max HGL before [ft]", "after [ft]", "freeboard after [ft]", "surcharge after [ft]", "flooding after [ft3]"],
-              [[str(b.node.values[i]), float(b.max_hgl_ft.values[i]), float(a.max_hgl_ft.values[i]), float(a.freeboard_ft.values[i]),
-                float(a.max_surcharge_ft.values[i]), float(a.flooding_volume_cf.values[i])] for i in order])
-    rep.key_values([("continuity error before [%]", f"{continuity_error(b):.3f}"), ("continuity error after [%]", f"{continuity_error(a):.3f}")])
-    files = doc.get("external_files") or []
-    if files:
-        rep.heading("Files")
-        rep.table(["file", "kind", "use", "SHA-256"],
-                  [[f["name"], f["kind"], f["verb"].lower(), f["sha256"] or ("written in the run's folder" if f["verb"] == "SAVE" else "MISSING")]
-                   for f in files])
-    if d.injections:
-        rep.heading("Injected volumes (self-check)")
-        rep.table(["what", "element", "intended [ft3]", "received [ft3]", "difference [%]", "basis", "result"],
-                  [[i["what"], i["element"], i["intended_cf"], i["received_cf"], i["difference_pct"], i["basis"],
-                    "pass" if i["passed"] else "UNTRUSTED"] for i in d.injections],
-                  ["pass" if i["passed"] else "fail" for i in d.injections])
-
-    rep.heading("Hydrographs")
-    points = []
-    if d.connections:
-        conn = d.connections[0].node
-        points.append(("the connection", conn))
-        b0 = _basin_or_none(conn, d.basins)
-        if b0 is not None:
-            points.append(("the basin outlet", b0.outlet))
-    if d.plant:
-        points.append(("the plant", d.plant))
-    seen = set()
-    for label, node in points:
-        if node in seen:
-            continue
-        seen.add(node)
-        fig, ax = new_figure(8, 3.2)
-        for key, style in (("before", "-"), ("after", "--")):
-            s = node_series(d.runs[key], node, "total_inflow")
-            ax.plot(s.elapsed_hr, s.values, style, label=key)
-        ax.set_xlabel("time from start of simulation [hr]")
-        ax.set_ylabel("total inflow [cfs]")
-        ax.set_title(f"{node} ({label})")
-        ax.grid(alpha=0.3)
-        ax.legend()
-        rep.figure(fig, f"Total inflow at {node} ({label}) before and after.")
-    if d.connections and d.plant:
-        try:
-            prof = profile_path(model, d.connections[0].node, d.plant)
-        except InputError:
-            prof = None
-        if prof:
-            ids = [p["node"] for p in prof]
-            x = np.array([p["distance_ft"] for p in prof])
-            inv = b.invert_elev_ft.sel(node=ids).values
-            rim = inv + b.rim_depth_ft.sel(node=ids).values
-            crown = inv + b.crown_depth_ft.sel(node=ids).values
-            fig, ax = new_figure(9, 3.8)
-            ax.plot(x, rim, color="0.4", lw=1, label="rim (ground)")
-            ax.plot(x, crown, color="0.6", lw=0.8, ls=":", label="crown")
-            ax.plot(x, inv, color="k", lw=1, label="invert")
-            ax.plot(x, b.max_hgl_ft.sel(node=ids).values, color="tab:blue", label="max HGL before")
-            ax.plot(x, a.max_hgl_ft.sel(node=ids).values, color="tab:red", ls="--", label="max HGL after")
-            ax.set_xlabel(f"distance from {ids[0]} along the flow path [ft]")
-            ax.set_ylabel("elevation [ft]")
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=8)
-            rep.figure(fig, f"Hydraulic grade line profile (maximum after the spin-up) from the connection {ids[0]} to the plant {ids[-1]}.")
-    rep.heading("Method")
-    rep.paragraph("Each run is SWMM 5.2 (swmm-toolkit) in its own process with one thread, on a copy of the model. Peak flows, "
-                  "depths, flooding and surcharge are the engine's routing-step statistics; q/Qfull and d/D use the engine's "
-                  "full-flow capacity and full depth of each conduit; outfall and CSO volumes are the engine's whole-run outfall inflow "
-                  "volumes (flow-routing mass balance; the Outfall Loading Summary prints a total within 0.02 % of it, rounded "
-                  "to 0.001 million gallons). "
-                  "Connections are [INFLOWS] baselines of their average flow shaped by an hourly pattern of mean 1 "
-                  "(the model's own HOURLY dry-weather pattern divided by its mean, or constant), so each adds its stated "
-                  "average flow; every run checks the volumes the engine received against the intended ones; "
-                  "I/I remediation scales the sewershed's RDII sewer areas; disconnected sump pumps and roof leaders "
-                  "are [INFLOWS] of the BEFORE model (sump pumps 5 gpm each from the start of the rain to the end of the "
-                  "run; roofs by the TR-55 unit hydrograph with CN 98 under the same rainfall) and absent from the AFTER model. "
-                  f"Spin-up: {d.scenario.get('spinup_hr', 0):g} h of simulation are prepended to the model's own period "
-                  "(the start moved earlier, time series without dates dated from the model's start), and peaks, depths, "
-                  "surcharge and flooding are counted over the model's whole period (REPORT_START at its start), after "
-                  "the initially empty pipes and wet wells have filled with dry-weather flow; a design storm starts at "
-                  "the model's start; "
-                  "outfall and CSO volumes and the continuity errors cover the whole run.")
-    return rep.write(path)

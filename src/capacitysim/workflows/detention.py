@@ -434,7 +434,7 @@ class DetentionResult:
 
     def to_dict(self) -> dict:
         """The ``--json`` document: site, rule set, verdict, every number, the checks and the conditions."""
-        out = {"site": self.site.name, "site_file": self.site.path, "rule_set": self.rules.name, "status": self.status,
+        out = {"kind": "detention-design", "site": self.site.name, "site_file": self.site.path, "rule_set": self.rules.name, "status": self.status,
                "verdict": self.status, "problems": self.problems}
         out.update(self.numbers)
         out["checks"] = [c.to_dict() for c in self.checks]
@@ -584,7 +584,7 @@ def design_site(site: Site, rules: RuleSet, *, swmm: bool = True, work_dir: str 
         problems.append(f"routed release {peak_out:.4g} cfs exceeds the release rate {rr:.4g} cfs")
 
     numbers = {
-        "kind": site.kind,
+        "development": site.kind,
         "site_area_sf": site.site_area_sf,
         "altered_area_sf": site.altered_area_sf,
         "drainage_plan_c": site.drainage_plan_c,

@@ -1,7 +1,8 @@
 """Treatment capacity under 15 RCNY § 18-37(b): a plant's flow record checked against its SPDES flow limit.
 
-Composes the reader (:mod:`capacitysim.io.plant_flows`), the pure rule (:mod:`capacitysim.rules.spdes`)
-and the HTML report. Also holds the generator of the bundled sample record (``models/plants/``).
+Composes the reader (:mod:`capacitysim.io.plant_flows`) and the pure rule (:mod:`capacitysim.rules.spdes`)
+into one result document (:meth:`SpdesCheck.to_dict`, with its :class:`~capacitysim.rules.verdict.Check`
+records); the report is :mod:`capacitysim.report.spdes`. Also holds the generator of the bundled sample record (``models/plants/``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from capacitysim.errors import InputError
 from capacitysim.io.plant_flows import MAX_PLAUSIBLE_MGD, DmrRecord, FlowRecord, read_echo_dmr, read_flow_csv
 from capacitysim.io.files import bundled_dir, path_exists
 from capacitysim.rules import spdes as rule
+from capacitysim.rules.verdict import Check
 from capacitysim.units import GPD_PER_MGD
 
 #: What each basis means, for the outputs.
@@ -97,14 +99,34 @@ class SpdesCheck:
             "complete": bool(p.complete[i]),
         }
 
+    def checks(self) -> list[Check]:
+        """The two tests of § 18-37(b) as :class:`~capacitysim.rules.verdict.Check` records: no violation in the
+        prior twelve months (the record), and none caused by the added flow (the record plus the added flow)."""
+        v = self.verdict
+        cite = "15 RCNY § 18-37(b)"
+        plant = f"plant ({self.source_kind} record)"
+        return [
+            Check("no SPDES flow parameter violation in the prior twelve months", plant, None, v.worst_average_mgd,
+                  v.limit_mgd, "MGD", not v.violation_in_prior_12_months, cite, "plant",
+                  f"every {self.basis} average <= {v.limit_mgd:g} MGD", f"highest {v.worst_average_mgd:.4f} MGD"),
+            Check("the added flow causes no SPDES flow parameter violation", plant, v.worst_average_mgd, v.worst_projected_mgd,
+                  v.limit_mgd, "MGD", not v.projected_violation, cite, "plant",
+                  f"every {self.basis} average + {v.added_gpd:,.0f} gpd <= {v.limit_mgd:g} MGD",
+                  f"highest with the added flow {v.worst_projected_mgd:.4f} MGD"),
+        ]
+
     def to_dict(self) -> dict:
+        """The result document (``--json``; the report's input): the verdict, its checks and every number."""
         v = self.verdict
         w = v.window
         viol = rule.exceeds(w.average_mgd, v.limit_mgd, 0.0)
         proj = rule.exceeds(w.average_mgd, v.limit_mgd, v.added_gpd)
         all_viol = rule.exceeds(self.periods.average_mgd, v.limit_mgd, 0.0)
         return {
+            "kind": "spdes-check",
             "rule": "15 RCNY § 18-37(b)",
+            "verdict": "fail" if v.connection_prohibited else "pass",
+            "checks": [c.to_dict() for c in self.checks()],
             "source": self.source,
             "source_kind": self.source_kind,
             "basis": self.basis,
@@ -298,9 +320,8 @@ def run_check(
     units: str | None = None,
     outfall: str | None = None,
     location: str | None = None,
-    report: str | None = None,
 ) -> SpdesCheck:
-    """Read a record (daily CSV or ECHO DMR), check it, and optionally write the HTML report."""
+    """Read a record (daily CSV or ECHO DMR) and check it (the report is :func:`capacitysim.report.spdes.write_report`)."""
     if (flows is None) == (dmr is None):
         raise InputError("give the plant's flow record once: --flows (daily CSV) or --dmr (ECHO DMR download)")
     if flows is not None:
@@ -310,8 +331,6 @@ def run_check(
         result = check_daily(rec, limit_mgd, basis, as_of, added_gpd)
     else:
         result = check_dmr(read_echo_dmr(dmr, outfall=outfall, location=location), limit_mgd, basis, as_of, added_gpd)
-    if report:
-        write_report(result, report)
     return result
 
 
@@ -334,144 +353,6 @@ def phosphorus(permitted_gpd: float) -> dict:
 # --------------------------------------------------------------------------------------------
 # report
 # --------------------------------------------------------------------------------------------
-
-
-def figure(result: SpdesCheck, months_shown: int = 36):
-    """Monthly averages against the limit, the added flow stacked on top, the look-back window shaded."""
-    from capacitysim.report.html import new_figure
-
-    v = result.verdict
-    m = result.monthly
-    last_month = max(np.datetime64(v.as_of, "M"), m.end[-1].astype("datetime64[M]"))
-    keep = (m.end.astype("datetime64[M]") > last_month - months_shown) & (m.days_present > 0)
-    start = m.start[keep].astype("datetime64[ns]")
-    end = m.end[keep]
-    avg = m.average_mgd[keep]
-    complete = m.complete[keep]
-    in_w = rule.in_lookback(end, v.as_of)
-    fig, ax = new_figure(9.0, 4.0)
-    x = pd.to_datetime(start) + pd.Timedelta(days=14)
-    width = 24
-    over = rule.exceeds(avg, v.limit_mgd, 0.0)
-    colors = np.where(over, "#c0392b", np.where(in_w, "#2c6fbb", "#9bb7d6"))
-    bars = ax.bar(x, avg, width=width, color=colors, edgecolor="#1b1b1b", linewidth=0.4, label="monthly average (record)")
-    for b, c in zip(bars, complete):
-        if not c:
-            b.set_hatch("///")
-    if v.added_gpd > 0:
-        added_mgd = v.added_gpd / GPD_PER_MGD
-        ax.bar(x[in_w], np.full(int(in_w.sum()), added_mgd), bottom=avg[in_w], width=width, color="#f0a500",
-               edgecolor="#1b1b1b", linewidth=0.4, label=f"added flow {v.added_gpd:,.0f} gpd")
-    ax.axhline(v.limit_mgd, color="#a21515", linewidth=1.5, linestyle="--", label=f"SPDES limit {v.limit_mgd:g} MGD")
-    if result.basis != "month":
-        p = result.periods
-        sel = (p.end.astype("datetime64[M]") > last_month - months_shown)
-        ax.plot(pd.to_datetime(p.end[sel].astype("datetime64[ns]")), p.average_mgd[sel], color="#1b1b1b", linewidth=1.0,
-                label=f"{result.basis} average (the permit's basis)")
-    lo = pd.Timestamp(v.window_start_exclusive) + pd.Timedelta(days=1)
-    ax.axvspan(lo, pd.Timestamp(v.as_of) + pd.Timedelta(days=1), color="#dddddd", alpha=0.5, zorder=0,
-               label="prior twelve months (period ends)")
-    ax.set_ylabel("flow [MGD]")
-    top = max(float(np.nanmax(avg)) + v.added_gpd / GPD_PER_MGD, v.limit_mgd) * 1.12
-    ax.set_ylim(0, top)
-    ax.legend(loc="upper left", fontsize=7, ncol=2)
-    ax.set_title(f"Monthly average flow against the SPDES limit (as of {v.as_of})", fontsize=10)
-    fig.autofmt_xdate()
-    return fig
-
-
-def write_report(result: SpdesCheck, path: str | Path) -> Path:
-    """The HTML report: verdict, arithmetic, definitions, figure, the periods that count, gaps."""
-    from capacitysim.report.html import HtmlReport
-
-    d = result.to_dict()
-    v = result.verdict
-    rep = HtmlReport("Treatment capacity: SPDES flow limit check", "15 RCNY § 18-37(b) (and § 18-36(a)(8) phosphorus limits)")
-    rep.heading("Verdict")
-    rep.paragraph(result.verdict_line(), "fail" if v.connection_prohibited else "pass")
-    rep.citation(
-        "15 RCNY § 18-37(b): \"A new sewer connection or sewer extension to a sewer system is prohibited where the "
-        "wastewater treatment plant to which the sewer system has been connected and which discharges within the "
-        "watershed has had a SPDES flow parameter violation in the prior twelve months, or where the additional flow "
-        "from the new sewer connection or sewer extension will cause or can be expected to cause such wastewater "
-        "treatment plant to have a SPDES flow parameter violation as defined herein.\""
-    )
-    rep.key_values([(k, val) for k, val in result.summary_rows()])
-    rep.heading("Definitions used")
-    for text in (VIOLATION_TEXT, WINDOW_TEXT, INCOMPLETE_TEXT, ADDED_TEXT, HEADROOM_TEXT):
-        rep.paragraph(text)
-    rep.heading("Monthly averages")
-    rep.figure(
-        figure(result),
-        "Bars: monthly average flow of the record (dark: period ends in the look-back window; red: above the limit; "
-        "hatched: days missing). Orange: the added flow stacked on the months that count. Dashed: the permit's limit.",
-    )
-    rep.heading(f"Periods in the look-back window ({result.basis})")
-    w = v.window
-    added = v.added_gpd
-    if result.basis == "30day":
-        rep.paragraph(f"{len(w)} daily 30-day periods end in the window; the violating ones are grouped in runs below.")
-        rows, classes = _runs(w, v.limit_mgd, added)
-        if rows:
-            rep.table(["period ends", "periods", "highest average [MGD]", "with added flow [MGD]", "over the limit"], rows, classes)
-        else:
-            rep.paragraph("No 30-day period in the window exceeds the limit, with or without the added flow.", "pass")
-    else:
-        rows, classes = [], []
-        for i in range(len(w)):
-            p = result._period(w, i, added)
-            over_rec = bool(rule.exceeds(w.average_mgd[i], v.limit_mgd, 0.0))
-            over_proj = bool(rule.exceeds(w.average_mgd[i], v.limit_mgd, added))
-            rows.append([p["label"], p["average_mgd"], p["projected_average_mgd"],
-                         (v.limit_mgd - p["projected_average_mgd"]) * GPD_PER_MGD,
-                         f"{p['days_present']} / {p['days_expected']}" + ("" if p["complete"] else " (incomplete)"),
-                         "record" if over_rec else ("with added flow" if over_proj else "no")])
-            classes.append("fail" if over_proj else "")
-        rep.table(["period", "average [MGD]", "with added flow [MGD]", "margin after added flow [gpd]", "days", "over the limit"], rows, classes)
-    rep.heading("Record")
-    rep.key_values([
-        ("file", result.source),
-        ("kind", "daily flows" if result.source_kind == "daily" else "ECHO DMR monthly values (parameter 50050)"),
-        ("periods ending over the whole record above the limit", d["violations_in_record"]),
-        ("gaps (not filled)", "; ".join(result.gaps) if result.gaps else "none"),
-    ])
-    for note in result.notes:
-        rep.paragraph(note)
-    rep.heading("Phosphorus (15 RCNY § 18-36(a)(8))")
-    ph = phosphorus(v.limit_mgd * GPD_PER_MGD)
-    rep.paragraph(
-        f"Taking the flow limit as the SPDES permitted total flow ({ph['permitted_flow_gpd']:,.0f} gpd, row "
-        f"{ph['band']}), the plant's total phosphorus limit is {ph['total_phosphorus_limit_mg_l']:g} mg/l."
-    )
-    rep.raw(
-        "<table><thead><tr><th>SPDES Permitted Total Flow (Gallons/day)</th><th>Total Phosphorus Limit (mg/l)</th></tr></thead>"
-        "<tbody><tr><td>≤ 50,000</td><td>1.0</td></tr><tr><td>&gt; 50,000 and &lt; 500,000</td><td>0.5</td></tr>"
-        "<tr><td>≥ 500,000</td><td>0.2</td></tr></tbody></table>"
-    )
-    rep.citation("Table of 15 RCNY § 18-36(a)(8), as written.")
-    return rep.write(path)
-
-
-def _runs(w: rule.PeriodAverages, limit_mgd: float, added_gpd: float):
-    over = rule.exceeds(w.average_mgd, limit_mgd, added_gpd)
-    rows, classes = [], []
-    i = 0
-    n = len(w)
-    while i < n:
-        if not over[i]:
-            i += 1
-            continue
-        j = i
-        while j + 1 < n and over[j + 1] and (w.end[j + 1] - w.end[j]).astype(int) == 1:
-            j += 1
-        seg = slice(i, j + 1)
-        peak = float(np.max(w.average_mgd[seg]))
-        rec = bool(rule.exceeds(w.average_mgd[seg], limit_mgd, 0.0).any())
-        rows.append([f"{w.end[i]} to {w.end[j]}", j - i + 1, peak, peak + added_gpd / GPD_PER_MGD,
-                     "record" if rec else "with added flow"])
-        classes.append("fail")
-        i = j + 1
-    return rows, classes
 
 
 # --------------------------------------------------------------------------------------------

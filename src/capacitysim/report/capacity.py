@@ -1,0 +1,176 @@
+"""The HTML report of a capacity demonstration (``capacitysim capacity --report``).
+
+It reads the demonstration's result document only (:meth:`Demonstration.to_dict`), so a stored document
+(a service job's results, a ``--json`` file) renders the same report.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from capacitysim.report.html import HtmlReport, new_figure
+
+
+def _num(x) -> float:
+    """A document number (null for not-a-number) as a float."""
+    return math.nan if x is None else float(x)
+
+
+def _pct(x) -> str:
+    return "not a number" if x is None else f"{x:.3f}"
+
+
+def write_report(result, path) -> Path:
+    """A self-contained HTML report to attach to a flow-credit withdrawal application.
+
+    Parameters
+    ----------
+    result : Demonstration or dict
+        The capacity demonstration, or its result document (``to_dict()``, e.g. a stored job's
+        results): the report reads the document only, so a stored document renders the same report.
+    path : path
+        The HTML file (written atomically).
+    """
+    doc = result.to_dict() if hasattr(result, "to_dict") else result
+    verdict, storm_label = doc["verdict"], doc["storm"]
+    model_name = Path(doc["model"]).name
+    scenario = doc.get("scenario", {})
+    rep = HtmlReport("Sewer capacity demonstration",
+                     f"Model {model_name}; design storm: {storm_label}; verdict: {verdict.upper()}")
+    rep.heading("Purpose")
+    rep.paragraph("Demonstration of adequate hydraulic capacity in the sewage collection system for a new or modified "
+                  "sewer connection and the I/I remediation offsetting it, by SWMM runs of the network before and after "
+                  "the change under the same rainfall.")
+    rep.citation("Binghamton-Johnson City Joint Sewage Board I/I Offset Program (effective January 1, 2013), sewer flow "
+                 "credit bank paragraph H(1) (withdrawal subject to \u201cdemonstration by the applicant of adequate hydraulic "
+                 "and treatment capacity in the sewage collection system and treatment plant\u201d), paragraph F (credits equal "
+                 "to the estimated peak sewage flow rate increase, one-to-one), paragraph A (credits used only in the I/I "
+                 "remediation basin that generated them); Table 174-19.2, Inflow Guidelines (1-year 24-hour Type II storm, "
+                 "2.1 in; sump pumps 5 gpm; roof drains by TR-55); Table 174-19.3 (CN 98 for roofs).")
+    rep.heading("Inputs")
+    sim = doc["simulation"]
+    items = [("model", doc["model"]), ("plant outfall", doc["plant"] or "none (check skipped)"),
+             ("rainfall", storm_label),
+             ("simulated", f"{sim['start']} to {sim['end']}; reported from {sim['report_start']} "
+                           f"({sim['spinup_policy']})")]
+    if doc["rainfall_simulated_in"] is not None:
+        items.append(("rainfall simulated over the catchment [in]", f"{doc['rainfall_simulated_in']:.3f}"))
+    for w in doc["warnings"]:
+        items.append(("warning", w))
+    for w in doc["fixes"]:
+        items.append(("changed in the scenario", w))
+    for w in doc["untrusted_reasons"]:
+        items.append(("UNTRUSTED", w))
+    for c in scenario.get("connections", []):
+        pk = c.get("shape", "")
+        items.append((f"connection at {c['node']}", f"{c['flow_gpd']:,.0f} gpd average, {pk}" + (f"; {c['label']}" if c.get("label") else "")))
+    for r in scenario.get("remediations", []):
+        how = f"{r['gpd']:,.0f} gpd removed = {r['fraction'] * 100:.2f} % of the peak RDII ({r['peak_rdii_gpd_before']:,.0f} gpd)" if r.get("gpd") else f"{r['fraction'] * 100:.1f} % of RDII"
+        items.append((f"I/I remediation in basin {r['basin'] or '(node list)'}", f"{how}; {r['n_nodes']} nodes"))
+    for r in scenario.get("removed_sources", []):
+        what = []
+        if r["sump_pumps"]:
+            what.append(f"{r['sump_pumps']:g} sump pumps x {r['sump_pump_gpm']:g} gpm (Table 174-19.2), "
+                        f"on from {r['sump_on_hr']:g} h to the end of the run")
+        if r["roof_area_sqft"]:
+            what.append(f"{r['roof_area_sqft']:,.0f} ft2 of roof (TR-55, CN {r['roof_cn']:g}, Tc {r['roof_tc_hr']:g} h: "
+                        f"{r['roof_tr55_runoff_in']:.3f} in, {r['roof_tr55_volume_cf']:,.0f} ft3, peak {r['roof_peak_cfs']:.3f} cfs)")
+        items.append((f"disconnected inflow sources in {('basin ' + r['basin']) if r['basin'] else 'the node list'}",
+                      "; ".join(what) + f"; {len(r['nodes'])} nodes; in the BEFORE model only"))
+    rep.key_values(items)
+    rep.heading("Criteria")
+    c = doc["criteria"]
+    rep.key_values([
+        ("flooding", f"no new or increased flooding (tolerance {c['flooding_tol_cf']:g} ft3)"),
+        ("surcharge", f"no node may newly come within {c['freeboard_ft']:g} ft of its rim"),
+        ("basin outlet and plant", f"peak inflow at the connection's basin outlet and at the plant may rise at most {c['outlet_peak_tol_pct']:g} %"),
+        ("CSO", f"CSO volume may rise at most {c['cso_volume_tol_pct']:g} % or {c['cso_volume_tol_cf']:g} ft3"),
+        ("d/D", f"max d/D of conduits <= {c['max_d_over_d']:g} unless already exceeded and not rising"),
+        ("model quality", f"runoff and flow-routing continuity errors within {c['continuity_limit_pct']:g} %, else untrusted"),
+    ])
+    rep.citation("These criteria are program policies (capacitysim.rules.capacity.Criteria), not numbers of the "
+                 "regulation: the program asks for a demonstration of adequate capacity without setting them.")
+    rep.heading("Verdict")
+    rep.raw(f'<p class="{verdict}">Verdict: {verdict.upper()}</p>')
+    rows = [[ch["criterion"], ch["element"], "-" if ch["before"] is None else ch["before"], ch["after"], ch["limit"], ch["unit"],
+             "pass" if ch["passed"] else "FAIL"] for ch in doc["checks"]]
+    rep.table(["criterion", "element", "before", "after", "limit", "unit", "result"], rows,
+              ["pass" if ch["passed"] else "fail" for ch in doc["checks"]])
+    rep.heading("Largest changes")
+    links, nodes = doc["links"], doc["nodes"]
+    dq = np.array([_num(r["peak_flow_cfs_after"]) - _num(r["peak_flow_cfs_before"]) for r in links])
+    order = np.argsort(-np.abs(np.nan_to_num(dq)), kind="stable")[:12]
+    rep.table(["link", "peak flow before [cfs]", "after [cfs]", "q/Qfull before", "after", "d/D before", "after"],
+              [[links[i]["id"], *(_num(links[i][k]) for k in ("peak_flow_cfs_before", "peak_flow_cfs_after", "max_q_over_qfull_before",
+                                                              "max_q_over_qfull_after", "max_d_over_d_before", "max_d_over_d_after"))]
+               for i in order])
+    dh = np.array([_num(r["max_hgl_ft_after"]) - _num(r["max_hgl_ft_before"]) for r in nodes])
+    order = np.argsort(-np.abs(np.nan_to_num(dh)), kind="stable")[:12]
+    rep.table(["node", "max HGL before [ft]", "after [ft]", "freeboard after [ft]", "surcharge after [ft]", "flooding after [ft3]"],
+              [[nodes[i]["id"], *(_num(nodes[i][k]) for k in ("max_hgl_ft_before", "max_hgl_ft_after", "freeboard_ft_after",
+                                                              "max_surcharge_ft_after", "flooding_volume_cf_after"))]
+               for i in order])
+    rep.key_values([("continuity error before [%]", _pct(doc["before"]["continuity_error_pct"])),
+                    ("continuity error after [%]", _pct(doc["after"]["continuity_error_pct"]))])
+    files = doc.get("external_files") or []
+    if files:
+        rep.heading("Files")
+        rep.table(["file", "kind", "use", "SHA-256"],
+                  [[f["name"], f["kind"], f["verb"].lower(), f["sha256"] or ("written in the run's folder" if f["verb"] == "SAVE" else "MISSING")]
+                   for f in files])
+    if doc["injections"]:
+        rep.heading("Injected volumes (self-check)")
+        rep.table(["what", "element", "intended [ft3]", "received [ft3]", "difference [%]", "basis", "result"],
+                  [[i["what"], i["element"], i["intended_cf"], i["received_cf"], i["difference_pct"], i["basis"],
+                    "pass" if i["passed"] else "UNTRUSTED"] for i in doc["injections"]],
+                  ["pass" if i["passed"] else "fail" for i in doc["injections"]])
+
+    rep.heading("Hydrographs")
+    for h in doc.get("hydrographs") or []:
+        fig, ax = new_figure(8, 3.2)
+        for key, style in (("before", "-"), ("after", "--")):
+            ax.plot(h[f"elapsed_hr_{key}"], [_num(q) for q in h[f"total_inflow_cfs_{key}"]], style, label=key)
+        ax.set_xlabel("time from start of simulation [hr]")
+        ax.set_ylabel("total inflow [cfs]")
+        ax.set_title(f"{h['node']} ({h['label']})")
+        ax.grid(alpha=0.3)
+        ax.legend()
+        rep.figure(fig, f"Total inflow at {h['node']} ({h['label']}) before and after.")
+    prof = doc.get("profile")
+    if prof:
+        ids = [p["node"] for p in prof]
+        x = np.array([p["distance_ft"] for p in prof])
+        col = {k: np.array([_num(p[k]) for p in prof]) for k in ("invert_ft", "crown_ft", "rim_ft", "max_hgl_before_ft", "max_hgl_after_ft")}
+        fig, ax = new_figure(9, 3.8)
+        ax.plot(x, col["rim_ft"], color="0.4", lw=1, label="rim (ground)")
+        ax.plot(x, col["crown_ft"], color="0.6", lw=0.8, ls=":", label="crown")
+        ax.plot(x, col["invert_ft"], color="k", lw=1, label="invert")
+        ax.plot(x, col["max_hgl_before_ft"], color="tab:blue", label="max HGL before")
+        ax.plot(x, col["max_hgl_after_ft"], color="tab:red", ls="--", label="max HGL after")
+        ax.set_xlabel(f"distance from {ids[0]} along the flow path [ft]")
+        ax.set_ylabel("elevation [ft]")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        rep.figure(fig, f"Hydraulic grade line profile (maximum after the spin-up) from the connection {ids[0]} to the plant {ids[-1]}.")
+    rep.heading("Method")
+    rep.paragraph("Each run is SWMM 5.2 (swmm-toolkit) in its own process with one thread, on a copy of the model. Peak flows, "
+                  "depths, flooding and surcharge are the engine's routing-step statistics; q/Qfull and d/D use the engine's "
+                  "full-flow capacity and full depth of each conduit; outfall and CSO volumes are the engine's whole-run outfall inflow "
+                  "volumes (flow-routing mass balance; the Outfall Loading Summary prints a total within 0.02 % of it, rounded "
+                  "to 0.001 million gallons). "
+                  "Connections are [INFLOWS] baselines of their average flow shaped by an hourly pattern of mean 1 "
+                  "(the model's own HOURLY dry-weather pattern divided by its mean, or constant), so each adds its stated "
+                  "average flow; every run checks the volumes the engine received against the intended ones; "
+                  "I/I remediation scales the sewershed's RDII sewer areas; disconnected sump pumps and roof leaders "
+                  "are [INFLOWS] of the BEFORE model (sump pumps 5 gpm each from the start of the rain to the end of the "
+                  "run; roofs by the TR-55 unit hydrograph with CN 98 under the same rainfall) and absent from the AFTER model. "
+                  f"Spin-up: {scenario.get('spinup_hr') or 0:g} h of simulation are prepended to the model's own period "
+                  "(the start moved earlier, time series without dates dated from the model's start), and peaks, depths, "
+                  "surcharge and flooding are counted over the model's whole period (REPORT_START at its start), after "
+                  "the initially empty pipes and wet wells have filled with dry-weather flow; a design storm starts at "
+                  "the model's start; "
+                  "outfall and CSO volumes and the continuity errors cover the whole run.")
+    return rep.write(path)
