@@ -34,6 +34,7 @@ COMMANDS = {
     "basins": "network",
     "bench": "bench",
     "sweep": "sweep",
+    "list": "listing",
 }
 
 

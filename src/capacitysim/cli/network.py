@@ -24,7 +24,7 @@ def _peaking(value: str) -> str | float:
 
 
 @cli.command()
-@click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False), help="SWMM 5 .inp file (only read).")
+@click.option("--model", "model_path", required=True, help="SWMM 5 .inp file (only read), or a bundled model's name (capacitysim list models).")
 @click.option("--storm", help="Design storm: a bundled name (binghamton-1yr-24h) or a storms/*.toml file. Default: the model's rainfall.")
 @click.option("--connect", "connects", multiple=True, metavar="NODE=GPD",
               help="New connection: NODE=GPD (average gpd) or NODE=UNITSxGPD_PER_UNIT (building program). Repeatable.")
@@ -54,6 +54,9 @@ def capacity(model_path, storm, connects, peaking, remediates, criteria_file, pl
 
     from capacitysim.cli.common import check_output
 
+    from capacitysim.io.bundled import model_path as resolve_model
+
+    model_path = resolve_model(model_path)
     check_output(report_path, [model_path, criteria_file, storm if storm and os.path.exists(storm) else None])
     pk = _peaking(peaking)
     conns = [parse_connection(c, pk) for c in connects]
@@ -102,7 +105,7 @@ def _print_capacity(d, report_path, as_json):
 
 
 @cli.command()
-@click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False), help="SWMM 5 .inp file.")
+@click.option("--model", "model_path", required=True, help="SWMM 5 .inp file, or a bundled model's name (capacitysim list models).")
 @click.option("--outlet", "outlets", multiple=True, help="Use these nodes as basin outlets instead of the automatic ones. Repeatable.")
 @click.option("--plant", help="The plant outfall (default: the outfall with the largest tributary dry-weather flow).")
 @click.option("--nodes", "show_nodes", is_flag=True, help="List the tributary nodes of each basin.")
@@ -112,6 +115,9 @@ def basins(model_path, outlets, plant, show_nodes, as_json):
     from capacitysim.network.basins import find_basins
     from capacitysim.network.model import load_model
 
+    from capacitysim.io.bundled import model_path as resolve_model
+
+    model_path = resolve_model(model_path)
     model = load_model(model_path)
     found = find_basins(model, outlets=list(outlets) or None, plant=plant)
     if as_json:

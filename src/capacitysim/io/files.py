@@ -15,14 +15,63 @@ from capacitysim.errors import DataFileError, InputError
 #: Characters of a value quoted in an error message at most (a whole table or a long text is cut).
 _MAX_QUOTED_CHARS = 60
 
-#: The project root of an editable install or a source checkout (holds storms/ and models/).
+#: The project root of a source checkout (``parents[3]`` of this file). Only folders that are not
+#: package data (``benchmarks``) are looked up here; in an installed wheel it points nowhere useful.
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
+
+#: Bundled data folders shipped inside the package (``capacitysim/data/<name>``); the top-level
+#: ``storms/`` and ``models/`` of a checkout are symbolic links to them (one copy of each file).
+PACKAGE_DATA_DIRS = ("storms", "models")
+
+
+def package_data_dir() -> Path:
+    """The package's ``data`` folder as a file-system path, found with :mod:`importlib.resources`.
+
+    Works from a source checkout, an editable install and an installed wheel alike.
+
+    Returns
+    -------
+    Path
+        ``.../capacitysim/data``.
+
+    Raises
+    ------
+    DataFileError
+        capacitysim is imported from somewhere that is not a folder (a zip archive): the bundled
+        storms and models must be files the SWMM engine and the readers can open.
+    """
+    from importlib import resources
+
+    root = resources.files("capacitysim").joinpath("data")
+    if not isinstance(root, Path):
+        raise DataFileError(
+            f"capacitysim's bundled data is not on the file system ({root}); install capacitysim as a "
+            "normal package (pip install), not as a zip archive"
+        )
+    return root
 
 
 def bundled_dir(name: str) -> Path:
-    """A bundled data folder (``storms``, ``models``): ``$CAPACITYSIM_<NAME>`` or the project's own."""
+    """A bundled data folder: ``$CAPACITYSIM_<NAME>`` when set, else the package's own.
+
+    Parameters
+    ----------
+    name : str
+        ``storms`` or ``models`` (package data, :data:`PACKAGE_DATA_DIRS`, resolved through
+        :mod:`importlib.resources` so an installed wheel finds them), or ``benchmarks`` (not
+        package data: the folder of the source checkout, :data:`PROJECT_ROOT`).
+
+    Returns
+    -------
+    Path
+        The folder (not checked to exist for the environment override and ``benchmarks``).
+    """
     env = os.environ.get(f"CAPACITYSIM_{name.upper()}")
-    return Path(env) if env else PROJECT_ROOT / name
+    if env:
+        return Path(env)
+    if name in PACKAGE_DATA_DIRS:
+        return package_data_dir() / name
+    return PROJECT_ROOT / name
 
 
 def path_exists(path: str | os.PathLike) -> bool:

@@ -1,4 +1,9 @@
-"""Design storm files (TOML) in ``storms/``: load, validate, turn into a hyetograph."""
+"""Design storm files (TOML): load, validate, turn into a hyetograph.
+
+The bundled storms are package data (``capacitysim/data/storms``, the top-level ``storms/`` of a
+checkout links to it), found by :func:`capacitysim.io.files.bundled_dir` through
+:mod:`importlib.resources`, so ``--storm binghamton-1yr-24h`` works from an installed wheel.
+"""
 
 from __future__ import annotations
 
@@ -44,7 +49,24 @@ class StormSpec:
 
 
 def resolve_storm_path(ref: str | os.PathLike) -> Path:
-    """A path to a storm file, or the name of a bundled one (``binghamton-1yr-24h``)."""
+    """A path to a storm file, or the name of a bundled one (``binghamton-1yr-24h``).
+
+    Parameters
+    ----------
+    ref : str or os.PathLike
+        An existing file (returned as given), else a name looked up as ``<name>.toml`` in
+        ``bundled_dir("storms")``.
+
+    Returns
+    -------
+    Path
+        The storm file.
+
+    Raises
+    ------
+    DataFileError
+        Neither a file nor a bundled storm; the message lists the bundled names.
+    """
     p = Path(ref)
     if path_exists(p):
         return p

@@ -1,0 +1,223 @@
+"""The public Python API: one function per workflow, the same functions the CLI and the service call.
+
+Each returns the workflow's typed result; ``result.to_dict()`` is the document the CLI prints with
+``--json`` (the same keys, the same verdict). Files may be given by path or, where capacitysim bundles
+one, by name (``"synthetic-50"``, ``"binghamton-1yr-24h"``, ``"nyc-2012"``).
+
+>>> import capacitysim
+>>> d = capacitysim.capacity_demonstration("synthetic-50", connections=["MH0017=60000"],
+...                                        storm="binghamton-1yr-24h")           # doctest: +SKIP
+>>> d.verdict, d.to_dict()["failed_checks"]                                       # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def capacity_demonstration(model, connections=(), remediations=(), *, storm=None, criteria=None, spinup_hr=None,
+                           work_dir=None, plant=None):
+    """Run a capacity demonstration: the SWMM model before and after the change, judged element by element.
+
+    Parameters
+    ----------
+    model : str or path
+        A SWMM ``.inp`` file, or the name of a bundled model (``capacitysim list models``).
+    connections : sequence of str or Connection
+        New connections, ``"NODE=GPD"`` [gpd, average daily flow].
+    remediations : sequence of str or Remediation
+        I/I remediation, ``"basin=OUTLET,gpd=GPD"``, ``"basin=OUTLET,fraction=F"`` or source removals.
+    storm : str or path, optional
+        A design storm (bundled name or TOML file); default the model's own rainfall.
+    criteria : Criteria or dict, optional
+        Acceptance criteria (program policies, :class:`capacitysim.rules.capacity.Criteria`).
+    spinup_hr : float, optional
+        Dry-weather spin-up prepended to the model's period [h] (default by the named policy).
+    work_dir : path, optional
+        Keep the runs in this folder (default: a temporary folder removed by ``close()``).
+    plant : str, optional
+        The plant outfall (default: chosen from the network).
+
+    Returns
+    -------
+    capacitysim.workflows.demonstration.Demonstration
+        ``verdict`` ("pass", "fail", "untrusted"), ``checks`` and ``to_dict()``; use it as a context
+        manager (or call ``close()``) to remove its temporary run folder.
+
+    References
+    ----------
+    BJC I/I offset program, credit bank H(1) (demonstration of adequate hydraulic capacity).
+    """
+    from capacitysim.rules.capacity import Criteria
+    from capacitysim.workflows.demonstration import run_demonstration
+
+    if isinstance(criteria, dict):
+        criteria = Criteria.from_dict(criteria)
+    return run_demonstration(model, connections=list(connections), remediations=list(remediations), storm=storm,
+                             criteria=criteria, spinup_hr=spinup_hr, work_dir=work_dir, plant=plant)
+
+
+def design_detention(site, rules="nyc-2012", *, swmm: bool = True, work_dir=None):
+    """Design the detention system and orifice of a NYC site (15 RCNY § 31-03).
+
+    Parameters
+    ----------
+    site : path or Site
+        A site TOML file (or a loaded :class:`capacitysim.io.site_files.Site`).
+    rules : str, path or RuleSet, default "nyc-2012"
+        The rule set: a bundled name, a TOML file (``extends = "nyc-2012"``) or a loaded one.
+    swmm : bool, default True
+        Check the design in EPA SWMM.
+    work_dir : path, optional
+        Keep the SWMM run in this folder.
+
+    Returns
+    -------
+    capacitysim.workflows.detention.DetentionResult
+
+    Raises
+    ------
+    capacitysim.errors.RefusedError
+        A site the rule refuses (not a combined sewer, an infiltration credit without in-situ evidence...).
+
+    References
+    ----------
+    15 RCNY § 31-03(a)(1)-(4); NYC Plumbing Code § 1114.3.1.
+    """
+    from capacitysim.io.site_files import RuleSet, Site, load_rule_set, load_site
+    from capacitysim.workflows.detention import design_site
+
+    rule_set = rules if isinstance(rules, RuleSet) else load_rule_set(rules)
+    site_obj = site if isinstance(site, Site) else load_site(site, rule_set)
+    return design_site(site_obj, rule_set, swmm=swmm, work_dir=work_dir)
+
+
+def design_detention_variants(site, variants: dict, rules="nyc-2012"):
+    """Design many variants of a NYC site at once, by the engine of :func:`design_detention` (no SWMM check).
+
+    Parameters
+    ----------
+    site : path or Site
+    variants : dict of str to array_like (n,)
+        Per-variant values (``length_ft``, ``height_ft``, ``drainage_plan_c``, ``orifice_diameter_in``...,
+        see :func:`capacitysim.workflows.detention.design_batch`).
+    rules : str, path or RuleSet, default "nyc-2012"
+
+    Returns
+    -------
+    capacitysim.workflows.detention.DetentionBatch
+    """
+    from capacitysim.io.site_files import RuleSet, Site, load_rule_set, load_site
+    from capacitysim.workflows.detention import design_batch
+
+    rule_set = rules if isinstance(rules, RuleSet) else load_rule_set(rules)
+    site_obj = site if isinstance(site, Site) else load_site(site, rule_set)
+    return design_batch(site_obj, rule_set, variants)
+
+
+def spdes_check(*, flows=None, dmr=None, limit_mgd=None, basis: str = "month", as_of=None, added_gpd=(), **columns):
+    """Would a new connection be prohibited under 15 RCNY § 18-37(b)? A plant's flow record against its SPDES limit.
+
+    Parameters
+    ----------
+    flows : path, optional
+        Daily flow CSV (``date``, ``flow_mgd``), or the bundled ``sample-wwtp``; with ``limit_mgd`` [MGD].
+    dmr : path, optional
+        An EPA ECHO DMR download (the limit is read from it unless ``limit_mgd`` is given).
+    basis : {"month", "30day", "12month"}
+        The permit's averaging basis.
+    as_of : date-like, optional
+        The date of the check (default: the end of the record).
+    added_gpd : sequence of float
+        Average daily flow of the new connection(s) [gpd].
+    **columns
+        ``date_column``, ``flow_column``, ``units``, ``outfall``, ``location`` as the CLI's options.
+
+    Returns
+    -------
+    capacitysim.workflows.spdes.SpdesCheck
+
+    References
+    ----------
+    15 RCNY § 18-37(b).
+    """
+    from capacitysim.workflows.spdes import run_check
+
+    return run_check(flows=flows, dmr=dmr, limit_mgd=limit_mgd, basis=basis, as_of=as_of, added_gpd=list(added_gpd), **columns)
+
+
+def connection_credits(uses: dict, design_flows=None, *, peaking_factor=None, population_persons=None):
+    """Credits a new connection must withdraw under the BJC I/I offset program (section F, one to one).
+
+    Parameters
+    ----------
+    uses : dict of str to float
+        Units of each use of the design-flow table (``{"residence_bedroom": 6}``).
+    design_flows : path, optional
+        A design-flow table TOML (default: the bundled one).
+    peaking_factor : float, optional
+        The peaking factor [-] (default: Harmon's, from the population).
+    population_persons : float, optional
+        Population served [persons] for Harmon's factor.
+
+    Returns
+    -------
+    capacitysim.rules.ii_offset.ConnectionOffset
+    """
+    from capacitysim.io.project_files import read_design_flows
+    from capacitysim.rules.ii_offset import connection_offset
+
+    table = read_design_flows() if design_flows is None else read_design_flows(design_flows)
+    return connection_offset(uses, table["uses"], design_flow_table=table["path"], peaking_factor=peaking_factor,
+                             population_persons=population_persons)
+
+
+def run_sweep(sweep, out, *, workers=None, scheduler=None, resume: bool = False, yes_large: bool = False):
+    """Run a scenario sweep (SWMM, detention or runoff) on dask into a Zarr store.
+
+    Parameters
+    ----------
+    sweep : path or SweepSpec
+        A sweep TOML file.
+    out : path
+        The Zarr store (refused when it exists unless ``resume``).
+    workers : int, optional
+        Local worker processes (default one per core; 0 runs in this process).
+    scheduler : str, optional
+        Address of a ``dask.distributed`` scheduler.
+    resume : bool
+        Continue an interrupted sweep.
+    yes_large : bool
+        Allow a sweep above the size that needs confirmation.
+
+    Returns
+    -------
+    capacitysim.workflows.sweep.SweepRun
+        ``to_dict()``; :func:`open_sweep` reads the store as an :class:`xarray.Dataset`.
+    """
+    from capacitysim.io.sweep_files import SweepSpec, load_sweep
+    from capacitysim.workflows.sweep import run_sweep as _run
+
+    spec = sweep if isinstance(sweep, SweepSpec) else load_sweep(sweep)
+    return _run(spec, os.fspath(out), workers=workers, scheduler=scheduler, resume=resume, yes_large=yes_large)
+
+
+def open_sweep(path):
+    """A sweep's results as an :class:`xarray.Dataset`, one dimension per swept parameter.
+
+    Parameters
+    ----------
+    path : path
+        The Zarr store :func:`run_sweep` wrote.
+
+    Returns
+    -------
+    xarray.Dataset
+    """
+    from capacitysim.workflows.sweep import open_results
+
+    return open_results(path)
+
+
+__all__ = ["capacity_demonstration", "connection_credits", "design_detention", "design_detention_variants", "open_sweep",
+           "run_sweep", "spdes_check"]
