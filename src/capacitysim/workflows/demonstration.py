@@ -34,6 +34,7 @@ import numpy as np
 import xarray as xr
 
 from capacitysim.checks import check_range
+from capacitysim.io.bundled import model_path as bundled_model_path
 from capacitysim.rules.capacity import Criteria, continuity_error, judge, verdict_of
 from capacitysim.rules.verdict import Check
 from capacitysim.errors import InputError
@@ -210,8 +211,9 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
 
     Parameters
     ----------
-    model_path : path
-        SWMM ``.inp`` (opened by the engine first: a file SWMM runs is accepted; only read).
+    model_path : path or str
+        SWMM ``.inp`` (opened by the engine first: a file SWMM runs is accepted; only read), or the
+        name of a bundled model (``synthetic-50``).
     connections : list of Connection or str
         New connections (``NODE=GPD`` strings are parsed). Each adds its average flow over the
         reporting period, shaped by an hourly pattern of mean 1
@@ -236,6 +238,7 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         simulated and reported whole.
     """
     criteria = criteria or Criteria()
+    model_path = bundled_model_path(model_path)
     model = load_model(model_path)
     plant_id, plant_warning = choose_plant(model, plant)
     basins = find_basins(model, outlets=outlets, plant=plant_id)
