@@ -27,7 +27,8 @@ import sys
 import time
 from pathlib import Path
 
-from capacitysim.network.engine import prepare_inp_text, read_results, run_inp
+from capacitysim.network.engine import read_results, run_inp
+from capacitysim.network.inp_text import prepare_inp_text
 
 MODEL = Path(__file__).resolve().parents[1] / "models" / "synthetic-500.inp"
 _BARE = "import sys; from swmm.toolkit import solver; solver.swmm_run(sys.argv[1], sys.argv[2], sys.argv[3])"

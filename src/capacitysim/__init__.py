@@ -16,7 +16,7 @@ Each result has ``to_dict()``: the document the CLI prints with ``--json``. The 
 first use, so ``import capacitysim`` stays light (the CLI starts fast).
 """
 
-__version__ = "0.1.0"
+from capacitysim.version import __version__
 
 #: The public API (loaded from :mod:`capacitysim.api` on first use).
 __all__ = ["capacity_demonstration", "connection_credits", "design_detention", "design_detention_variants", "open_sweep",

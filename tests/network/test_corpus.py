@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from capacitysim.errors import ModelError
-from capacitysim.network.engine import CFS_PER_FLOW_UNIT
+from capacitysim.units import CFS_PER_FLOW_UNIT
 from capacitysim.network.model import load_model
 from capacitysim.workflows.demonstration import run_demonstration
 

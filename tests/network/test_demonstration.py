@@ -9,13 +9,15 @@ import pytest
 
 from capacitysim.errors import InputError
 from capacitysim.hydrology import design_storm, unit_hydrograph_runoff
+from capacitysim.hydrology.rdii import rtk_hydrograph_cfs
 from capacitysim.network.basins import find_basins
 from capacitysim.network.engine import node_series
 from capacitysim.network.model import load_model
-from capacitysim.network.scenario import Connection, InjectedInflow, Remediation, SourceRemoval, Storm, rtk_hydrograph_cfs
+from capacitysim.network.scenario import Connection, InjectedInflow, Remediation, SourceRemoval, Storm
 from capacitysim.units import ACRES_PER_SQMI, GPD_PER_CFS, SECONDS_PER_HOUR
 from capacitysim.rules.capacity import Criteria
-from capacitysim.workflows.demonstration import parse_connection, parse_remediation, run_demonstration, write_report
+from capacitysim.report.capacity import write_report
+from capacitysim.workflows.demonstration import parse_connection, parse_remediation, run_demonstration
 
 SMALL = Path(__file__).resolve().parents[2] / "models" / "synthetic-50.inp"
 DRY = Storm(depth_in=(0.0,), dt_min=6.0, name="no rain")
@@ -43,7 +45,7 @@ def test_dry_weather_connection_raises_plant_average_by_its_flow(tmp_path, plant
     added_gpd = float((qa - qb).where(day, drop=True).mean()) * GPD_PER_CFS
     assert added_gpd == pytest.approx(x_gpd, rel=0.01)
     assert d.verdict in ("pass", "fail")  # trusted: dry-weather continuity is small
-    assert abs(d.to_json()["after"]["continuity_error_pct"]) <= 1.0
+    assert abs(d.to_dict()["after"]["continuity_error_pct"]) <= 1.0
 
 
 def test_tr55_hydrograph_injected_keeps_its_volume(tmp_path, model, plant_local_node):
@@ -68,14 +70,14 @@ def test_offsetting_remediation_passes_and_big_connection_fails(tmp_path, model)
     ok = run_demonstration(SMALL, connections=[f"{node}=50000"], remediations=[f"basin={cso.outlet},gpd=150000"],
                            work_dir=tmp_path / "ok")
     assert ok.verdict == "pass"
-    doc = ok.to_json()
+    doc = ok.to_dict()
     outlet = next(c for c in doc["checks"] if c["criterion"].startswith("peak inflow"))
     assert outlet["element"] == cso.outlet and outlet["after"] <= outlet["before"] * 1.01
     # without the remediation the CSO grows: the same connection alone fails
     alone = run_demonstration(SMALL, connections=[f"{node}=50000"], work_dir=tmp_path / "alone")
     assert alone.verdict == "fail"
-    failed = [c for c in alone.checks if not c["passed"]]
-    assert failed and all(c["after"] > c["before"] for c in failed if c["before"] is not None)
+    failed = [c for c in alone.checks if c.passed is False]
+    assert failed and all(c.after > c.before for c in failed if c.before is not None)
     html = write_report(ok, tmp_path / "r.html").read_text()
     assert "data:image/png;base64" in html and "PASS" in html and "http://" not in html.replace("http://www.w3.org", "")
     assert html.count("<img") == 4  # connection, basin outlet, plant hydrographs + HGL profile
@@ -85,14 +87,14 @@ def test_untrusted_when_continuity_exceeds_limit(tmp_path, plant_local_node):
     """The same runs judged with a stricter continuity limit than their errors are 'untrusted', never 'pass'."""
     d = run_demonstration(SMALL, connections=[Connection(plant_local_node, 1000.0)], work_dir=tmp_path,
                           criteria=Criteria(continuity_limit_pct=0.01))
-    errs = [abs(d.to_json()[k]["continuity_error_pct"]) for k in ("before", "after")]
+    errs = [abs(d.to_dict()[k]["continuity_error_pct"]) for k in ("before", "after")]
     assert max(errs) > 0.01
     assert d.verdict == "untrusted"
 
 
 def test_json_document_keys(tmp_path, plant_local_node):
     d = run_demonstration(SMALL, connections=[Connection(plant_local_node, 20_000.0)], work_dir=tmp_path)
-    doc = d.to_json()
+    doc = d.to_dict()
     assert doc["verdict"] in ("pass", "fail", "untrusted")
     for k in ("before", "after"):
         assert isinstance(doc[k]["continuity_error_pct"], float)

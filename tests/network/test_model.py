@@ -129,3 +129,54 @@ def test_basin_override(tmp_path):
     assert set(found[0].tributary) == nx.ancestors(g, "MH0002") | {"MH0002"}
     with pytest.raises(InputError, match="NOPE"):
         find_basins(m, outlets=["NOPE"])
+
+
+_DATED = """[OPTIONS]
+START_DATE           03/15/2021
+START_TIME           06:30
+REPORT_START_DATE    03/15/2021
+REPORT_START_TIME    08:00:00
+END_DATE             03/16/2021
+END_TIME             6.5
+
+[EVENTS]
+03/15/2021 07:00 03/15/2021 9:30
+03/15/2021 xx:00 03/15/2021 9:30
+
+[HYDROGRAPHS]
+UH1 RG1
+UH1 ALL SHORT 0.01 1.0 2.0
+UH1 MAR SHORT 0.02 0.5 3.0
+UH1 MAR LONG  0.03 10  5
+"""
+
+
+def test_dates_times_and_unit_hydrographs_are_read_from_the_model(tmp_path):
+    import datetime as dt
+
+    from capacitysim.network.model import (
+        event_windows,
+        parse_clock_hr,
+        parse_date,
+        report_start_hr,
+        rtk_params,
+        sim_end,
+        sim_start,
+    )
+
+    assert parse_clock_hr("1:30") == 1.5 and parse_clock_hr("0:00:36") == pytest.approx(0.01) and parse_clock_hr("2.25") == 2.25
+    assert parse_date("2021-03-15") == parse_date("03-15-2021") == parse_date("03/15/2021") == dt.date(2021, 3, 15)
+    with pytest.raises(InputError, match="MM/DD/YYYY"):
+        parse_date("15.03.2021")
+    with pytest.raises(InputError, match="not a number"):
+        parse_clock_hr("1:xx")
+    p = tmp_path / "dated.inp"
+    p.write_text(_DATED)
+    m = parse_inp(p)
+    assert sim_start(m) == dt.datetime(2021, 3, 15, 6, 30)
+    assert sim_end(m) == dt.datetime(2021, 3, 16, 6, 30)
+    assert report_start_hr(m) == pytest.approx(1.5)
+    assert event_windows(m) == [(dt.datetime(2021, 3, 15, 7), dt.datetime(2021, 3, 15, 9, 30))]  # the unreadable line is skipped
+    assert rtk_params(m, "uh1", 3) == [(0.02, 0.5, 3.0), (0.03, 10.0, 5.0)]  # the month's lines
+    assert rtk_params(m, "UH1", 4) == [(0.01, 1.0, 2.0)]  # else ALL
+    assert rtk_params(m, "UH2", 3) == []

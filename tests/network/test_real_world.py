@@ -154,7 +154,7 @@ def test_force_main_and_sealed_junction_judged_by_their_type(tmp_path):
     a = d.after
     assert float(a.max_d_over_d.sel(link="C2")) > 0.8  # full: the gravity d/D rule would fail it
     assert float(a.max_depth_ft.sel(node="J2")) > float(a.rim_depth_ft.sel(node="J2")) - 1.0  # above the rim freeboard
-    failed = [(c["criterion"], c["element"]) for c in d.checks if not c["passed"]]
+    failed = [(c.criterion, c.element) for c in d.checks if c.passed is False]
     assert not any(e == "C2" and "d/D" in c for c, e in failed), failed
     assert not any(e == "J2" and "rim" in c for c, e in failed), failed
     assert str(a.link_shape.sel(link="C2").item()) == "FORCE_MAIN"
@@ -164,8 +164,8 @@ def test_force_main_and_sealed_junction_judged_by_their_type(tmp_path):
 def test_force_main_over_capacity_fails_on_capacity(tmp_path):
     """The force main is judged on capacity: pressurized beyond its full-flow capacity and rising, it fails."""
     d = run_demonstration(MODELS / "force-main-sealed.inp", connections=["J1=300000"], work_dir=tmp_path)
-    ch = next(c for c in d.checks if c["element"] == "C2" and "force main" in c["criterion"])
-    assert not ch["passed"] and ch["after"] > ch["before"] > 1.0
+    ch = next(c for c in d.checks if c.element == "C2" and "force main" in c.criterion)
+    assert ch.passed is False and ch.after > ch.before > 1.0
 
 
 # --------------------------------------------------------------------------- class 5: valid input is accepted

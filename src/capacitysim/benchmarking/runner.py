@@ -10,7 +10,7 @@ from typing import Callable
 
 import numpy as np
 
-from capacitysim import __version__
+from capacitysim.version import __version__
 from capacitysim.benchmarking.registry import ReferenceCase, SpeedCase
 
 #: The fixed reference kernel: sorting 10^6 float64 values (seeded), a CPU-bound numpy call that

@@ -13,7 +13,7 @@ import warnings
 
 import click
 
-from capacitysim import __version__
+from capacitysim.version import __version__
 from capacitysim.errors import CapacitysimError, CapacitysimWarning
 
 

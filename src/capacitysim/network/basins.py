@@ -45,8 +45,7 @@ class Basin:
     @property
     def dwf_mean_gpd(self) -> float:
         """Mean dry-weather flow of the basin [gpd] (patterns applied)."""
-        from capacitysim.network.engine import CFS_PER_FLOW_UNIT
-        from capacitysim.units import GPD_PER_CFS
+        from capacitysim.units import CFS_PER_FLOW_UNIT, GPD_PER_CFS
 
         return self.dwf_mean * CFS_PER_FLOW_UNIT[self.flow_units] * GPD_PER_CFS
 

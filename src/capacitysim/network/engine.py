@@ -3,7 +3,7 @@
 Two public steps:
 
 * :func:`run_inp` copies a ``.inp`` into a work folder (never writing next to the input), forces
-  ``THREADS 1``, and runs the engine in a fresh child process (``_child.py``; SWMM keeps global
+  ``THREADS 1`` (:func:`capacitysim.network.inp_text.prepare_inp_text`), and runs the engine in a fresh child process (``_child.py``; SWMM keeps global
   state, so two simulations in one process corrupt each other and threads are unsafe) with
   ``OMP_NUM_THREADS=1``, the engine's console output sent to ``/dev/null`` at the file-descriptor
   level, and the scratch files of ``[RDII]`` runs kept inside the work folder.
@@ -14,7 +14,8 @@ Units
 -----
 Results are converted from the model's ``FLOW_UNITS`` to: flow [cfs], depth and elevation [ft],
 volume [ft^3] (``_cf``), time [hr]. A model in GPM or MGD keeps feet; a model in CMS, LPS or MLD is
-in metres and is converted with :data:`capacitysim.units.METERS_PER_FOOT` (exact).
+in metres and is converted with :data:`capacitysim.units.METERS_PER_FOOT` (exact); flow factors are
+:data:`capacitysim.units.CFS_PER_FLOW_UNIT`.
 
 Sources of each value
 ---------------------
@@ -58,33 +59,20 @@ import numpy as np
 import xarray as xr
 
 from capacitysim.errors import EngineError, InputError
+from capacitysim.network.inp_text import prepare_inp_text, quoted_tokens, section_lines
 from capacitysim.units import (
-    CFS_PER_MGD,
+    CFS_PER_FLOW_UNIT,
+    CUBIC_FEET_PER_CUBIC_METER,
     GALLONS_PER_CUBIC_FOOT,
     GALLONS_PER_MILLION_GALLONS,
-    GPM_PER_CFS,
+    LITERS_PER_CUBIC_METER,
     METERS_PER_FOOT,
     MILLIMETERS_PER_INCH,
-    SECONDS_PER_DAY,
     SECONDS_PER_HOUR,
+    US_FLOW_UNITS,
 )
 
 _CHILD = Path(__file__).with_name("_child.py")
-
-#: Litres per cubic metre (exact, SI definition of the litre).
-LITERS_PER_CUBIC_METER = 1000.0
-_CF_PER_M3 = 1.0 / METERS_PER_FOOT**3
-
-#: Model flow unit -> factor that multiplies a model flow to give cfs.
-CFS_PER_FLOW_UNIT = {
-    "CFS": 1.0,
-    "GPM": 1.0 / GPM_PER_CFS,
-    "MGD": CFS_PER_MGD,
-    "CMS": _CF_PER_M3,
-    "LPS": _CF_PER_M3 / LITERS_PER_CUBIC_METER,
-    "MLD": _CF_PER_M3 * GALLONS_PER_MILLION_GALLONS / LITERS_PER_CUBIC_METER / SECONDS_PER_DAY,
-}
-US_FLOW_UNITS = ("CFS", "GPM", "MGD")
 
 
 def unit_factors(flow_units: str) -> dict[str, float]:
@@ -109,8 +97,8 @@ def unit_factors(flow_units: str) -> dict[str, float]:
     if fu in US_FLOW_UNITS:
         return {"flow": CFS_PER_FLOW_UNIT[fu], "length": 1.0, "volume": 1.0,
                 "report_volume": GALLONS_PER_MILLION_GALLONS / GALLONS_PER_CUBIC_FOOT}
-    return {"flow": CFS_PER_FLOW_UNIT[fu], "length": 1.0 / METERS_PER_FOOT, "volume": _CF_PER_M3,
-            "report_volume": GALLONS_PER_MILLION_GALLONS / LITERS_PER_CUBIC_METER * _CF_PER_M3}
+    return {"flow": CFS_PER_FLOW_UNIT[fu], "length": 1.0 / METERS_PER_FOOT, "volume": CUBIC_FEET_PER_CUBIC_METER,
+            "report_volume": GALLONS_PER_MILLION_GALLONS / LITERS_PER_CUBIC_METER * CUBIC_FEET_PER_CUBIC_METER}
 
 
 @dataclass(frozen=True)
@@ -125,162 +113,6 @@ class RunFiles:
     @property
     def work_dir(self) -> Path:
         return self.inp.parent
-
-
-# --------------------------------------------------------------------------- preparing the copy
-
-_SECTION_RE = re.compile(r"^\s*\[([^\]]+)\]")
-
-
-#: Sections whose lines can name an external file [1]_.
-_FILE_SECTIONS = ("TIMESERIES", "RAINGAGES", "FILES", "TEMPERATURE")
-#: [FILES] verbs that make the engine write a file (SAVE) or read one (USE) [1]_.
-_FILE_VERBS = ("SAVE", "USE")
-
-
-def prepare_inp_text(text: str, source_dir: Path, run_dir: Path | None = None) -> str:
-    """The text of a copy of a model that runs from another folder with one engine thread.
-
-    * ``THREADS 1`` in ``[OPTIONS]`` (added when absent);
-    * every external file the engine reads (``[TIMESERIES]``/``[RAINGAGES]`` ``FILE``,
-      ``[TEMPERATURE] FILE``, ``[FILES] USE ...``) made absolute with respect to the input's
-      folder (``source_dir``): quoted names with spaces and Windows separators are understood;
-    * every file the engine would write (``[FILES] SAVE ...``) redirected into ``run_dir`` (its
-      base name kept), so a model can never make a run write outside its own folder.
-
-    Lines not edited are kept byte for byte (the text is latin-1 decoded bytes).
-    """
-    out: list[str] = []
-    section = ""
-    threads_seen = False
-    for line in text.splitlines():
-        m = _SECTION_RE.match(line)
-        if m:
-            if section == "OPTIONS" and not threads_seen:
-                _insert_before_blank_tail(out, "THREADS              1")
-                threads_seen = True
-            section = m.group(1).strip().upper()
-            out.append(line)
-            continue
-        if section == "OPTIONS":
-            toks = _tokens(line)
-            if toks and toks[0].upper() == "THREADS":
-                out.append("THREADS              1")
-                threads_seen = True
-                continue
-        elif section in _FILE_SECTIONS and (section == "FILES" or "FILE" in line.upper()):
-            toks = _tokens(line)  # only lines that can name a file are tokenized (time series can be long)
-            if toks:
-                line = file_reference_line(line, toks, section, source_dir, run_dir)
-        out.append(line)
-    if section == "OPTIONS" and not threads_seen:
-        out.append("THREADS              1")
-    return "\n".join(out) + "\n"
-
-
-def _tokens(line: str) -> list[str]:
-    """Tokens of a data line with their quotes kept (``;`` comments outside quotes removed)."""
-    inq, cut = False, len(line)
-    for k, ch in enumerate(line):
-        if ch == '"':
-            inq = not inq
-        elif ch == ";" and not inq:
-            cut = k
-            break
-    return re.findall(r'"[^"]*"|\S+', line[:cut])
-
-
-def _insert_before_blank_tail(lines: list[str], new: str) -> None:
-    i = len(lines)
-    while i > 0 and not lines[i - 1].strip():
-        i -= 1
-    lines.insert(i, new)
-
-
-def resolve_model_path(raw: str, source_dir: Path) -> Path:
-    """A file name as written in a model -> an absolute path (relative to the model's folder).
-
-    Quotes are removed; a Windows name (``data\\rain.dat``, ``C:\\x\\rain.dat``) whose file does not
-    exist as written is tried with ``/`` separators, and a drive-letter path by its base name in
-    the model's folder.
-    """
-    name = raw.strip().strip('"')
-    p = Path(name)
-    if not p.is_absolute():
-        p = source_dir / p
-    if p.exists() or "\\" not in name:
-        return p.resolve() if p.exists() else p
-    alt = name.replace("\\", "/")
-    if re.match(r"^[A-Za-z]:/", alt):  # a drive letter: the file as shipped beside the model
-        cand = source_dir / Path(alt).name
-        return cand.resolve() if cand.exists() else Path(alt)
-    q = Path(alt) if Path(alt).is_absolute() else source_dir / alt
-    return q.resolve() if q.exists() else q
-
-
-def file_reference_line(line: str, toks: list[str], section: str, source_dir: Path, run_dir: Path | None) -> str:
-    """One line with its external file name made absolute (inputs) or moved into ``run_dir`` (outputs)."""
-    upper = [t.upper() for t in toks]
-    if section == "FILES":
-        if len(toks) < 3 or upper[0] not in _FILE_VERBS:
-            return line
-        idx = 2
-    elif "FILE" in upper:
-        idx = upper.index("FILE") + 1
-    else:
-        return line
-    if idx >= len(toks):
-        return line
-    if section == "FILES" and upper[0] == "SAVE":
-        base = Path(toks[idx].strip('"').replace("\\", "/")).name or "saved"
-        target = (run_dir / base) if run_dir is not None else None
-        if target is None:
-            return line
-        new = f'"{target}"'
-    else:
-        target = resolve_model_path(toks[idx], source_dir)
-        new = f'"{target}"'
-    start = _token_start(line, toks, idx)
-    return line[:start] + new + line[start + len(toks[idx]):]
-
-
-def _token_start(line: str, toks: list[str], idx: int) -> int:
-    pos = 0
-    for k, t in enumerate(toks):
-        pos = line.index(t, pos)
-        if k == idx:
-            return pos
-        pos += len(t)
-    raise ValueError(idx)
-
-
-def section_lines(text: str):
-    """(section in upper case, line) for every line of a model's text under a section header."""
-    section = ""
-    for line in text.splitlines():
-        m = _SECTION_RE.match(line)
-        if m:
-            section = m.group(1).strip().upper()
-            continue
-        yield section, line
-
-
-def external_files(text: str, source_dir: Path) -> list[dict]:
-    """Every external file a model names: section, verb (READ/USE/SAVE), path as written and resolved."""
-    found = []
-    for section, line in section_lines(text):
-        toks = _tokens(line)
-        if not toks:
-            continue
-        upper = [t.upper() for t in toks]
-        if section == "FILES" and len(toks) >= 3 and upper[0] in _FILE_VERBS:
-            found.append({"section": section, "verb": upper[0], "kind": upper[1], "name": toks[2].strip('"'),
-                          "path": str(resolve_model_path(toks[2], source_dir))})
-        elif section in ("TIMESERIES", "RAINGAGES", "TEMPERATURE") and "FILE" in upper and upper.index("FILE") + 1 < len(toks):
-            raw = toks[upper.index("FILE") + 1]
-            found.append({"section": section, "verb": "READ", "kind": section, "name": raw.strip('"'),
-                          "path": str(resolve_model_path(raw, source_dir))})
-    return found
 
 
 # --------------------------------------------------------------------------- the run
@@ -573,7 +405,7 @@ def xsection_shapes(inp: Path) -> dict[str, str]:
         return out
     for section, line in section_lines(text):
         if section == "XSECTIONS":
-            toks = [t.strip('"') for t in _tokens(line)]
+            toks = [t.strip('"') for t in quoted_tokens(line)]
             if len(toks) >= 2:
                 out[toks[0].upper()] = toks[1].upper()
     return out

@@ -1,18 +1,21 @@
-"""Load and validate a SWMM 5 ``.inp`` file; the network as a directed graph.
+"""Load and validate a SWMM 5 ``.inp`` file; the network as a directed graph; the model's dates and
+times and its RDII unit hydrographs.
 
 The reader keeps every data line with its line number, so each problem found names the element,
 the section and the line. It is deliberately small and fast (no swmmio import, no quadratic
-``model.network``: ../shared/reference/swmm-notes.md); scenario edits go through swmmio
-(:mod:`capacitysim.network.scenario`).
+``model.network``: ../shared/reference/swmm-notes.md); scenario edits are made line by line on the
+text (:mod:`capacitysim.network.scenario`).
 
 References
 ----------
 .. [1] Rossman, L.A. (2022). Storm Water Management Model User's Manual Version 5.2,
-   EPA/600/R-22/030, Appendix D (the sections of the input file and their fields).
+   EPA/600/R-22/030, Appendix D (the sections of the input file and their fields: ``[OPTIONS]``
+   START_DATE/TIME, END_DATE/TIME, REPORT_START_DATE/TIME; ``[EVENTS]``; ``[HYDROGRAPHS]``).
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import math
 import os
 import re
@@ -22,7 +25,8 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 
-from capacitysim.errors import DataFileError, ModelError
+from capacitysim.errors import DataFileError, InputError, ModelError
+from capacitysim.units import MINUTES_PER_HOUR, SECONDS_PER_HOUR, US_FLOW_UNITS
 
 #: Every section SWMM 5.2 reads [1]_ (map and tag sections included: the engine skips them).
 KNOWN_SECTIONS = frozenset(
@@ -140,7 +144,7 @@ class SwmmInp:
 
     @property
     def is_si(self) -> bool:
-        return self.flow_units not in ("CFS", "GPM", "MGD")
+        return self.flow_units not in US_FLOW_UNITS
 
     def _canon(self) -> dict[str, str]:
         c = self.__dict__.get("_canon_nodes")
@@ -322,6 +326,108 @@ def _num(tok: str) -> float | None:
         return float(tok)
     except ValueError:
         return None
+
+
+def model_number(tok: str, what: str) -> float:
+    """A number of the model's text; an InputError naming ``what`` when it is not one (or not finite)."""
+    try:
+        v = float(tok)
+    except (TypeError, ValueError):
+        raise InputError(f"{what}: {tok!r} is not a number") from None
+    if not math.isfinite(v):
+        raise InputError(f"{what}: {tok!r} is not a finite number")
+    return v
+
+
+# --------------------------------------------------------------------------- dates and times of the model
+
+#: Date forms read in a model (SWMM writes MM/DD/YYYY) [1]_.
+DATE_FORMATS = ("%m/%d/%Y", "%m-%d-%Y", "%Y-%m-%d")
+#: The START_DATE capacitysim assumes when a model gives none (a program choice).
+DEFAULT_START_DATE = "01/01/2000"
+#: Clock time of a date given without its time option (midnight).
+MIDNIGHT = "0:00"
+
+
+def parse_clock_hr(tok: str) -> float:
+    """A clock time or duration of the model, ``H:MM[:SS]`` or decimal hours -> [hr]."""
+    if ":" in tok:
+        parts = [model_number(p, f"time {tok!r}") for p in tok.split(":")]
+        while len(parts) < 3:
+            parts.append(0.0)
+        return parts[0] + parts[1] / MINUTES_PER_HOUR + parts[2] / SECONDS_PER_HOUR
+    return model_number(tok, "time")
+
+
+def parse_date(tok: str) -> _dt.date:
+    """A date of the model (:data:`DATE_FORMATS`); an InputError when it is none of them."""
+    for fmt in DATE_FORMATS:
+        try:
+            return _dt.datetime.strptime(tok, fmt).date()
+        except ValueError:
+            continue
+    raise InputError(f"date {tok!r} is not in MM/DD/YYYY form")
+
+
+def date_time(date_tok: str, clock_tok: str) -> _dt.datetime:
+    """A date and a clock time of the model as one datetime."""
+    return _dt.datetime.combine(parse_date(date_tok), _dt.time()) + _dt.timedelta(hours=parse_clock_hr(clock_tok))
+
+
+def sim_start(model: SwmmInp) -> _dt.datetime:
+    """The simulation start, ``START_DATE`` and ``START_TIME`` of ``[OPTIONS]`` [1]_."""
+    return date_time(model.option("START_DATE", DEFAULT_START_DATE), model.option("START_TIME", MIDNIGHT))
+
+
+def sim_end(model: SwmmInp) -> _dt.datetime:
+    """The simulation end, ``END_DATE`` (default: the start date) and ``END_TIME`` [1]_."""
+    return date_time(model.option("END_DATE", model.option("START_DATE", DEFAULT_START_DATE)),
+                     model.option("END_TIME", MIDNIGHT))
+
+
+def report_start_hr(model: SwmmInp) -> float:
+    """The model's REPORT_START_DATE/TIME [hr after the simulation start] (0 when absent) [1]_."""
+    d = model.option("REPORT_START_DATE")
+    if d is None:
+        return 0.0
+    rs = date_time(d, model.option("REPORT_START_TIME", MIDNIGHT))
+    return max((rs - sim_start(model)).total_seconds() / SECONDS_PER_HOUR, 0.0)
+
+
+def event_windows(model: SwmmInp) -> list[tuple[_dt.datetime, _dt.datetime]]:
+    """The model's [EVENTS] periods (start, end), the only times SWMM simulates when there are any [1]_.
+
+    Lines whose dates or times cannot be read are skipped.
+    """
+    out = []
+    for r in model.rows("EVENTS"):
+        t = r.tokens
+        if len(t) >= 4:
+            try:
+                a = date_time(t[0], t[1])
+                b = date_time(t[2], t[3])
+            except (InputError, ValueError):
+                continue
+            out.append((a, b))
+    return out
+
+
+# --------------------------------------------------------------------------- RDII unit hydrographs
+
+#: Month names of [HYDROGRAPHS] lines, January first [1]_.
+MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
+
+
+def rtk_params(model: SwmmInp, hydrograph: str, month: int) -> list[tuple[float, float, float]]:
+    """The (R [-], T [hr], K [-]) of each response of a [HYDROGRAPHS] unit hydrograph in a month [1]_.
+
+    A [HYDROGRAPHS] data line reads ``name month response R T K [Dmax Drecov Dinit]``; the lines of
+    ``month`` (1-12) are used, else those given for ``ALL`` months (as SWMM does). Empty when the
+    unit hydrograph has no such lines.
+    """
+    rows = [r.tokens for r in model.rows("HYDROGRAPHS") if r.tokens[0].upper() == hydrograph.upper() and len(r.tokens) >= 6]
+    chosen = [t for t in rows if t[1].upper() == MONTHS[month - 1]] or [t for t in rows if t[1].upper() == "ALL"]
+    return [tuple(model_number(x, f"[HYDROGRAPHS] {hydrograph} R/T/K") for x in t[3:6]) for t in chosen]
 
 
 def validate(model: SwmmInp) -> list[str]:

@@ -8,7 +8,9 @@ swmmio took about 158 ms per scenario and refused valid files: optional fields, 
 non-UTF-8 bytes.)
 
 Flows are given in gpd and converted to the model's FLOW_UNITS with
-:data:`capacitysim.units.GPD_PER_CFS` and :data:`capacitysim.network.engine.CFS_PER_FLOW_UNIT`.
+:data:`capacitysim.units.GPD_PER_CFS` and :data:`capacitysim.units.CFS_PER_FLOW_UNIT`. The model's
+dates and times are read by :mod:`capacitysim.network.model`; the RDII, sump pump and roof leader
+hydrographs are computed by :mod:`capacitysim.hydrology.rdii`.
 
 References
 ----------
@@ -38,17 +40,30 @@ from pathlib import Path
 import numpy as np
 
 from capacitysim.errors import InputError
-from capacitysim.network.engine import CFS_PER_FLOW_UNIT
-from capacitysim.network.model import SwmmInp, finite_number
+from capacitysim.hydrology.rdii import ROOF_CN, ROOF_TC_HR, inflow_sources_cfs, rtk_peak_cfs
+from capacitysim.network.inp_text import prepare_inp_text, resolve_model_path
+from capacitysim.network.model import (
+    SwmmInp,
+    date_time,
+    event_windows,
+    finite_number,
+    model_number,
+    parse_clock_hr,
+    report_start_hr,
+    rtk_params,
+    sim_end,
+    sim_start,
+    split_tokens,
+)
+from capacitysim.rules.ii_offset import SUMP_PUMP_GPM
 from capacitysim.units import (
-    CFS_PER_ACRE_INCH_PER_HOUR,
+    ACRES_PER_HECTARE,
+    CFS_PER_FLOW_UNIT,
     GPD_PER_CFS,
     MILLIMETERS_PER_INCH,
     MINUTES_PER_HOUR,
-    INCHES_PER_FOOT,
     SECONDS_PER_HOUR,
-    SQFT_PER_ACRE,
-    METERS_PER_FOOT,
+    US_FLOW_UNITS,
 )
 
 #: Name prefix of the time series and patterns capacitysim adds to a model.
@@ -138,14 +153,6 @@ class Storm:
         return cls(tuple(float(v) for v in depths), float(spec.dt_min), spec.name, start_hr)
 
 
-#: Table 174-19.2 (Inflow Guidelines), sump pumps: 5 gpm each (Goulds ST51 at 20 ft of head) [gpm].
-SUMP_PUMP_GPM = 5.0
-#: Table 174-19.3, "Paved parking lots, roofs, driveways, etc.": CN 98 in every soil group [-].
-ROOF_CN = 98.0
-#: TR-55 (1986) ch. 3, "Limitations": the minimum time of concentration used is 0.1 hr [hr].
-ROOF_TC_HR = 0.1
-
-
 @dataclass(frozen=True)
 class InflowSources:
     """Inflow sources that exist in the system today: sump pumps and roof leaders at ``nodes``.
@@ -153,13 +160,15 @@ class InflowSources:
     Written into a model (by :func:`write_scenario`) as [INFLOWS] time series, split evenly over
     ``nodes``:
 
-    * **sump pumps**: ``sump_pumps`` x ``sump_pump_gpm`` (5 gpm each, Table 174-19.2) as a
+    * **sump pumps**: ``sump_pumps`` x ``sump_pump_gpm`` (5 gpm each, Table 174-19.2:
+      :data:`capacitysim.rules.ii_offset.SUMP_PUMP_GPM`) as a
       constant flow from the start of the rainfall to the end of the simulation: a sump pump runs
       while the groundwater around the foundation is high, i.e. during and for days after the storm
       (Table 174-19.2 note 1 credits the 5 gpm "over a twenty-four-hour-per-day period");
     * **roof leaders**: the runoff of ``roof_area_sqft`` [ft^2] of roof by the TR-55 core
       (:func:`capacitysim.hydrology.unit_hydrograph_runoff`, CN 98 of Table 174-19.3, Tc 0.1 hr, the
-      TR-55 minimum) under the rainfall of the run (the design storm among the edits, else the
+      TR-55 minimum: :data:`capacitysim.hydrology.rdii.ROOF_CN`, :data:`~capacitysim.hydrology.rdii.ROOF_TC_HR`)
+      under the rainfall of the run (the design storm among the edits, else the
       model's own gauge), as Table 174-19.2 prescribes for roof drains.
     """
 
@@ -275,15 +284,6 @@ class Spinup:
             raise InputError(f"spinup_hr must be a number of hours >= 0; got {self.hours!r}")
 
 
-def report_start_hr(model: SwmmInp) -> float:
-    """The model's REPORT_START_DATE/TIME [hr after the simulation start] (0 when absent)."""
-    d = model.option("REPORT_START_DATE")
-    if d is None:
-        return 0.0
-    rs = _dt.datetime.combine(_parse_date(d), _dt.time()) + _dt.timedelta(hours=_parse_clock(model.option("REPORT_START_TIME", "0:00")))
-    return max((rs - sim_start(model)).total_seconds() / SECONDS_PER_HOUR, 0.0)
-
-
 @dataclass(frozen=True)
 class ReportNodes:
     """Nodes whose time series the run must save in its ``.out`` (added to ``[REPORT] NODES``) [1]_.
@@ -320,46 +320,6 @@ def _hhmm(hours: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if s else f"{h}:{m:02d}"
 
 
-def model_number(tok: str, what: str) -> float:
-    """A number of the model's text; an InputError naming ``what`` when it is not one."""
-    try:
-        v = float(tok)
-    except (TypeError, ValueError):
-        raise InputError(f"{what}: {tok!r} is not a number") from None
-    if not math.isfinite(v):
-        raise InputError(f"{what}: {tok!r} is not a finite number")
-    return v
-
-
-def _parse_clock(tok: str) -> float:
-    """'H:MM[:SS]' or decimal hours -> hours."""
-    if ":" in tok:
-        parts = [model_number(p, f"time {tok!r}") for p in tok.split(":")]
-        while len(parts) < 3:
-            parts.append(0.0)
-        return parts[0] + parts[1] / MINUTES_PER_HOUR + parts[2] / SECONDS_PER_HOUR
-    return model_number(tok, "time")
-
-
-def _parse_date(tok: str) -> _dt.date:
-    for fmt in ("%m/%d/%Y", "%m-%d-%Y", "%Y-%m-%d"):
-        try:
-            return _dt.datetime.strptime(tok, fmt).date()
-        except ValueError:
-            continue
-    raise InputError(f"date {tok!r} is not in MM/DD/YYYY form")
-
-
-def sim_start(model: SwmmInp) -> _dt.datetime:
-    d = _parse_date(model.option("START_DATE", "01/01/2000"))
-    return _dt.datetime.combine(d, _dt.time()) + _dt.timedelta(hours=_parse_clock(model.option("START_TIME", "0:00")))
-
-
-def sim_end(model: SwmmInp) -> _dt.datetime:
-    d = _parse_date(model.option("END_DATE", model.option("START_DATE", "01/01/2000")))
-    return _dt.datetime.combine(d, _dt.time()) + _dt.timedelta(hours=_parse_clock(model.option("END_TIME", "0:00")))
-
-
 def model_rainfall(model: SwmmInp, gauge: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The rainfall of a gauge as (start of each interval [hr from the simulation start], depth [in]).
 
@@ -372,7 +332,7 @@ def model_rainfall(model: SwmmInp, gauge: str | None = None) -> tuple[np.ndarray
     toks = gauges.get(gauge.upper()) if gauge else next(iter(gauges.values()))
     if toks is None:
         raise InputError(f"rain gauge {gauge!r} is not defined")
-    fmt, interval_hr = toks[1].upper(), _parse_clock(toks[2])
+    fmt, interval_hr = toks[1].upper(), parse_clock_hr(toks[2])
     if len(toks) < 6 or toks[4].upper() != "TIMESERIES":
         return np.zeros(0), np.zeros(0)
     ts = toks[5].upper()
@@ -383,10 +343,10 @@ def model_rainfall(model: SwmmInp, gauge: str | None = None) -> tuple[np.ndarray
             continue
         for d, clock, v in _ts_pairs(r.tokens[1:]) or []:  # several pairs may share a line
             if d is not None:
-                when = _dt.datetime.combine(_parse_date(d), _dt.time()) + _dt.timedelta(hours=_parse_clock(clock))
+                when = date_time(d, clock)
                 times.append((when - start).total_seconds() / SECONDS_PER_HOUR)
             else:
-                times.append(_parse_clock(clock))
+                times.append(parse_clock_hr(clock))
             vals.append(model_number(v, f"rainfall series {toks[5]} at line {r.line}"))
     t = np.asarray(times, float)
     v = np.asarray(vals, float)
@@ -401,82 +361,30 @@ def model_rainfall(model: SwmmInp, gauge: str | None = None) -> tuple[np.ndarray
     return t, depth
 
 
-def _rtk_params(model: SwmmInp, hydrograph: str, month: int) -> list[tuple[float, float, float]]:
-    months = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
-    rows = [r.tokens for r in model.rows("HYDROGRAPHS") if r.tokens[0].upper() == hydrograph.upper() and len(r.tokens) >= 6]
-    chosen = [t for t in rows if t[1].upper() == months[month - 1]] or [t for t in rows if t[1].upper() == "ALL"]
-    return [tuple(model_number(x, f"[HYDROGRAPHS] {hydrograph} R/T/K") for x in t[3:6]) for t in chosen]
-
-
 def rdii_peak_cfs(model: SwmmInp, nodes, rain_t_hr: np.ndarray, rain_in: np.ndarray) -> float:
     """Peak RDII rate [cfs] of a sewershed: the RTK hydrographs of its [RDII] areas under a rainfall.
 
-    Each response r of a unit hydrograph is a triangle with time to peak T_r, recession K_r T_r
-    and volume R_r x rainfall x sewer area [2]_; the flows of the sewershed's nodes add. Initial
-    abstraction (Dmax) is ignored, which overstates RDII slightly, so a gpd of removed I/I maps to a
-    smaller (more conservative) fraction. Sewer areas in acres (hectares for SI models).
+    Reads the sewershed's [RDII] sewer areas (acres; hectares in SI models) and the responses of
+    their [HYDROGRAPHS] in the month of the simulation start [1]_, and sums their hydrographs with
+    :func:`capacitysim.hydrology.rdii.rtk_peak_cfs`: each response r of a unit hydrograph is a
+    triangle with time to peak T_r, recession K_r T_r and volume R_r x rainfall x sewer area [2]_;
+    the flows of the sewershed's nodes add. Initial abstraction (Dmax) is ignored, which overstates
+    RDII slightly, so a gpd of removed I/I maps to a smaller (more conservative) fraction.
     """
     if len(rain_in) == 0:
         raise InputError("the model's rainfall is not a [TIMESERIES] capacitysim can read; give --storm or a fraction")
     nodes = set(nodes)
     month = sim_start(model).month
-    si = model.flow_units not in ("CFS", "GPM", "MGD")
+    si = model.flow_units not in US_FLOW_UNITS
     area_by_uh: dict[str, float] = {}
     for r in model.rows("RDII"):
         if model.canon_node(r.tokens[0]) in nodes and len(r.tokens) >= 3:
             area = model_number(r.tokens[2], f"[RDII] sewer area at {r.tokens[0]}")
             if si:  # hectares -> acres
-                area *= 1.0e4 / (METERS_PER_FOOT**2 * SQFT_PER_ACRE)
+                area *= ACRES_PER_HECTARE
             area_by_uh[r.tokens[1].upper()] = area_by_uh.get(r.tokens[1].upper(), 0.0) + area
-    if not area_by_uh:
-        return 0.0
-    total = None
-    for uh, area in area_by_uh.items():
-        q = rtk_hydrograph_cfs(_rtk_params(model, uh, month), area, rain_t_hr, rain_in)
-        total = q if total is None else total + q
-    return float(total.max())
-
-
-def rtk_hydrograph_cfs(rtk, area_ac: float, rain_t_hr, rain_in, dt_hr: float = 0.05, tail_hr: float = 200.0) -> np.ndarray:
-    """RDII [cfs] of ``area_ac`` acres under a rainfall, by the RTK triangular unit hydrographs [2]_.
-
-    Parameters
-    ----------
-    rtk : list of (R [-], T [hr], K [-])
-        One triple per response (short, medium, long).
-    area_ac : float
-        Sewershed area [ac].
-    rain_t_hr, rain_in : array_like
-        Start of each rainfall interval [hr] and its depth [in] (uniform intervals).
-    dt_hr : float
-        Computation step [hr] (the rainfall interval when smaller).
-
-    Returns
-    -------
-    numpy.ndarray
-        Flow [cfs] on a uniform grid of ``dt_hr`` from time 0; its volume is
-        sum(R) x rainfall x area (1 ac-in/hr = :data:`~capacitysim.units.CFS_PER_ACRE_INCH_PER_HOUR` cfs).
-    """
-    rain_t_hr = np.asarray(rain_t_hr, float)
-    rain_in = np.asarray(rain_in, float)
-    interval = float(np.min(np.diff(rain_t_hr))) if len(rain_t_hr) > 1 else 1.0
-    dt = min(dt_hr, interval)
-    grid = np.arange(0.0, float(rain_t_hr[-1]) + interval + tail_hr, dt)
-    intensity = np.zeros_like(grid)
-    for t0, d in zip(rain_t_hr, rain_in):
-        mask = (grid >= t0 - 1e-9) & (grid < t0 + interval - 1e-9)
-        if mask.any():
-            intensity[mask] += d / (mask.sum() * dt)
-    total = np.zeros_like(grid)
-    for R, T, K in rtk:
-        if R <= 0 or T <= 0:
-            continue
-        tb = T * (1.0 + K)
-        tt = np.arange(0.0, tb + dt, dt) + dt / 2
-        u = np.where(tt <= T, tt / T, np.clip((tb - tt) / (tb - T), 0, None))
-        u = u / (u.sum() * dt)  # unit area [1/hr]
-        total += R * area_ac * np.convolve(intensity, u * dt)[: len(grid)]
-    return total * CFS_PER_ACRE_INCH_PER_HOUR
+    responses = [(rtk_params(model, uh, month), area_ac) for uh, area_ac in area_by_uh.items()]
+    return rtk_peak_cfs(responses, rain_t_hr, rain_in)
 
 
 def run_end_hr(model: SwmmInp, storm: "Storm | None" = None, spinup_hr: float = 0.0) -> float:
@@ -493,27 +401,6 @@ def run_end_hr(model: SwmmInp, storm: "Storm | None" = None, spinup_hr: float = 
 
 #: Hours the simulation runs past the end of a design storm (write_scenario extends END_DATE/TIME).
 STORM_TAIL_HR = 24.0
-#: Sump pumps are switched on over this ramp at the start of the rain [hr] (a time series
-#: interpolates linearly; one minute makes the step explicit and costs 0.5 min of flow).
-SUMP_RAMP_HR = 1.0 / MINUTES_PER_HOUR
-
-
-def _uniform_rain(rain_t_hr, rain_in) -> tuple[float, np.ndarray, float]:
-    """(start of the first interval [hr], depths on a uniform grid [in], the interval [hr])."""
-    t = np.asarray(rain_t_hr, float)
-    d = np.asarray(rain_in, float)
-    if t.size == 0 or not np.nansum(d) > 0:
-        raise InputError("sump pumps / roof leaders: the run has no rainfall capacitysim can read "
-                         "(the model's gauge is not a [TIMESERIES]); give --storm")
-    order = np.argsort(t)
-    t, d = t[order], d[order]
-    interval = float(np.min(np.diff(t))) if t.size > 1 else 1.0
-    k = np.rint((t - t[0]) / interval).astype(int)
-    grid = np.zeros(int(k.max()) + 1)
-    np.add.at(grid, k, d)
-    return float(t[0]), grid, interval
-
-
 def source_hydrograph_cfs(src: InflowSources, rain_t_hr, rain_in, end_hr: float) -> tuple[np.ndarray, np.ndarray, dict]:
     """Total flow [cfs] of sump pumps and roof leaders over time [hr from the simulation start].
 
@@ -528,48 +415,20 @@ def source_hydrograph_cfs(src: InflowSources, rain_t_hr, rain_in, end_hr: float)
     Returns
     -------
     (time_hr, flow_cfs, record)
-        The series is piecewise linear (as SWMM interpolates a [TIMESERIES]): the sump pumps
+        :func:`capacitysim.hydrology.rdii.inflow_sources_cfs` of the edit's sources: the sump pumps
         ``N x gpm / GPM_PER_CFS`` [cfs] from the first interval with rain (after a one-minute ramp)
-        to ``end_hr``; the roof runoff by the SCS unit hydrograph on TR-55 CN excess
-        (NEH 630 ch. 16; TR-55 ch. 2, eq. 2-1 to 2-4), each step's mean flow placed at the middle
-        of the step. ``record`` holds the volumes [ft^3]: of the series as written and, for the
-        roof, TR-55's Q(P, CN) x area (Table 174-19.2).
+        to ``end_hr``; the roof runoff by the SCS unit hydrograph on TR-55 CN excess (NEH 630
+        ch. 16; TR-55 ch. 2, eq. 2-1 to 2-4). ``record`` names the nodes and basin and holds the
+        volumes [ft^3]: of the series as written and, for the roof, TR-55's Q(P, CN) x area
+        (Table 174-19.2 [3]_).
     """
-    from capacitysim.units import GPM_PER_CFS, SQFT_PER_SQMI
-
-    t0, grid, dt = _uniform_rain(rain_t_hr, rain_in)
-    rec = {"nodes": list(src.nodes), "basin": src.basin, "sump_pumps": src.sump_pumps, "sump_pump_gpm": src.sump_pump_gpm,
-           "roof_area_sqft": src.roof_area_sqft, "roof_cn": src.roof_cn, "roof_tc_hr": src.roof_tc_hr}
-    pieces = []
-    if src.sump_pumps > 0:
-        wet = np.flatnonzero(grid > 0)
-        on = t0 + float(wet[0]) * dt if wet.size else 0.0
-        if on + SUMP_RAMP_HR >= end_hr:
-            raise InputError(f"sump pumps: the rain starts at {on:g} h, at or after the end of the simulation ({end_hr:g} h)")
-        q = src.sump_pumps * src.sump_pump_gpm / GPM_PER_CFS
-        pieces.append((np.array([on, on + SUMP_RAMP_HR, end_hr]), np.array([0.0, q, q])))
-        rec.update({"sump_flow_cfs": q, "sump_on_hr": on, "sump_off_hr": end_hr,
-                    "sump_volume_cf": q * (end_hr - on - SUMP_RAMP_HR / 2) * SECONDS_PER_HOUR})
-    if src.roof_area_sqft > 0:
-        import xarray as xr
-
-        from capacitysim.hydrology import runoff_depth, unit_hydrograph_runoff
-
-        storm = xr.DataArray(grid, dims="time_hr", coords={"time_hr": dt * np.arange(1, grid.size + 1)}, name="precip_in")
-        hyd = unit_hydrograph_runoff(src.roof_area_sqft / SQFT_PER_SQMI, src.roof_cn, src.roof_tc_hr, storm)
-        mid = t0 + hyd.time_hr.values - dt / 2
-        t = np.concatenate([[mid[0] - dt / 2], mid, [mid[-1] + dt / 2]])
-        f = np.concatenate([[0.0], hyd.values, [0.0]])
-        if t[-1] > end_hr:
-            raise InputError(f"roof leaders: the runoff lasts until {t[-1]:.1f} h, after the end of the simulation ({end_hr:g} h)")
-        pieces.append((t, f))
-        q_in = float(runoff_depth(float(grid.sum()), src.roof_cn))
-        rec.update({"roof_peak_cfs": float(hyd.max()), "roof_volume_cf": float(np.trapezoid(f, t * SECONDS_PER_HOUR)),
-                    "roof_tr55_runoff_in": q_in, "roof_tr55_volume_cf": q_in * src.roof_area_sqft / INCHES_PER_FOOT})
-    times = np.unique(np.concatenate([p[0] for p in pieces]))
-    flow = sum(np.interp(times, pt, pf, left=0.0, right=0.0) for pt, pf in pieces)
-    rec["volume_cf"] = float(np.trapezoid(flow, times * SECONDS_PER_HOUR))
-    return times, flow, rec
+    t = np.asarray(rain_t_hr, float)
+    if t.size == 0 or not np.nansum(np.asarray(rain_in, float)) > 0:
+        raise InputError("sump pumps / roof leaders: the run has no rainfall capacitysim can read "
+                         "(the model's gauge is not a [TIMESERIES]); give --storm")
+    times, flow, hyd = inflow_sources_cfs(src.sump_pumps, src.sump_pump_gpm, src.roof_area_sqft, src.roof_cn,
+                                          src.roof_tc_hr, rain_t_hr, rain_in, end_hr)
+    return times, flow, {"nodes": list(src.nodes), "basin": src.basin, **hyd}
 
 
 # --------------------------------------------------------------------------- line-level editing
@@ -714,21 +573,6 @@ def connection_shape(model: SwmmInp, node: str, peaking) -> tuple[np.ndarray, st
     return np.ones(24), "constant (the model has no HOURLY [DWF] pattern)"
 
 
-def event_windows(model: SwmmInp) -> list[tuple[_dt.datetime, _dt.datetime]]:
-    """The model's [EVENTS] periods (start, end), the only times SWMM simulates when there are any [1]_."""
-    out = []
-    for r in model.rows("EVENTS"):
-        t = r.tokens
-        if len(t) >= 4:
-            try:
-                a = _dt.datetime.combine(_parse_date(t[0]), _dt.time()) + _dt.timedelta(hours=_parse_clock(t[1]))
-                b = _dt.datetime.combine(_parse_date(t[2]), _dt.time()) + _dt.timedelta(hours=_parse_clock(t[3]))
-            except (InputError, ValueError):
-                continue
-            out.append((a, b))
-    return out
-
-
 def _windows(t0: _dt.datetime, t1: _dt.datetime, events) -> list[tuple[_dt.datetime, _dt.datetime]]:
     """[t0, t1] cut to the event periods (the whole of it without events)."""
     if not events:
@@ -762,8 +606,6 @@ def write_scenario(model: SwmmInp, edits, out_path: str | Path, *, rain: tuple[n
     remediation's gpd into a fraction and to drive sump pumps and roofs (default: the storm among
     the edits, else the model's own rainfall).
     """
-    from capacitysim.network.engine import prepare_inp_text
-
     out_path = Path(out_path)
     if out_path.resolve() == model.path.resolve():
         raise InputError("a scenario is never written over its input model")
@@ -960,7 +802,7 @@ def _apply(ed: _Editor, model: SwmmInp, edits: list, rain, out_path: Path) -> di
             parts = [_q(r.tokens[0])]
             for d, t, v in pairs:
                 if d is None:
-                    when = tl["model_start"] + _dt.timedelta(hours=_parse_clock(t))
+                    when = tl["model_start"] + _dt.timedelta(hours=parse_clock_hr(t))
                     parts += [when.strftime("%m/%d/%Y"), when.strftime("%H:%M:%S"), v]
                     n_rel += 1
                 else:
@@ -997,9 +839,6 @@ def _date_series_files(ed: _Editor, model: SwmmInp, start: _dt.datetime, out_pat
     Returns the number of values dated. Files with dates everywhere (or unreadable: the engine
     then reports them) are left as they are.
     """
-    from capacitysim.network.engine import resolve_model_path
-    from capacitysim.network.model import split_tokens
-
     n = 0
     for r in model.rows("TIMESERIES"):
         if len(r.tokens) < 3 or r.tokens[1].upper() != "FILE":
@@ -1018,7 +857,7 @@ def _date_series_files(ed: _Editor, model: SwmmInp, start: _dt.datetime, out_pat
             parts = []
             for d, t, v in pairs:
                 if d is None:
-                    when = start + _dt.timedelta(hours=_parse_clock(t))
+                    when = start + _dt.timedelta(hours=parse_clock_hr(t))
                     parts += [when.strftime("%m/%d/%Y"), when.strftime("%H:%M:%S"), v]
                     changed += 1
                 else:
@@ -1065,7 +904,7 @@ def _write_storm(ed: _Editor, model: SwmmInp, storm: "Storm", tl: dict, ts_rows:
         if len(r.tokens) >= 2 and r.tokens[0].upper() == "USE" and r.tokens[1].upper() in ("RAINFALL", "RUNOFF", "RDII"):
             raise InputError(f"--storm: {model.path.name}:{r.line} uses a saved {r.tokens[1].upper()} interface file, "
                              "which would replace the design storm's response; remove the [FILES] USE line or run without --storm")
-    wet = _parse_clock(model.option("WET_STEP", "0:05:00")) * SECONDS_PER_HOUR
+    wet = parse_clock_hr(model.option("WET_STEP", "0:05:00")) * SECONDS_PER_HOUR
     dt_s = storm.dt_min * 60.0
     if round(dt_s) % max(round(wet), 1) != 0:  # WET_STEP must divide the rain interval (swmm-notes)
         ed.set_option("WET_STEP", _hhmm(dt_s / SECONDS_PER_HOUR) + (":00" if _hhmm(dt_s / SECONDS_PER_HOUR).count(":") == 1 else ""))

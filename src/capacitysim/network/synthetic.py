@@ -40,7 +40,7 @@ import numpy as np
 
 from capacitysim.errors import InputError
 from capacitysim.files import atomic_write_text
-from capacitysim.network.scenario import rtk_hydrograph_cfs
+from capacitysim.hydrology.rdii import rtk_hydrograph_cfs
 from capacitysim.units import GPD_PER_CFS, INCHES_PER_FOOT, MINUTES_PER_HOUR
 
 #: Manning's constant for U.S. units [ft^(1/3)/s] [2]_.

@@ -12,7 +12,7 @@ import html
 import io
 from pathlib import Path
 
-from capacitysim import __version__
+from capacitysim.version import __version__
 from capacitysim.files import atomic_write_text
 
 _CSS = """

@@ -50,12 +50,10 @@ from capacitysim.network.scenario import (
     Spinup,
     Storm,
     default_spinup_hr,
-    report_start_hr,
     write_scenario,
 )
-from capacitysim.network.engine import CFS_PER_FLOW_UNIT
-from capacitysim.units import MINUTES_PER_HOUR
-from capacitysim.units import SQFT_PER_ACRE
+from capacitysim.network.model import report_start_hr, rtk_params, sim_start
+from capacitysim.units import CFS_PER_FLOW_UNIT, MINUTES_PER_HOUR, SQFT_PER_ACRE
 
 
 @dataclass
@@ -368,7 +366,7 @@ def model_files(model: SwmmInp) -> list[dict]:
     redirected into the run's folder, so only named)."""
     import hashlib
 
-    from capacitysim.network.engine import external_files
+    from capacitysim.network.inp_text import external_files
 
     def sha(path):
         try:
@@ -457,7 +455,6 @@ def rdii_weights(model: SwmmInp) -> dict[str, float] | None:
 
     None when the unit hydrographs read different rain gauges (shares then depend on the rain).
     """
-    from capacitysim.network.scenario import _rtk_params, sim_start
 
     gauges = {r.tokens[1].upper() for r in model.rows("HYDROGRAPHS") if len(r.tokens) == 2}
     if len(gauges) > 1:
@@ -468,7 +465,7 @@ def rdii_weights(model: SwmmInp) -> dict[str, float] | None:
         area = finite_number(r.tokens[2]) if len(r.tokens) >= 3 else None
         if area is None:
             continue
-        R = sum(rtk[0] for rtk in _rtk_params(model, r.tokens[1], month))  # the month's responses, else ALL
+        R = sum(rtk[0] for rtk in rtk_params(model, r.tokens[1], month))  # the month's responses, else ALL
         n = model.canon_node(r.tokens[0])
         out[n] = out.get(n, 0.0) + area * R
     return out

@@ -37,12 +37,11 @@ from capacitysim.hydrology.rational import rational_hydrograph_shapes
 from capacitysim.io.site_files import RuleSet, Site
 from capacitysim.rules import nyc_stormwater as nyc
 from capacitysim.rules.verdict import Check
+from capacitysim.workflows.detention_check import SWMM_TOLERANCE, swmm_check
 from capacitysim.units import ACRES_PER_SQMI, GPD_PER_CFS, MINUTES_PER_HOUR, SECONDS_PER_MINUTE, SQFT_PER_ACRE
 
 #: Points of the stage tables of a design.
 FINAL_POINTS = 161
-#: SWMM and our routing must agree within this relative difference (issue 4).
-SWMM_TOLERANCE = 0.02
 #: Time added after the last hydrograph ends when routing for the report (drain-down) [h].
 REPORT_TAIL_HR = 12.0
 
@@ -633,8 +632,6 @@ def design_site(site: Site, rules: RuleSet, *, swmm: bool = True, work_dir: str 
 
     # 7: SWMM
     if swmm:
-        from capacitysim.workflows.detention_check import swmm_check
-
         sw = swmm_check(result, b.table, out_cols, work_dir)
         numbers.update(sw)
         checks.append(Check("EPA SWMM 5 cross-check", "storage node and orifice", None,
