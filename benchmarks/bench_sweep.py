@@ -49,16 +49,17 @@ def swmm_sweep_seconds(n_workers: int, folder: Path) -> float:
         t0 = time.perf_counter()
         run = run_sweep(spec, out, scheduler=cluster.scheduler_address)
         dt = time.perf_counter() - t0
-    assert run.computed == spec.n_scenarios and run.failed == 0, run.as_json()
+    assert run.computed == spec.n_scenarios and run.failed == 0, run.to_dict()
     return dt
 
 
 def overhead_per_scenario(folder: Path) -> dict:
     """Bare engine on the 46 edited inputs vs the whole sweep in this process."""
     from capacitysim.io.sweep_files import load_sweep
-    from capacitysim.network.engine import prepare_inp_text
+    from capacitysim.network.inp_text import prepare_inp_text
     from capacitysim.network.scenario import write_scenario
-    from capacitysim.workflows.sweep import _local_model, baseline_key, make_bundle, run_sweep, scenario_edits
+    from capacitysim.workflows.sweep import baseline_key, make_bundle, run_sweep, scenario_edits
+    from capacitysim.workflows.sweep.network_tasks import _local_model
 
     spec = load_sweep(SWMM_SWEEP)
     bundle = make_bundle(spec)

@@ -87,7 +87,7 @@ def test_model_the_engine_runs_is_run_with_warnings(run_cli, tmp_path):
     doc = json.loads(r.stdout)
     assert any("unknown section [CONDUITZ]" in w for w in doc["warnings"])
     r = run_cli("basins", "--model", str(tmp_path / "missing.inp"))
-    assert r.exit_code == 2 and "not found" in r.stderr
+    assert r.exit_code == 2 and "no such file" in r.stderr
 
 
 def test_engine_input_error_names_users_line_exit_2(run_cli, tmp_path):

@@ -18,7 +18,14 @@ import pytest
 import zarr
 
 from capacitysim.io.sweep_files import load_sweep
-from capacitysim.workflows.sweep import make_bundle, open_results, run_one, run_sweep, summarize, write_summary_report
+from capacitysim.report.sweep import write_summary_report
+from capacitysim.workflows.sweep import (
+    make_bundle,
+    open_results,
+    run_one,
+    run_sweep,
+    summarize,
+)
 
 from .conftest import ROOT, TINY
 

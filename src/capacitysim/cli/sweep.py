@@ -35,7 +35,7 @@ def run_cmd(sweep_file, out, workers, scheduler, resume, no_progress, yes_large,
     estimate of the run time), an --out that is the sweep file, the model or a symbolic link, an
     unreachable --scheduler. With --resume the whole store counts, not only the scenarios computed now.
     """
-    from capacitysim.io.sweep_files import load_sweep
+    from capacitysim.io.sweep_files import load_sweep, sweep_inputs
     from capacitysim.workflows.sweep import (
         check_scheduler_address,
         check_store_path,
@@ -43,7 +43,6 @@ def run_cmd(sweep_file, out, workers, scheduler, resume, no_progress, yes_large,
         default_workers,
         outcome_line,
         run_sweep,
-        sweep_inputs,
     )
 
     spec = load_sweep(sweep_file)
@@ -75,7 +74,7 @@ def run_cmd(sweep_file, out, workers, scheduler, resume, no_progress, yes_large,
             bar["bar"].close()
     o = run.outcome
     if as_json:
-        emit_json(run.as_json())
+        emit_json(run.to_dict())
     else:
         emit_table([("scenarios", f"{run.n_scenarios:,}"), ("computed now", f"{run.computed:,}"),
                     ("already done (resume)", f"{run.skipped:,}"), ("failed", f"{run.failed:,}"),
@@ -107,14 +106,13 @@ def summarize_cmd(results, report, x, y, as_json):
     import json
 
     from capacitysim.cli.common import check_output
+    from capacitysim.io.sweep_store import open_results
     from capacitysim.workflows.sweep import (
         bound_text,
         governing_text,
         missing_note,
-        open_results,
         summarize,
         verdict_map_axes,
-        write_summary_report,
     )
 
     ds = open_results(results)
@@ -128,6 +126,8 @@ def summarize_cmd(results, report, x, y, as_json):
         check_output(report, [results, *inputs], option="--report")  # never into the store, never over the sweep file
     s = summarize(ds)
     if report:
+        from capacitysim.report.sweep import write_summary_report
+
         write_summary_report(ds, report, x, y)
         s["report"] = str(report)
     if as_json:

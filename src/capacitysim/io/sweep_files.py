@@ -96,7 +96,7 @@ SYSTEM_GRID_KEYS = {
 RUNOFF_DEFAULTS = {"area_ac": 10.0, "cn": 80.0, "tc_min": 30.0}
 #: Bytes a scenario takes in the results store, uncompressed: status and verdict (int8), the
 #: fixed-width texts (message of 240 and failed check of 2 x 120 characters, 4 bytes each) and about
-#: 15 float64 results. :func:`capacitysim.workflows.sweep.open_results` loads a store whole.
+#: 15 float64 results. :func:`capacitysim.io.sweep_store.open_results` loads a store whole.
 STORE_BYTES_PER_SCENARIO = 2_048
 #: Hard limit of a grid (scenarios), whatever the options (``--yes-large`` does not lift it): the
 #: store of 2,000,000 scenarios holds about 4 GB uncompressed, which reading it back loads in memory.
@@ -136,6 +136,42 @@ class SweepSpec:
     distribution: str = "II"
     spinup_hr: float | None = None  # swmm sweeps: hours prepended (None: the capacity demonstration's default policy)
     model_nodes: int | None = None  # swmm sweeps: nodes of the model (the run-time estimate)
+    #: what :func:`load_sweep` parsed (the model; the rule set and the site), keyed by the file it came
+    #: from, so a run parses each input file once (:meth:`network_model`, :meth:`site_and_rules`).
+    #: Never compared, shown, copied (:func:`dataclasses.replace`) or pickled (workers get the
+    #: sweep's bundle or payload).
+    _parsed: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_parsed"] = {}
+        return state
+
+    def network_model(self):
+        """The sweep's model, parsed and opened by the engine
+        (:func:`capacitysim.network.model.load_model`) once: the one :func:`load_sweep` read to check
+        the grid's nodes, else read now and kept."""
+        key = ("model", str(self.model))
+        if key not in self._parsed:
+            from capacitysim.network.model import load_model
+
+            self._parsed[key] = load_model(self.model)
+        return self._parsed[key]
+
+    def site_and_rules(self) -> tuple:
+        """(site, rule set) of a detention sweep (:func:`capacitysim.io.site_files.load_site`,
+        :func:`~capacitysim.io.site_files.load_rule_set`) read once: the ones :func:`load_sweep` read
+        to check the grid's keys, else read now and kept."""
+        key = self._site_key()
+        if key not in self._parsed:
+            from capacitysim.io.site_files import load_rule_set, load_site
+
+            rules = load_rule_set(self.rules)
+            self._parsed[key] = (load_site(self.site, rules), rules)
+        return self._parsed[key]
+
+    def _site_key(self) -> tuple:
+        return ("site", str(self.site), str(self.rules))
 
     @property
     def dims(self) -> list[str]:
@@ -169,6 +205,12 @@ class SweepSpec:
             return {k: np.asarray(v)[flat] for k, v in self.grid.items()}
         idx = np.unravel_index(flat, self.shape)
         return {k: np.asarray(v)[j] for (k, v), j in zip(self.grid.items(), idx)}
+
+
+def sweep_inputs(spec: SweepSpec) -> list[str]:
+    """The files a sweep reads (the sweep file, its model or site, its storm file), resolved."""
+    paths = [spec.path, spec.model, spec.site, getattr(spec.storm, "path", None)]
+    return [os.path.realpath(p) for p in paths if p]
 
 
 def grid_size(mode: str, grid: dict[str, list]) -> int:
@@ -410,9 +452,7 @@ def check_grid_size(spec: SweepSpec, where: str) -> None:
 
 
 def _check_nodes(spec: SweepSpec, w: str) -> None:
-    from capacitysim.network.model import load_model
-
-    model = _guarded(spec.path, f"model {spec.model}", load_model, spec.model)
+    model = _guarded(spec.path, f"model {spec.model}", spec.network_model)  # kept: the run reuses it
     nodes = model.node_ids()
     spec.model_nodes = len(nodes)
     for n in spec.grid.get("connect_node", []):
@@ -431,6 +471,7 @@ def _check_site_keys(spec: SweepSpec, w: str) -> None:
 
     rules = _guarded(spec.path, f"rules = {_short(spec.rules)}", load_rule_set, spec.rules)
     site = _guarded(spec.path, f"site {spec.site}", load_site, spec.site, rules)
+    spec._parsed[spec._site_key()] = (site, rules)  # kept: the run reuses them
     stype = site.system["type"]
     other = set().union(*SYSTEM_GRID_KEYS.values()) - SYSTEM_GRID_KEYS[stype]
     for k in spec.grid:

@@ -1,0 +1,103 @@
+"""The HTML report of a scenario sweep (``capacitysim sweep summarize --report``).
+
+Reads the store's Dataset (:func:`capacitysim.io.sweep_store.open_results`) and its summary
+(:func:`capacitysim.workflows.sweep.summarize`): counts, the largest passing connections or
+orifices with the check that governs them, and the verdict map over two swept parameters.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from capacitysim.errors import InputError
+from capacitysim.report.html import HtmlReport, new_figure
+from capacitysim.rules.capacity import Criteria
+from capacitysim.workflows.sweep.summary import (
+    bound_text,
+    governing_text,
+    missing_note,
+    summarize,
+    value_key,
+    verdict_map_axes,
+)
+
+
+def write_summary_report(ds, path, x: str | None = None, y: str | None = None) -> Path:
+    """HTML report: counts, largest passing connections, and the verdict map over two parameters
+    (share of the scenarios over the other swept parameters that pass).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        The store as :func:`capacitysim.io.sweep_store.open_results` reads it.
+    path : path
+        The HTML file written.
+    x, y : str, optional
+        Swept parameters of the verdict map's axes (default: :func:`verdict_map_axes`).
+
+    Returns
+    -------
+    pathlib.Path
+        The report written.
+    """
+    s = summarize(ds)
+    if x is not None or y is not None:
+        verdict_map_axes(ds, x, y)  # a parameter the user named must exist
+    rep = HtmlReport(f"Scenario sweep: {s['name']}", f"{s['kind']} sweep, {s['scenarios']:,} scenarios ({s['mode']})")
+    rep.key_values([("done", s["done"]), ("failed", s["failed"]), ("missing", s["missing"]), ("pass", s["pass"]),
+                    ("fail", s["fail"]), ("untrusted (continuity error)", s["untrusted"])])
+    if s["missing"]:
+        rep.paragraph(missing_note(s), "fail")
+    rep.table(["parameter", "values"], [[k, ", ".join(map(str, v))] for k, v in s["grid"].items()])
+    for field_name, title, value_dim in (("largest_passing", "Largest connection that passes", "connect_gpd"),
+                                         ("largest_passing_orifice", "Largest orifice that passes", "orifice_diameter_in")):
+        if s.get(field_name):
+            rep.heading(title)
+            rep.paragraph("≥: the largest swept value passes (or every larger one is undecided), so the capacity is at "
+                          "least that value; the grid does not bracket it. Otherwise the smallest larger value that fails "
+                          "is shown with the check that governs it (its first failed check).")
+            derived = {value_key(value_dim, "largest_passing"), value_key(value_dim, "smallest_failing"), "lower_bound",
+                       "governing_check", "monotone", "undecided", "missing"}
+            keys = [k for k in s[field_name][0] if k not in derived]
+            rep.table(keys + ["largest passing", "governing check", "no smaller value fails"],
+                      [[r[k] for k in keys] + [bound_text(r, value_dim), governing_text(r) or "-", "yes" if r["monotone"] else "NO"]
+                       for r in s[field_name]])
+    if s["failures"]:
+        rep.heading("Failed scenarios")
+        for m in s["failures"]:
+            rep.paragraph(m, "fail")
+    if s["mode"] == "product":
+        try:
+            xd, yd = verdict_map_axes(ds, x, y)
+        except InputError as exc:
+            rep.paragraph(str(exc))
+        else:
+            v = ds.verdict.transpose(yd, xd, ...)
+            vals = np.asarray(v.values, dtype=object)
+            decided = np.isin(vals, ["pass", "fail"])
+            passing = (vals == "pass").reshape(vals.shape[0], vals.shape[1], -1)
+            dec = decided.reshape(passing.shape)
+            with np.errstate(invalid="ignore"):
+                share = passing.sum(-1) / dec.sum(-1)
+            fig, ax = new_figure(7.0, 4.0)
+            im = ax.imshow(share, origin="lower", aspect="auto", cmap="RdYlGn", vmin=0, vmax=1)
+            ax.set_xticks(range(ds.sizes[xd]), [f"{t:g}" if isinstance(t, float) else str(t) for t in ds[xd].values.tolist()], rotation=45)
+            ax.set_yticks(range(ds.sizes[yd]), [f"{t:g}" if isinstance(t, float) else str(t) for t in ds[yd].values.tolist()])
+            ax.set_xlabel(xd)
+            ax.set_ylabel(yd)
+            fig.colorbar(im, ax=ax, label="share passing")
+            rest = [d for d in ds.verdict.dims if d not in (xd, yd)]
+            rep.figure(fig, f"Verdict map over {xd} and {yd}" + (f" (share of scenarios over {', '.join(rest)} that pass; "
+                                                                   "blank: none decided)" if rest else " (green: pass, red: fail)"))
+    rep.citation("Verdict criteria (capacitysim.workflows.demonstration.Criteria): " + (json.dumps(_criteria_dict(json.loads(ds.attrs['sweep']).get('criteria', {})))
+                                         if s["kind"] == "swmm" else "15 RCNY § 31-03 release rate, no overtopping, required volume provided"))
+    return rep.write(path)
+
+
+def _criteria_dict(criteria: dict) -> dict:
+    """The store's ``criteria`` with every default filled in (:class:`capacitysim.rules.capacity.Criteria`)."""
+    return asdict(Criteria.from_dict(criteria or {}))

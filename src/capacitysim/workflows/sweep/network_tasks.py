@@ -1,0 +1,301 @@
+"""The network shipped to the workers and the SWMM scenario tasks of a sweep.
+
+One task per scenario, each a real SWMM run through :func:`capacitysim.network.engine.run_inp`
+(itself a fresh child process with ``THREADS 1`` and ``OMP_NUM_THREADS=1``, so the engine's global
+state, its OpenMP threads and the file descriptor that ``[RDII]`` runs leak all die with the child:
+../shared/reference/swmm-notes.md). A run *before* (the model under the scenario's storm after the
+6 h spin-up, no connection, no remediation: the edits of
+:func:`capacitysim.workflows.demonstration.scenario_edits`, as ``capacitysim capacity``) is one task
+per distinct storm depth (:func:`run_baseline_task`, :func:`baseline_key`); every scenario task
+(:func:`run_scenario_task`) depends on its baseline and computes the verdict after vs before with
+the capacity demonstration's own rules (:func:`summarize_swmm`).
+
+The network (the ``.inp`` text, its basins and the storm: a :class:`NetworkBundle`) is shipped to
+the workers **once**; each worker writes it to its own temporary folder the first time a task
+needs it and keeps the parsed model for the following tasks (:func:`_local_model`).
+
+References
+----------
+.. [1] Binghamton-Johnson City Sewer Use Rules ch. 174, I/I Offset Program (capacity
+   demonstration; I/I remediation basins).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from capacitysim.errors import InputError
+from capacitysim.io.sweep_files import SweepSpec
+from capacitysim.io.sweep_store import (
+    CHECK_CHARS,
+    DONE,
+    MESSAGE_CHARS,
+    failed_record,
+    store_outfalls,
+)
+from capacitysim.rules.verdict import VERDICT_CODE
+from capacitysim.units import MINUTES_PER_HOUR
+
+
+@dataclass(frozen=True)
+class NetworkBundle:
+    """Everything a worker needs to run scenarios of one network: sent once per worker."""
+
+    name: str
+    inp_text: str
+    sha: str
+    plant: str
+    basins: tuple  # capacitysim.network.basins.Basin, plant first
+    cso_outfalls: tuple[str, ...]
+    storm: object | None  # capacitysim.io.storms.StormSpec of the sweep, or None (the model's rainfall)
+    timeout_s: float | None = None
+    spinup_hr: float | None = None  # None: the capacity demonstration's default policy
+
+    @property
+    def outlets(self) -> tuple[str, ...]:
+        return tuple(b.outlet for b in self.basins)
+
+    def store_network(self) -> dict:
+        """What the results store records of the network (:func:`capacitysim.io.sweep_store.create_store`):
+        ``model`` (file name), ``plant``, ``outlets``, ``cso_outfalls``."""
+        return {"model": self.name, "plant": self.plant, "outlets": self.outlets, "cso_outfalls": self.cso_outfalls}
+
+
+def make_bundle(spec: SweepSpec) -> NetworkBundle:
+    """Read the sweep's model once in the driver: text, plant, basins, CSO outfalls, storm.
+
+    The parsed model is the one :func:`~capacitysim.io.sweep_files.load_sweep` parsed and the engine
+    opened (:meth:`~capacitysim.io.sweep_files.SweepSpec.network_model`): never parsed twice.
+    """
+    from capacitysim.network.basins import find_basins
+    from capacitysim.network.inp_text import prepare_inp_text
+    from capacitysim.network.model import read_model_text
+    from capacitysim.workflows.demonstration import choose_plant
+
+    model = spec.network_model()
+    plant, _ = choose_plant(model, spec.plant)
+    basins = find_basins(model, spec.outlets, plant)
+    outfalls = set(model.node_ids_of("OUTFALLS"))
+    # the text byte for byte (latin-1), with the files it reads made absolute: workers write it elsewhere
+    text = prepare_inp_text(read_model_text(spec.model), Path(spec.model).resolve().parent, None)
+    return NetworkBundle(
+        name=Path(spec.model).name, inp_text=text, sha=hashlib.sha256(text.encode("latin-1")).hexdigest()[:16],
+        plant=plant or "", basins=tuple(basins), cso_outfalls=tuple(sorted(outfalls - {plant})),
+        storm=spec.storm, timeout_s=spec.timeout_s, spinup_hr=spec.spinup_hr,
+    )
+
+
+_MODELS: dict[str, object] = {}  # per process: sha -> parsed SwmmInp written to a local file
+
+
+def _local_model(bundle: NetworkBundle):
+    """The bundle's model as a file in this process's temporary folder (written once per process)."""
+    from capacitysim.network.model import parse_inp
+
+    m = _MODELS.get(bundle.sha)
+    if m is None or not Path(m.path).is_file():
+        import atexit
+
+        folder = Path(tempfile.mkdtemp(prefix=f"capacitysim-sweep-{bundle.sha}-"))
+        atexit.register(shutil.rmtree, folder, True)  # removed when the worker process exits
+        path = folder / bundle.name
+        path.write_bytes(bundle.inp_text.encode("latin-1"))
+        m = parse_inp(path)
+        _MODELS[bundle.sha] = m
+    return m
+
+
+# ----------------------------------------------------------------------------------------------
+# one SWMM scenario (the same functions run in the sweep and one by one)
+# ----------------------------------------------------------------------------------------------
+def _criteria(criteria: dict | None):
+    from capacitysim.rules.capacity import Criteria
+
+    return Criteria.from_dict(criteria or {})
+
+
+def scenario_storm(bundle: NetworkBundle, model, params: dict):
+    """The design storm of a scenario (a :class:`~capacitysim.network.scenario.Storm`), or None.
+
+    With a sweep storm: that storm file with its ``depth_in`` replaced by ``storm_depth_in``
+    (``capacitysim capacity --storm`` with a copy of the file of that depth gives the same hyetograph,
+    bit for bit). Without one, ``storm_depth_in`` scales the model's own rainfall (an even-interval
+    [TIMESERIES]), which is then run as a design storm (moved after the spin-up like any other);
+    with neither, None (the model's rainfall, untouched).
+    """
+    from capacitysim.network.scenario import Storm, model_rainfall
+
+    depth = params.get("storm_depth_in")
+    if bundle.storm is not None:
+        spec = bundle.storm
+        if depth is not None:
+            spec = dataclasses.replace(spec, depth_in=float(depth), name=f"{spec.name} at {float(depth):g} in")
+        return Storm.from_spec(spec)
+    if depth is None:
+        return None
+    t, d = model_rainfall(model)
+    if d.size == 0 or d.sum() <= 0:
+        raise InputError("storm_depth_in: the model's rainfall is not a [TIMESERIES] that can be scaled; give storm = ...")
+    steps = np.diff(t)
+    if steps.size and np.ptp(steps) > 1e-6:
+        raise InputError("storm_depth_in: the model's rainfall has uneven intervals; give storm = ...")
+    dt_min = float(steps[0] * MINUTES_PER_HOUR) if steps.size else 60.0
+    d = d * (float(depth) / d.sum())
+    return Storm(tuple(float(v) for v in d), dt_min, f"model rainfall scaled to {depth:g} in", float(t[0]))
+
+
+def scenario_edits(bundle: NetworkBundle, model, params: dict) -> tuple[list, list]:
+    """(edits before, edits after) of a scenario: exactly what ``capacitysim capacity`` runs.
+
+    The scenario's storm (:func:`scenario_storm`), connection (``connect_node``, ``connect_gpd``,
+    ``peaking_factor`` or the node's diurnal pattern, as ``--connect NODE=GPD --peaking``) and
+    remediation of ``remediation_fraction`` of the RDII in the connection node's I/I remediation
+    basin (its tributary nodes, as ``--remediate basin=OUTLET,fraction=F``) go through
+    :func:`capacitysim.workflows.demonstration.scenario_edits`, the capacity demonstration's own
+    function: the same spin-up (default 6 h; storm moved, REPORT_START) and the same split of the
+    edits between the two runs.
+    """
+    from capacitysim.network.basins import basin_of
+    from capacitysim.network.scenario import Remediation
+    from capacitysim.workflows.demonstration import (
+        scenario_edits as demonstration_edits,
+    )
+
+    conns = _connections(params)
+    rems = []
+    frac = float(params.get("remediation_fraction", 0.0) or 0.0)
+    if frac > 0:
+        node = params.get("connect_node")
+        if node is None:
+            raise InputError("remediation_fraction needs connect_node (its basin is remediated)")
+        b = basin_of(node, list(bundle.basins))
+        rems.append(Remediation(tuple(b.tributary), fraction=frac, basin=b.outlet))
+    return demonstration_edits(model, scenario_storm(bundle, model, params), conns, rems, spinup_hr=bundle.spinup_hr)
+
+
+def _connections(params: dict) -> list:
+    """The scenario's connection (none when ``connect_gpd`` is 0 or absent)."""
+    from capacitysim.network.scenario import Connection
+
+    node = params.get("connect_node")
+    gpd = float(params.get("connect_gpd", 0.0) or 0.0)
+    if node is None or gpd <= 0:
+        return []
+    pf = params.get("peaking_factor")
+    return [Connection(node, gpd, "pattern" if pf is None else float(pf))]
+
+
+def run_network(bundle: NetworkBundle, edits: list, work_root: str | None = None):
+    """Run the bundle's model with ``edits`` in SWMM (a child process); the results Dataset."""
+    from capacitysim.network.engine import read_results, run_inp
+    from capacitysim.network.scenario import write_scenario
+
+    model = _local_model(bundle)
+    tmp = tempfile.mkdtemp(prefix="capsim-scn-", dir=work_root)
+    try:
+        inp = Path(tmp) / "src" / "scenario.inp"
+        if edits:
+            write_scenario(model, edits, inp)
+        else:
+            inp.parent.mkdir(parents=True)
+            shutil.copyfile(model.path, inp)
+        run = run_inp(inp, Path(tmp) / "run", timeout_s=bundle.timeout_s)
+        return read_results(run)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def baseline_key(params: dict) -> str:
+    """Scenarios with the same key share their 'before' run (same storm)."""
+    return json.dumps({k: v for k, v in params.items() if k == "storm_depth_in"}, sort_keys=True)
+
+
+def swmm_verdict(bundle: NetworkBundle, params: dict, before, after, criteria: dict | None = None) -> tuple[str, str]:
+    """Verdict after vs before with the capacity demonstration's own rules
+    (:func:`capacitysim.rules.capacity.judge` and ``verdict_of``): ("pass" | "fail" |
+    "untrusted", the failed checks)."""
+    verdict, failed = _swmm_judgement(bundle, params, before, after, criteria)
+    return verdict, _reason(failed)
+
+
+def _reason(failed: list) -> str:
+    return "; ".join(f"{ch.criterion} at {ch.element}: {_num(ch.before)} -> {_num(ch.after)} {ch.unit}"
+                     for ch in failed[:3]) + (f" (+{len(failed) - 3} more)" if len(failed) > 3 else "")
+
+
+def _swmm_judgement(bundle: NetworkBundle, params: dict, before, after, criteria: dict | None) -> tuple[str, list]:
+    """(verdict, the failed checks in :func:`~capacitysim.rules.capacity.judge`'s order)."""
+    from capacitysim.rules.capacity import judge, verdict_of
+    from capacitysim.workflows.demonstration import judged_elements
+
+    c = _criteria(criteria)
+    checks = judge(before, after, c, **judged_elements(list(bundle.basins), _connections(params)))
+    return verdict_of(before, after, checks, c), [ch for ch in checks if ch.passed is False]
+
+
+def _num(x) -> str:
+    return "-" if x is None else f"{x:,.4g}"
+
+
+def _cso_volume(bundle: NetworkBundle, ds) -> float:
+    vol = ds.volume_cf.sel(outfall=[o for o in bundle.cso_outfalls if o in ds.outfall.values]).values
+    return float(np.nansum(vol))
+
+
+def summarize_swmm(bundle: NetworkBundle, params: dict, before, after, criteria: dict | None = None) -> dict:
+    """Per-scenario summary record (scalars and per-outlet/per-outfall vectors) of one SWMM scenario;
+    ``failed_criterion`` and ``failed_element`` are those of its first failed check ("" when none)."""
+    verdict, failed = _swmm_judgement(bundle, params, before, after, criteria)
+    reason = _reason(failed)
+    first_criterion, first_element = (failed[0].criterion, failed[0].element) if failed else ("", "")
+    qq = after.max_q_over_qfull.values
+    outf = store_outfalls(bundle.plant, bundle.cso_outfalls)
+
+    def plant_peak(ds):  # no plant (no outfall receives dry-weather flow): not a number
+        return float(ds.max_inflow_cfs.sel(node=bundle.plant)) if bundle.plant else math.nan
+    return {
+        "status": DONE,
+        "verdict": VERDICT_CODE[verdict],
+        "message": reason[:MESSAGE_CHARS],
+        "failed_criterion": str(first_criterion)[:CHECK_CHARS],
+        "failed_element": str(first_element)[:CHECK_CHARS],
+        "plant_peak_inflow_cfs": plant_peak(after),
+        "max_q_over_qfull": float(np.nanmax(qq)) if np.isfinite(qq).any() else math.nan,
+        "flooding_volume_cf": float(np.nansum(after.flooding_volume_cf.values)),
+        "cso_volume_cf": _cso_volume(bundle, after),
+        "runoff_continuity_error_pct": float(after.attrs["runoff_continuity_error_pct"]),
+        "flow_routing_continuity_error_pct": float(after.attrs["flow_routing_continuity_error_pct"]),
+        "plant_peak_inflow_before_cfs": plant_peak(before),
+        "cso_volume_before_cf": _cso_volume(bundle, before),
+        "outlet_peak_inflow_cfs": after.max_inflow_cfs.sel(node=list(bundle.outlets)).values.astype(float),
+        "outfall_volume_cf": np.array([float(after.volume_cf.sel(outfall=o)) if o in after.outfall.values else math.nan for o in outf]),
+    }
+
+
+def run_baseline_task(bundle: NetworkBundle, params: dict):
+    """Dask task: the 'before' run of a storm (its exception fails the dependent scenarios).
+
+    Only the storm parameters are used (:func:`baseline_key`): a scenario's own bad connection or
+    remediation never fails the baseline other scenarios share."""
+    storm_only = json.loads(baseline_key(params))
+    before, _ = scenario_edits(bundle, _local_model(bundle), storm_only)
+    return run_network(bundle, before)
+
+
+def run_scenario_task(bundle: NetworkBundle, index: int, params: dict, before, criteria: dict | None) -> tuple[int, dict]:
+    """Dask task: one scenario; a scenario that raises returns a failed record (the sweep goes on)."""
+    try:
+        _, edits = scenario_edits(bundle, _local_model(bundle), params)
+        after = run_network(bundle, edits)
+        return index, summarize_swmm(bundle, params, before, after, criteria)
+    except Exception as exc:  # noqa: BLE001 - recorded, never lost: the sweep goes on
+        return index, failed_record(exc)
