@@ -94,3 +94,9 @@ def test_bundled_example_sweeps_load():
     assert {"swmm", "detention"} <= kinds
     for f in files:
         assert load_sweep(f).n_scenarios >= 1 and np.isfinite(load_sweep(f).n_scenarios)
+
+
+def test_a_bundled_model_name_is_a_sweep_model(write_sweep):
+    """model = "synthetic-50" names the bundled model, as --model synthetic-50 does."""
+    spec = load_sweep(write_sweep('model = "synthetic-50"\n[grid]\nconnect_node = ["MH0017"]\nconnect_gpd = [0, 1000]\n'))
+    assert spec.model.name == "synthetic-50.inp" and spec.model.is_file()

@@ -4,7 +4,7 @@ A SWMM connection sweep::
 
     name = "How much can MH0005 take?"
     kind = "swmm"                      # swmm (default when `model` is given) | detention | runoff
-    model = "../networks/small.inp"    # relative to this file
+    model = "../networks/small.inp"    # relative to this file, or a bundled model's name ("synthetic-50")
     storm = "binghamton-1yr-24h"       # optional: a bundled storm or a storm TOML; else the model's own rainfall
     mode = "product"                   # full factorial (default) or "zip" (all lists of one length)
     spinup_hr = 6                      # optional: hours simulated before the model's start (as --spinup-hr)
@@ -338,7 +338,7 @@ def load_sweep(path: str | os.PathLike) -> SweepSpec:
     if kind == "swmm":
         if "model" not in data:
             raise DataFileError(f"{where}: a swmm sweep needs model = \"path/to/network.inp\"")
-        spec.model = _resolve(base, data["model"], "model", where, "networks", ".inp")
+        spec.model = _resolve(base, data["model"], "model", where, "", ".inp")
         for k in ("site", "rules"):
             if k in data:
                 raise DataFileError(f"{where}: {k} is only for kind = \"detention\"")
