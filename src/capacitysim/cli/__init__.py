@@ -29,7 +29,7 @@ COMMANDS = {
     "spdes": "spdes",
     "detention": "detention",
     "bank": "bank",
-    "credits": "bank",
+    "credits": "credits",
     "capacity": "network",
     "basins": "network",
     "bench": "bench",
