@@ -59,3 +59,40 @@ def check_output(path, inputs=(), *, option: str = "--report"):
         if src.is_dir() and src in target.parents:
             raise InputError(f"{option} {p}: lies inside the input {inp}; write it elsewhere")
     return path
+
+
+#: The submittal options every workflow command takes (capacitysim.io.submittal.SUBMITTAL_FIELDS).
+_SUBMITTAL_OPTIONS = (
+    ("--submittal", "submittal_file", "TOML file with a [submittal] table (project number, applicant, engineer...)."),
+    ("--project-number", "project_number", "Project or application number (shown on the report and in the JSON)."),
+    ("--applicant", "applicant", "Applicant (owner or developer)."),
+    ("--engineer", "engineer", "Engineer of record (name)."),
+    ("--engineer-license", "engineer_license", "Engineer of record's licence number."),
+    ("--site-address", "site_address", "Site address."),
+    ("--bbl", "bbl", "NYC borough-block-lot of the site (1-00012-0045)."),
+    ("--plant-name", "plant", "Treatment plant name."),
+    ("--spdes-permit", "spdes_permit", "SPDES permit number of the plant (NY0024414)."),
+)
+
+
+def submittal_options(f):
+    """Add the submittal identification options to a command (they arrive as keyword arguments)."""
+    for opt, dest, help_ in reversed(_SUBMITTAL_OPTIONS):
+        f = click.option(opt, dest, default=None, help=help_)(f)
+    return f
+
+
+def pop_submittal(kwargs: dict, base=None):
+    """Remove the submittal options from a command's keyword arguments and build the Submittal.
+
+    ``base`` (a Submittal from an input file, e.g. a site file's [submittal] table) is overridden by
+    ``--submittal FILE``, which is overridden by the single options.
+    """
+    from capacitysim.io.submittal import Submittal, load_submittal
+
+    values = {dest: kwargs.pop(dest, None) for _, dest, _ in _SUBMITTAL_OPTIONS}
+    sub = base if base is not None else Submittal()
+    path = values.pop("submittal_file")
+    if path is not None:
+        sub = sub.merged(**load_submittal(path).to_dict())
+    return sub.merged(**values)

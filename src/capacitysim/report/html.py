@@ -81,6 +81,18 @@ class HtmlReport:
     def key_values(self, items: list[tuple[str, object]]) -> "HtmlReport":
         return self.table(["item", "value"], [[k, v] for k, v in items])
 
+    def submittal(self, record: dict | None) -> "HtmlReport":
+        """The submittal identification (project, applicant, engineer of record, site, plant) as a table;
+        a line asking for it when none was given (``--project-number`` ... or ``--submittal FILE``)."""
+        from capacitysim.io.submittal import SUBMITTAL_FIELDS
+
+        rows = [(SUBMITTAL_FIELDS[k], v) for k, v in (record or {}).items() if v is not None and k in SUBMITTAL_FIELDS]
+        self.heading("Submittal")
+        if rows:
+            return self.key_values(rows)
+        return self.paragraph("No submittal identification given (project number, applicant, engineer of record, site, "
+                              "plant): add it with --submittal FILE or --project-number, --engineer ...", "untrusted")
+
     def figure(self, fig, caption: str = "") -> "HtmlReport":
         """Embed a matplotlib figure as PNG and close it."""
         import matplotlib.pyplot as plt
@@ -102,6 +114,14 @@ class HtmlReport:
 
     def write(self, path: str | Path) -> Path:
         return atomic_write_text(path, self.render())
+
+
+def file_label(path, sha256: str | None = None) -> str:
+    """A file as a report names it: its name and SHA-256, never the absolute path of the machine that ran it."""
+    from pathlib import PurePath
+
+    name = PurePath(str(path)).name if path else "-"
+    return f"{name} (SHA-256 {sha256})" if sha256 else name
 
 
 def _fmt_num(x: float) -> str:
