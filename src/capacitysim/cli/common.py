@@ -75,10 +75,15 @@ _SUBMITTAL_OPTIONS = (
 )
 
 
+#: Prefix of the submittal options' parameter names (a command's own --plant is another thing).
+_SUB = "submittal__"
+
+
 def submittal_options(f):
-    """Add the submittal identification options to a command (they arrive as keyword arguments)."""
+    """Add the submittal identification options to a command (they arrive as keyword arguments
+    named ``submittal__<field>``; :func:`pop_submittal` takes them out)."""
     for opt, dest, help_ in reversed(_SUBMITTAL_OPTIONS):
-        f = click.option(opt, dest, default=None, help=help_)(f)
+        f = click.option(opt, _SUB + dest, default=None, help=help_)(f)
     return f
 
 
@@ -90,7 +95,7 @@ def pop_submittal(kwargs: dict, base=None):
     """
     from capacitysim.io.submittal import Submittal, load_submittal
 
-    values = {dest: kwargs.pop(dest, None) for _, dest, _ in _SUBMITTAL_OPTIONS}
+    values = {dest: kwargs.pop(_SUB + dest, None) for _, dest, _ in _SUBMITTAL_OPTIONS}
     sub = base if base is not None else Submittal()
     path = values.pop("submittal_file")
     if path is not None:

@@ -7,7 +7,7 @@ import os
 import click
 
 from capacitysim.cli import cli
-from capacitysim.cli.common import emit_json, emit_table, fmt, json_option
+from capacitysim.cli.common import emit_json, emit_table, fmt, json_option, pop_submittal, submittal_options
 from capacitysim.errors import InputError
 
 
@@ -41,8 +41,10 @@ def _peaking(value: str) -> str | float:
 @click.option("--work-dir", type=click.Path(file_okay=False),
               help="Keep the runs' files here, relative or absolute (default: a temporary folder, removed at the end).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write the HTML report here.")
+@submittal_options
 @json_option
-def capacity(model_path, storm, connects, peaking, remediates, criteria_file, plant, spinup_hr, work_dir, report_path, as_json):
+def capacity(model_path, storm, connects, peaking, remediates, criteria_file, plant, spinup_hr, work_dir, report_path, as_json,
+             **submittal):
     """Capacity demonstration: SWMM before and after new connections and/or I/I remediation.
 
     Prints the verdict (pass | fail | untrusted) and the failed checks; exit code 0 for pass,
@@ -61,8 +63,9 @@ def capacity(model_path, storm, connects, peaking, remediates, criteria_file, pl
     pk = _peaking(peaking)
     conns = [parse_connection(c, pk) for c in connects]
     criteria = Criteria.from_dict(read_toml(criteria_file), criteria_file) if criteria_file else Criteria()
+    sub = pop_submittal(submittal)
     d = run_demonstration(model_path, connections=conns, remediations=list(remediates), storm=storm,
-                          criteria=criteria, work_dir=work_dir, plant=plant, spinup_hr=spinup_hr)
+                          criteria=criteria, work_dir=work_dir, plant=plant, spinup_hr=spinup_hr, submittal=sub)
     with d:  # the temporary run folder goes when the command ends (kept with --work-dir)
         _print_capacity(d, report_path, as_json)
     if d.verdict != "pass":

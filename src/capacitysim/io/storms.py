@@ -21,7 +21,7 @@ from capacitysim.io.files import bundled_dir, check_keys, path_exists, quoted, r
 _REQUIRED = {"depth_in", "distribution", "source"}
 #: Default time step of a storm file [min] (the 0.1-h step of the NRCS tabulations).
 DEFAULT_DT_MIN = 6.0
-_OPTIONAL = {"name", "location", "return_period_yr", "duration_hr", "dt_min"}
+_OPTIONAL = {"name", "location", "return_period_yr", "duration_hr", "dt_min", "purpose"}
 #: Longest return period a storm file may state [yr]: published frequency estimates (NOAA Atlas 14)
 #: stop at 1,000 years; 10,000 leaves room for a probable-maximum study, and more is a typing error.
 MAX_RETURN_PERIOD_YR = 10_000.0
@@ -40,6 +40,8 @@ class StormSpec:
     location: str = ""
     return_period_yr: float | None = None
     path: str = ""
+    #: What the storm is prescribed for, and by whom (e.g. quantifying inflow credits, Table 174-19.2).
+    purpose: str = ""
 
     def hyetograph(self) -> xr.DataArray:
         """Incremental rainfall [in] per step (see :func:`capacitysim.hydrology.design_storm`)."""
@@ -118,6 +120,7 @@ def load_storm(ref: str | os.PathLike) -> StormSpec:
         location=require_text(where, "location", data.get("location", "")),
         return_period_yr=return_period,
         path=str(path),
+        purpose=require_text(where, "purpose", data.get("purpose", "")),
     )
     try:
         design_storm_depths(spec.depth_in, spec.distribution, spec.dt_min, spec.duration_hr)  # the checks, no xarray

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from capacitysim.report.html import HtmlReport, new_figure
+from capacitysim.report.html import HtmlReport, file_label, new_figure
 
 
 def _num(x) -> float:
@@ -40,6 +40,7 @@ def write_report(result, path) -> Path:
     scenario = doc.get("scenario", {})
     rep = HtmlReport("Sewer capacity demonstration",
                      f"Model {model_name}; design storm: {storm_label}; verdict: {verdict.upper()}")
+    rep.submittal(doc.get("submittal"))
     rep.heading("Purpose")
     rep.paragraph("Demonstration of adequate hydraulic capacity in the sewage collection system for a new or modified "
                   "sewer connection and the I/I remediation offsetting it, by SWMM runs of the network before and after "
@@ -52,7 +53,8 @@ def write_report(result, path) -> Path:
                  "2.1 in; sump pumps 5 gpm; roof drains by TR-55); Table 174-19.3 (CN 98 for roofs).")
     rep.heading("Inputs")
     sim = doc["simulation"]
-    items = [("model", doc["model"]), ("plant outfall", doc["plant"] or "none (check skipped)"),
+    items = [("model", file_label(doc.get("model_file") or doc["model"], doc.get("model_sha256"))),
+             ("plant outfall", doc["plant"] or "none (check skipped)"),
              ("rainfall", storm_label),
              ("simulated", f"{sim['start']} to {sim['end']}; reported from {sim['report_start']} "
                            f"({sim['spinup_policy']})")]
@@ -81,7 +83,18 @@ def write_report(result, path) -> Path:
         items.append((f"disconnected inflow sources in {('basin ' + r['basin']) if r['basin'] else 'the node list'}",
                       "; ".join(what) + f"; {len(r['nodes'])} nodes; in the BEFORE model only"))
     rep.key_values(items)
-    rep.heading("Criteria")
+    storm_rec = doc.get("storm_record")
+    if storm_rec:
+        rep.heading("Design storm")
+        rows = [("storm", storm_rec["name"])]
+        if storm_rec.get("depth_in") is not None:
+            rows += [("depth [in], distribution, duration [h]",
+                      f"{storm_rec['depth_in']:g}, Type {storm_rec['distribution']}, {storm_rec['duration_hr']:g}"),
+                     ("source of the depth", storm_rec.get("source") or "-")]
+        if storm_rec.get("file"):
+            rows.append(("storm file", file_label(storm_rec["file"], storm_rec.get("sha256"))))
+        rep.key_values(rows)
+        rep.paragraph("Program interpretation (confirm with the bank administrator): " + storm_rec["policy"] + ".", "untrusted")
     c = doc["criteria"]
     rep.key_values([
         ("flooding", f"no new or increased flooding (tolerance {c['flooding_tol_cf']:g} ft3)"),
@@ -118,7 +131,7 @@ def write_report(result, path) -> Path:
     files = doc.get("external_files") or []
     if files:
         rep.heading("Files")
-        rep.table(["file", "kind", "use", "SHA-256"],
+        rep.table(["file", "kind", "use", "SHA-256"],  # names only: never the machine's absolute paths
                   [[f["name"], f["kind"], f["verb"].lower(), f["sha256"] or ("written in the run's folder" if f["verb"] == "SAVE" else "MISSING")]
                    for f in files])
     if doc["injections"]:

@@ -81,6 +81,10 @@ class Demonstration:
     hydrographs: list[dict] = field(default_factory=list)
     #: The flow path from the first connection to the plant with elevations and max HGL before and after.
     profile: list[dict] | None = None
+    #: The design storm (name, depth, distribution, source, what it is prescribed for, file and SHA-256).
+    storm_record: dict | None = None
+    #: Who submits what (capacitysim.io.submittal.Submittal), on the document and the report.
+    submittal: object = None
 
     def __post_init__(self):
         if self.work_dir is not None and not self.keep_files:
@@ -204,7 +208,7 @@ def choose_plant(model: SwmmInp, plant: str | None) -> tuple[str | None, str | N
 
 def run_demonstration(model_path, *, connections=(), remediations=(), storm=None, criteria: Criteria | None = None,
                       work_dir=None, outlets=None, plant=None, parallel: bool = True, extra_edits=(),
-                      spinup_hr: float | None = None) -> Demonstration:
+                      spinup_hr: float | None = None, submittal=None) -> Demonstration:
     """Run the before and after scenarios and judge them.
 
     Parameters
@@ -222,7 +226,10 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         model only (the scenario record lists them under ``removed_sources``).
     storm : str, path, StormSpec or Storm, optional
         The design storm (a bundled name or a TOML file); both runs get it, on every rain gauge,
-        starting at the model's own (reporting) start. ``None`` keeps the model's own rainfall.
+        starting at the model's own (reporting) start. ``None`` keeps the model's own rainfall. The
+        storm of a capacity demonstration is set by the connection application program (credit bank
+        section H(2)); Table 174-19.2's 1-year 24-hour 2.1 in Type II storm is prescribed for
+        quantifying inflow credits (:data:`STORM_POLICY`, shown in the document and the report).
     criteria : Criteria
     work_dir : path, optional
         Folder for the runs, kept (relative or absolute). Default: a temporary folder removed by
@@ -234,6 +241,8 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         :func:`~capacitysim.network.scenario.default_spinup_hr`: 6 h, or 0 for a model that sets
         its own initial state; 0 runs the model's period as it is). The model's own period is
         simulated and reported whole.
+    submittal : Submittal, optional
+        The submittal identification (project number, applicant, engineer of record...).
     """
     criteria = criteria or Criteria()
     model_path = bundled_model_path(model_path)
@@ -249,7 +258,8 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         canon.append(replace(c, node=n))
     conns = canon
     rems = [parse_remediation(r, basins, model) if isinstance(r, str) else r for r in remediations]
-    storm_edit, storm_name = _storm_edit(storm)
+    storm_edit, storm_record = _storm_edit(storm)
+    storm_name = None if storm_record is None else storm_record["name"]
     if not conns and not rems and not extra_edits:
         raise InputError("nothing to demonstrate: give at least one connection (--connect) or remediation (--remediate)")
     if spinup_hr is None:
@@ -324,7 +334,8 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
     if plant_id:
         shown_points.append(("the plant", plant_id))
     return Demonstration(Path(model_path), verdict, before, after, runs, checks, criteria, record, basins,
-                         plant_id, conns, storm_name, injections, warnings_, untrusted, wd, keep,
+                         plant_id, conns, storm_name, injections, warnings_, untrusted, wd, keep, storm_record=storm_record,
+                         submittal=submittal,
                          hydrographs=_hydrographs(runs, shown_points),
                          profile=_profile(model, conns[0].node, plant_id, before, after) if conns and plant_id else None)
 
@@ -364,16 +375,9 @@ def _profile(model: SwmmInp, start: str, end: str, before: xr.Dataset, after: xr
 def model_files(model: SwmmInp) -> list[dict]:
     """The model file and every external file it names, with SHA-256 of those that exist (SAVE targets are
     redirected into the run's folder, so only named)."""
-    import hashlib
-
     from capacitysim.network.inp_text import external_files
 
-    def sha(path):
-        try:
-            return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-        except OSError:
-            return None
-
+    sha = _sha256
     out = [{"section": "", "verb": "MODEL", "kind": "MODEL", "name": model.path.name, "path": str(model.path.resolve()),
             "sha256": sha(model.path)}]
     for f in external_files("\n".join(model.lines), model.path.resolve().parent):
@@ -511,15 +515,35 @@ def scenario_edits(model: SwmmInp, storm: Storm | None, connections=(), remediat
     return before, after
 
 
+#: What a capacity demonstration's design storm is, when its storm file does not say (BJC credit bank H).
+STORM_POLICY = ("the storm of a capacity demonstration is set by the connection application program (credit bank "
+                "section H(2)); Table 174-19.2 prescribes the 1-year 24-hour 2.1 in Type II storm for quantifying "
+                "inflow credits only: program interpretation, confirm with the bank administrator")
+
+
 def _storm_edit(storm):
+    """(the scenario edit, the storm record of the result document) of a storm argument."""
     if storm is None:
         return None, None
     if isinstance(storm, Storm):
-        return storm, storm.name
+        return storm, {"name": storm.name, "policy": STORM_POLICY}
     from capacitysim.io.storms import StormSpec, load_storm
 
     spec = storm if isinstance(storm, StormSpec) else load_storm(storm)
-    return Storm.from_spec(spec), spec.name
+    record = {"name": spec.name, "depth_in": spec.depth_in, "distribution": spec.distribution, "duration_hr": spec.duration_hr,
+              "return_period_yr": spec.return_period_yr, "source": spec.source, "purpose": spec.purpose,
+              "file": Path(spec.path).name if spec.path else None,
+              "sha256": _sha256(spec.path) if spec.path else None, "policy": STORM_POLICY}
+    return Storm.from_spec(spec), record
+
+
+def _sha256(path) -> str | None:
+    import hashlib
+
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 # --------------------------------------------------------------------------- judging
@@ -585,7 +609,11 @@ def demonstration_json(d: Demonstration) -> dict:
              for i, n in enumerate(b.node.values)]
     checks = [{**ch.to_dict(), "element": display_name(ch.element)} for ch in d.checks]
     sim = d.scenario.get("simulation", {})
-    return {"kind": "capacity-demonstration", "verdict": d.verdict, "model": str(d.model), "storm": d.storm_name or "model rainfall", "plant": d.plant,
+    model_file = next((f for f in d.scenario.get("external_files", []) if f.get("verb") == "MODEL"), None)
+    return {"kind": "capacity-demonstration", "verdict": d.verdict, "model": str(d.model),
+            "model_file": d.model.name, "model_sha256": None if model_file is None else model_file.get("sha256"),
+            "submittal": d.submittal.to_dict() if d.submittal is not None else None,
+            "storm": d.storm_name or "model rainfall", "storm_record": _jsonable(d.storm_record), "plant": d.plant,
             "simulation": {"start": sim.get("start"), "end": sim.get("end"), "report_start": sim.get("report_start"),
                            "spinup_hr": sim.get("spinup_hr"), "spinup_policy": sim.get("spinup_policy")},
             "rainfall_simulated_in": _f(b.attrs.get("rainfall_simulated_in", math.nan)),
