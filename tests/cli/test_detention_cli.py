@@ -1,7 +1,9 @@
 """capacitysim detention: JSON keys, report, and bad input as exit 2 with one line."""
 
+import hashlib
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -30,7 +32,7 @@ def test_json_keys(run_cli, tmp_path):
 def test_table_output(run_cli):
     r = run_cli("detention", str(SITES / "alteration.toml"), "--no-swmm")
     assert r.exit_code == 0
-    assert "release rate" in r.stdout and "PASS" in r.stdout
+    assert "release rate" in r.stdout and "PASS under unverified values" in r.stdout
 
 
 OPEN = (SITES / "open-bottom-infiltration.toml").read_text()
@@ -117,7 +119,8 @@ def test_unstated_points_of_discharge_is_a_condition_not_a_pass(run_cli, tmp_pat
     out = json.loads(r.stdout)
     row = next(c for c in out["checks"] if c["criterion"] == "New points of discharge")
     assert row["result"] == "confirm"
-    assert any("no new points of discharge" in c for c in out["conditions"])
+    cond = next(c for c in out["conditions"] if "no new points of discharge" in c["text"])
+    assert cond["citation"] == "15 RCNY § 31-03(a)(2)"
 
 
 # --- issue 12: no input clobbered, no traceback, no runaway ------------------------------------------
@@ -279,3 +282,230 @@ def test_rule_set_extends_cycle_is_refused(run_cli, tmp_path):
     (tmp_path / "self.toml").write_text(f'extends = "{tmp_path / "self.toml"}"\n')
     r = run_cli("detention", str(SITES / "new-building.toml"), "--no-swmm", "--rule", str(tmp_path / "self.toml"))
     assert r.exit_code == 2 and "extends loops back" in _one_error_line(r.stderr)
+
+
+# --- issue 14 items 11-14: conditions, master plans, alteration kinds, qualified verdicts, exit codes, submittal ---
+
+#: The rule-set tables the new-building design reads that nyc-2012 does not mark verified: the design
+#: intensity (Allowable Flow), the 10-year curve (volume), the orifice coefficient (the site gives none)
+#: and the rational hydrographs (Tc and durations). weir_coefficient (no weir) and design_storm_10yr_24h
+#: (no SCS hydrograph) are unverified too but not used, so they do not qualify the verdict.
+NEW_BUILDING_UNVERIFIED = ["design_intensity_in_hr", "idf_10yr", "orifice_discharge_coefficient", "rational_hydrograph"]
+
+
+def _verified_rules(tmp_path):
+    """A user rule set extending nyc-2012 that vouches for the four values (same numbers, verified = true)."""
+    p = tmp_path / "verified.toml"
+    p.write_text('extends = "nyc-2012"\n' + "".join(
+        f'[{name}]\nsource = "checked against the primary text by the engineer of record"\nverified = true\n'
+        for name in NEW_BUILDING_UNVERIFIED))
+    return p
+
+
+def test_infeasible_design_exits_1_and_still_prints_the_json(run_cli, tmp_path):
+    """Item 13: a FAIL exits 1 (it exited 0). By hand the new building needs V = 60 (sqrt(Cw A a) -
+    sqrt(b Q))^2 = 60 x (9.11623 - 1.93649)^2 = 3,092.9 ft3 (tests/workflows/test_detention.py); a
+    10 x 10 x 4 ft tank holds 400 ft3, so no orifice both keeps 0.25 cfs and does not overtop."""
+    p = tmp_path / "small.toml"
+    p.write_text(BASE.replace("length_ft = 40.0", "length_ft = 10.0").replace("width_ft = 30.0", "width_ft = 10.0"))
+    r = run_cli("detention", str(p), "--no-swmm", "--json")
+    assert r.exit_code == 1, r.output
+    out = json.loads(r.stdout)
+    assert out["verdict"] == "fail" and out["feasible"] is False
+    assert out["storage_provided_cf"] == pytest.approx(400.0) and out["required_volume_cf"] == pytest.approx(3092.9, abs=0.5)
+    assert out["verdict_qualified"].startswith("fail under unverified values: ")
+    r = run_cli("detention", str(p), "--no-swmm")
+    assert r.exit_code == 1 and "FAIL" in r.stdout and "infeasible" in r.stdout
+
+
+def test_passing_design_exits_0(run_cli):
+    r = run_cli("detention", str(SITES / "new-building.toml"), "--no-swmm", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["verdict"] == "pass"
+
+
+def test_conditions_hold_the_31_04_a_8_obligations_with_citations(run_cli):
+    """Item 11. 15 RCNY § 31-04(a)(8): "... must be properly maintained throughout the useful life of the
+    system and maintenance records maintained ... shall be made binding in a deed restriction or other
+    form satisfactory to DEP. Three years after the date of approval ... and every three years thereafter
+    the operation of the system shall be inspected by a licensed professional engineer, a registered
+    architect or a licensed master plumber. Such architect, engineer or master plumber shall submit
+    certification to DEP that the system is free of debris and sediments, that its orifice is
+    unobstructed and flowing ..." - each obligation a JSON record with its citation."""
+    out = json.loads(run_cli("detention", str(SITES / "new-building.toml"), "--no-swmm", "--json").stdout)
+    assert all(set(c) == {"text", "citation"} and c["text"] and c["citation"] for c in out["conditions"])
+    a8 = [c for c in out["conditions"] if "§ 31-04(a)(8)" in c["citation"]]
+    assert len(a8) == 3
+    text = " ".join(c["text"] for c in a8)
+    for needle in ("maintenance records", "deed restriction", "Three years after approval and every three years",
+                   "licensed professional engineer, registered architect or licensed master plumber",
+                   "free of debris and sediments", "orifice is unobstructed and flowing"):
+        assert needle in text, needle
+
+
+PHASED = BASE.replace('receiving_sewer = "combined"\n', 'receiving_sewer = "combined"\nphased = true\n')
+
+
+@pytest.mark.parametrize("flag", ["phased = true", "subdivision = true"])
+def test_phased_or_subdivided_without_master_plan_refused_exit_3(run_cli, tmp_path, flag):
+    """Item 11. The 2012 Statement of Basis and Purpose: systems "for developments that include multiple
+    construction phases or subdivision of lots must be submitted to DEP for review and approval as a
+    master/phased plan site connection application proposal". The rule text read has no section saying
+    it, so the refusal is the named policy MASTER_PLAN_REQUIRED, marked as a program interpretation."""
+    p = tmp_path / "phased.toml"
+    p.write_text(BASE.replace('receiving_sewer = "combined"\n', f'receiving_sewer = "combined"\n{flag}\n'))
+    r = run_cli("detention", str(p), "--no-swmm")
+    assert r.exit_code == 3, r.output
+    line = _one_error_line(r.stderr)
+    assert "master/phased plan" in line and flag in line
+    assert "MASTER_PLAN_REQUIRED" in line and "program interpretation — confirm with DEP" in line
+
+
+def test_phased_with_master_plan_is_designed_with_the_plan_as_a_condition(run_cli, tmp_path):
+    p = tmp_path / "phased.toml"
+    p.write_text(PHASED.replace("phased = true\n", 'phased = true\nmaster_plan = "MP-2024-017"\n'))
+    r = run_cli("detention", str(p), "--no-swmm", "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    row = next(c for c in out["checks"] if c["criterion"] == "Master/phased plan")
+    assert row["result"] == "confirm" and row["value"] == "MP-2024-017"
+    assert any("MP-2024-017" in c["text"] and "MASTER_PLAN_REQUIRED" in c["citation"] for c in out["conditions"])
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        (PHASED.replace("phased = true", 'phased = "yes"'), "phased must be true or false"),
+        (BASE.replace('receiving_sewer = "combined"\n', 'receiving_sewer = "combined"\nmaster_plan = "MP-1"\n'),
+         "master_plan is only for a phased or subdivided development"),
+        (PHASED.replace("phased = true\n", 'phased = true\nmaster_plan = " "\n'), "master_plan must be a non-empty string"),
+        (BASE.replace('receiving_sewer = "combined"\n', 'receiving_sewer = "combined"\nalteration_type = "impervious_increase"\n'),
+         'alteration_type is only for kind = "alteration"'),
+        (ALT.replace('alteration_type = "horizontal_enlargement"', "alteration_type = 3"), "alteration_type must be a non-empty string"),
+    ],
+)
+def test_bad_new_site_keys_exit_2(run_cli, tmp_path, text, needle):
+    p = tmp_path / "bad.toml"
+    p.write_text(text)
+    r = run_cli("detention", str(p), "--no-swmm")
+    assert r.exit_code == 2, r.output
+    assert needle in _one_error_line(r.stderr)
+
+
+def test_alteration_of_a_kind_the_rule_does_not_cover_is_refused_exit_3(run_cli, tmp_path):
+    """Item 11. 15 RCNY § 31-03(a): the release rate applies to "alterations as defined in the
+    Construction/Plumbing Codes and related requirements for any horizontal building enlargement or any
+    proposed increase in impervious surfaces" - an interior renovation is neither."""
+    p = tmp_path / "alt.toml"
+    p.write_text(ALT.replace('alteration_type = "horizontal_enlargement"', 'alteration_type = "interior_renovation"'))
+    r = run_cli("detention", str(p), "--no-swmm")
+    assert r.exit_code == 3, r.output
+    line = _one_error_line(r.stderr)
+    assert "15 RCNY § 31-03(a)" in line and "'interior_renovation'" in line
+    assert "allowed: horizontal_enlargement, impervious_increase" in line
+
+
+@pytest.mark.parametrize("kind", ["horizontal_enlargement", "impervious_increase"])
+def test_alteration_of_a_covered_kind_passes_its_check(run_cli, tmp_path, kind):
+    p = tmp_path / "alt.toml"
+    p.write_text(ALT.replace('"horizontal_enlargement"', f'"{kind}"'))
+    out = json.loads(run_cli("detention", str(p), "--no-swmm", "--json").stdout)
+    row = next(c for c in out["checks"] if c["criterion"] == "Alteration covered by the release rate")
+    assert row["result"] == "pass" and row["citation"].startswith("15 RCNY § 31-03(a)")
+    assert not any("alteration_type" in c["text"] for c in out["conditions"])
+
+
+def test_alteration_without_its_kind_is_a_condition_to_confirm(run_cli, tmp_path):
+    """§ 31-03(a) makes the kind of alteration the scope of the release rate, not an input of it: the
+    proration of (a)(2) is the same for both kinds. Unstated, the design is computed and the reviewer
+    confirms the kind (a "confirm" check and a condition), as for an unstated receiving sewer."""
+    p = tmp_path / "alt.toml"
+    p.write_text(ALT.replace('alteration_type = "horizontal_enlargement"', ""))
+    r = run_cli("detention", str(p), "--no-swmm", "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    row = next(c for c in out["checks"] if c["criterion"] == "Alteration covered by the release rate")
+    assert row["result"] == "confirm" and row["value"] == "not stated"
+    cond = next(c for c in out["conditions"] if "alteration_type" in c["text"])
+    assert cond["citation"].startswith("15 RCNY § 31-03(a)")
+
+
+def test_pass_under_unverified_values_in_text_json_and_report(run_cli, tmp_path):
+    """Item 12: with the bundled rule set the new building passes, but on four values nyc-2012 marks
+    verified = false; the text, the JSON and the report say so instead of a bare PASS."""
+    report = tmp_path / "r.html"
+    r = run_cli("detention", str(SITES / "new-building.toml"), "--no-swmm", "--report", str(report))
+    assert r.exit_code == 0
+    expected = "PASS under unverified values: " + ", ".join(NEW_BUILDING_UNVERIFIED)
+    assert re.search(rf"^status +{re.escape(expected)}$", r.stdout, re.MULTILINE)
+    assert f"Result: {expected}</p>" in report.read_text()
+    out = json.loads(run_cli("detention", str(SITES / "new-building.toml"), "--no-swmm", "--json").stdout)
+    assert out["verdict"] == "pass" and out["verdict_qualified"] == "pass under unverified values: " + ", ".join(NEW_BUILDING_UNVERIFIED)
+    assert out["unverified_values_used"] == NEW_BUILDING_UNVERIFIED
+    assert {"weir_coefficient", "design_storm_10yr_24h"} <= set(out["unverified_rule_values"])
+
+
+def test_a_user_rule_set_that_verifies_the_values_gives_a_bare_pass(run_cli, tmp_path):
+    """The same numbers, each table overridden with its source and verified = true (RuleSet keeps an
+    override's flag as written): nothing qualifies the verdict any more."""
+    rules = _verified_rules(tmp_path)
+    report = tmp_path / "r.html"
+    r = run_cli("detention", str(SITES / "new-building.toml"), "--no-swmm", "--rule", str(rules), "--report", str(report))
+    assert r.exit_code == 0, r.output
+    assert re.search(r"^status +PASS$", r.stdout, re.MULTILINE) and "under unverified values" not in r.stdout
+    html = report.read_text()
+    assert '<p class="pass">Result: PASS</p>' in html and "under unverified values" not in html
+    out = json.loads(run_cli("detention", str(SITES / "new-building.toml"), "--no-swmm", "--rule", str(rules), "--json").stdout)
+    assert out["verdict_qualified"] == "pass" and out["unverified_values_used"] == []
+    # the same required volume: only the flags changed
+    base = json.loads(run_cli("detention", str(SITES / "new-building.toml"), "--no-swmm", "--json").stdout)
+    assert out["required_volume_cf"] == base["required_volume_cf"]
+
+
+def test_submittal_in_json_and_report_and_no_machine_paths(run_cli, tmp_path):
+    """Item 14: the site file's [submittal], overridden by the CLI options, is in the JSON and at the top
+    of the report; the report names the site and rule-set files by name and SHA-256, never by the
+    absolute path of this machine (neither tmp_path nor the checkout)."""
+    site = tmp_path / "site.toml"
+    site.write_text(BASE.replace('project_number = "EXAMPLE-SCP-0001"', 'project_number = "SCP-2024-0456"'))
+    rules = _verified_rules(tmp_path)
+    report = tmp_path / "report.html"
+    r = run_cli("detention", str(site), "--no-swmm", "--rule", str(rules), "--report", str(report), "--json",
+                "--engineer", "Jane Roe, P.E.", "--engineer-license", "087654", "--bbl", "3-123-45", "--applicant", "Acme LLC")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["submittal"] == {"project_number": "SCP-2024-0456", "applicant": "Acme LLC", "engineer": "Jane Roe, P.E.",
+                                "engineer_license": "087654", "site_address": "120 Example Street, Brooklyn, NY",
+                                "bbl": "3-00123-0045", "plant": None, "spdes_permit": None}
+    site_sha = hashlib.sha256(site.read_bytes()).hexdigest()
+    bundled = ROOT / "src" / "capacitysim" / "data" / "rules" / "nyc-2012.toml"
+    assert out["site_sha256"] == site_sha
+    assert out["rule_set_files"] == [{"file": "verified.toml", "sha256": hashlib.sha256(rules.read_bytes()).hexdigest()},
+                                     {"file": "nyc-2012.toml", "sha256": hashlib.sha256(bundled.read_bytes()).hexdigest()}]
+    html = report.read_text()
+    head = html[: html.index("Result:")]
+    for value in ("SCP-2024-0456", "Acme LLC", "Jane Roe, P.E.", "087654", "3-00123-0045", "120 Example Street, Brooklyn, NY"):
+        assert value in head, value
+    assert f"site.toml (SHA-256 {site_sha})" in html
+    assert f"verified.toml (SHA-256 {out['rule_set_files'][0]['sha256']})" in html
+    assert f"nyc-2012.toml (SHA-256 {out['rule_set_files'][1]['sha256']})" in html
+    assert str(tmp_path) not in html and str(ROOT) not in html and str(ROOT.resolve()) not in html
+
+
+def test_submittal_file_option_and_text_output(run_cli, tmp_path):
+    sub = tmp_path / "sub.toml"
+    sub.write_text('[submittal]\nproject_number = "SCP-9"\nengineer = "R. Doe"\n')
+    r = run_cli("detention", str(SITES / "new-building.toml"), "--no-swmm", "--submittal", str(sub), "--project-number", "SCP-10")
+    assert r.exit_code == 0, r.output
+    assert re.search(r"^project / application number +SCP-10$", r.stdout, re.MULTILINE) and "R. Doe" in r.stdout
+    assert "Example Owner LLC" in r.stdout  # from the site file, not replaced by the file's table
+    r = run_cli("detention", str(SITES / "new-building.toml"), "--no-swmm", "--submittal", str(sub), "--report", str(sub))
+    assert r.exit_code == 2 and "is an input of this command" in _one_error_line(r.stderr)
+    r = run_cli("detention", str(SITES / "new-building.toml"), "--no-swmm", "--bbl", "9-1-1")
+    assert r.exit_code == 2 and "bbl" in _one_error_line(r.stderr)
+
+
+def test_bad_submittal_table_in_the_site_file_exit_2(run_cli, tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text(BASE.replace('project_number = "EXAMPLE-SCP-0001"', 'project = "x"'))
+    r = run_cli("detention", str(p), "--no-swmm")
+    assert r.exit_code == 2 and "unknown key(s) project" in _one_error_line(r.stderr)

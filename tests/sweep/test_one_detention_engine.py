@@ -68,6 +68,14 @@ def _refused_variants(rules):
     yield "separate sewer", dataclasses.replace(site, receiving_sewer="separate")
     alt = load_site(ROOT / "models" / "sites" / "alteration.toml", rules)
     yield "new point of discharge", dataclasses.replace(alt, new_points_of_discharge=1)
+    # 15 RCNY § 31-03(a): alterations "for any horizontal building enlargement or any proposed increase in
+    # impervious surfaces" only
+    yield "alteration of another kind", dataclasses.replace(alt, alteration_type="interior_renovation")
+    # named policy MASTER_PLAN_REQUIRED (2012 Statement of Basis and Purpose: phased or subdivided
+    # developments are reviewed "as a master/phased plan site connection application proposal")
+    new = load_site(ROOT / "models" / "sites" / "new-building.toml", rules)
+    yield "phased without master plan", dataclasses.replace(new, phased=True)
+    yield "subdivided without master plan", dataclasses.replace(new, subdivision=True)
 
 
 def test_refusals_are_the_same(rules):
@@ -79,7 +87,7 @@ def test_refusals_are_the_same(rules):
             _block(site, rules)
         assert str(one.value) == str(block.value), what
         seen += 1
-    assert seen == 5
+    assert seen == 8
     assert isinstance(Infiltration, type)
 
 
@@ -97,3 +105,28 @@ def test_refused_site_refuses_the_sweep_command(tmp_path):
     assert a.exit_code == 3 and b.exit_code == 3, (a.output, b.output)
     assert "in situ" in a.output and "in situ" in b.output
     assert not (tmp_path / "out.zarr").exists()
+
+
+def test_phased_site_without_master_plan_refuses_detention_and_the_sweep(tmp_path):
+    """Item 11: a phased development without a master plan reference is refused by `detention` and by a
+    detention sweep alike (exit 3, the same words: site_refusals runs in design_batch and before the
+    sweep's first block); no store is left."""
+    text = (ROOT / "models" / "sites" / "new-building.toml").read_text(encoding="utf-8")
+    site = tmp_path / "phased.toml"
+    site.write_text(text.replace('receiving_sewer = "combined"\n', 'receiving_sewer = "combined"\nphased = true\n'), encoding="utf-8")
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text(f'site = "{site}"\n[grid]\nlength_ft = [30.0, 40.0]\n', encoding="utf-8")
+    runner = CliRunner()
+    a = runner.invoke(cli, ["detention", str(site), "--no-swmm"])
+    b = runner.invoke(cli, ["sweep", "run", str(sweep), "--out", str(tmp_path / "out.zarr"), "--workers", "0", "--no-progress"])
+    assert a.exit_code == 3 and b.exit_code == 3, (a.output, b.output)
+    for r in (a, b):
+        assert "master/phased plan" in r.output and "MASTER_PLAN_REQUIRED" in r.output
+    assert a.stderr.strip() == b.stderr.strip()
+    assert not (tmp_path / "out.zarr").exists()
+    # with the plan's reference both run
+    site.write_text(site.read_text(encoding="utf-8").replace("phased = true\n", 'phased = true\nmaster_plan = "MP-1"\n'),
+                    encoding="utf-8")
+    assert runner.invoke(cli, ["detention", str(site), "--no-swmm"]).exit_code == 0
+    b = runner.invoke(cli, ["sweep", "run", str(sweep), "--out", str(tmp_path / "out.zarr"), "--workers", "0", "--no-progress"])
+    assert b.exit_code == 0, b.output

@@ -204,3 +204,54 @@ def test_new_building_numbers_by_hand(rules):
     assert n["required_volume_cf"] == pytest.approx(3092.9, abs=0.5)
     assert n["storage_provided_cf"] == pytest.approx(4800.0, rel=1e-12)
     assert all(c.result == "pass" for c in res.checks)
+
+
+# --- issue 14 items 11-12: conditions with citations, refusals in the one engine, the qualified verdict ---
+def test_conditions_are_records_ending_with_the_31_04_a_8_obligations(rules):
+    """Every condition is ``{"text", "citation"}``; the owner's three obligations of 15 RCNY § 31-04(a)(8)
+    (maintenance and records; deed restriction; triennial inspection and certification by "a licensed
+    professional engineer, a registered architect or a licensed master plumber") close the list."""
+    from capacitysim.rules.nyc_stormwater import MAINTENANCE_OBLIGATIONS
+
+    res = design_site(load_site(SITES / "open-bottom-infiltration.toml", rules), rules, swmm=False)
+    assert all(set(c) == {"text", "citation"} for c in res.conditions)
+    assert res.conditions[-3:] == list(MAINTENANCE_OBLIGATIONS)
+    assert all(c["citation"].startswith("15 RCNY § 31-04(a)(8)") for c in MAINTENANCE_OBLIGATIONS)
+    infiltration = next(c for c in res.conditions if "infiltration credit" in c["text"])
+    assert infiltration["citation"] == "15 RCNY § 31-03(a)(3)"
+    assert res.to_dict()["conditions"] == res.conditions
+
+
+def test_refusals_of_items_11_are_in_the_engine(rules):
+    """design_batch (the engine of `detention` and of sweeps) refuses an alteration of another kind
+    (§ 31-03(a)) and a phased site without a master plan (named policy MASTER_PLAN_REQUIRED)."""
+    import dataclasses
+
+    from capacitysim.workflows.detention import design_batch
+
+    alt = load_site(SITES / "alteration.toml", rules)
+    with pytest.raises(RefusedError, match=r"15 RCNY § 31-03\(a\) applies to alterations"):
+        design_batch(dataclasses.replace(alt, alteration_type="facade_repair"), rules)
+    new = load_site(SITES / "new-building.toml", rules)
+    with pytest.raises(RefusedError, match="program interpretation — confirm with DEP"):
+        design_batch(dataclasses.replace(new, subdivision=True), rules)
+    ok = design_batch(dataclasses.replace(new, subdivision=True, master_plan="MP-7"), rules)
+    assert ok.passed[0]
+
+
+def test_verdict_is_qualified_by_the_unverified_values_used(rules, tmp_path):
+    """The scs-tank sweep site gives tc_min, so the SCS design storm (unverified) is used and the rational
+    hydrographs are not; a site giving its own discharge coefficient does not use the rule set's."""
+    from capacitysim.workflows.detention import rule_values_used
+
+    scs = load_site(ROOT / "models" / "sweeps" / "sites" / "scs-tank.toml", rules)
+    used = rule_values_used(scs, rules)
+    assert "design_storm_10yr_24h" in used and "rational_hydrograph" not in used
+    res = design_site(scs, rules, swmm=False)
+    assert res.unverified_values_used == ["design_intensity_in_hr", "idf_10yr", "orifice_discharge_coefficient", "design_storm_10yr_24h"]
+    assert res.verdict_qualified == f"{res.status} under unverified values: " + ", ".join(res.unverified_values_used)
+    p = tmp_path / "cd.toml"
+    p.write_text((SITES / "new-building.toml").read_text().replace("orifice_invert_ft = 0.0", "orifice_invert_ft = 0.0\ndischarge_coefficient = 0.6"))
+    own = design_site(load_site(p, rules), rules, swmm=False)
+    assert own.unverified_values_used == ["design_intensity_in_hr", "idf_10yr", "rational_hydrograph"]
+    assert own.to_dict()["verdict"] == own.status  # the plain verdict is unchanged

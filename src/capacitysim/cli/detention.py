@@ -1,11 +1,24 @@
-"""CLI: ``capacitysim detention SITE.toml`` - NYC detention design (15 RCNY § 31-03)."""
+"""CLI: ``capacitysim detention SITE.toml`` - NYC detention design (15 RCNY § 31-03).
+
+Exit codes: 0 the design passes; 1 it fails (infeasible, a failed check, SWMM disagreeing), the
+table or JSON still printed; 2 bad input (one line naming the field, the value and what is allowed);
+3 refused by the rules (one line citing the section or the named policy).
+"""
 
 from __future__ import annotations
 
 import click
 
 from capacitysim.cli import cli
-from capacitysim.cli.common import check_output, emit_json, emit_table, fmt, json_option
+from capacitysim.cli.common import (
+    check_output,
+    emit_json,
+    emit_table,
+    fmt,
+    json_option,
+    pop_submittal,
+    submittal_options,
+)
 
 
 @cli.command()
@@ -13,29 +26,43 @@ from capacitysim.cli.common import check_output, emit_json, emit_table, fmt, jso
 @click.option("--rule", "rule", default="nyc-2012", show_default=True, help="Rule set: a bundled name or a TOML file (extends = \"nyc-2012\").")
 @click.option("--report", "report", help="Write the HTML report here (a new file or a plain file; never an input, a link or a folder).")
 @click.option("--no-swmm", is_flag=True, help="Skip the SWMM check.")
+@submittal_options
 @json_option
-def detention(site_file, rule, report, no_swmm, as_json):
-    """Size the detention system and orifice of a NYC site (release rate, volume, routing, SWMM check)."""
+def detention(site_file, rule, report, no_swmm, as_json, **submittal):
+    """Size the detention system and orifice of a NYC site (release rate, volume, routing, SWMM check).
+
+    Exit code 0 when the design passes, 1 when it fails (the result is still printed), 2 for bad
+    input, 3 when the rules refuse the site. The submittal identification comes from the site file's
+    [submittal] table, overridden by --submittal FILE, overridden by the single options.
+    """
     from capacitysim.io.site_files import load_rule_set, load_site
-    from capacitysim.report.detention import write_report
+    from capacitysim.report.detention import verdict_line, write_report
     from capacitysim.workflows.detention import design_site
 
     rules = load_rule_set(rule)
-    # the report must never overwrite an input: the site file or any rule-set file read (before any work)
-    check_output(report, [site_file, *rules.sources], option="--report")
+    # the report must never overwrite an input: the site file, any rule-set file read, the submittal file
+    check_output(report, [site_file, *rules.sources, submittal.get("submittal__submittal_file")], option="--report")
     site = load_site(site_file, rules)
-    result = design_site(site, rules, swmm=not no_swmm)
+    sub = pop_submittal(submittal, base=site.submittal)
+    result = design_site(site, rules, swmm=not no_swmm, submittal=sub)
     if report:
         write_report(result, report)
-    n = result.numbers
     if as_json:
         out = result.to_dict()
         if report:
             out["report"] = str(report)
         emit_json(out)
-        return
+    else:
+        _print_table(result, verdict_line(result))
+    if result.status != "pass":
+        click.get_current_context().exit(1)
+
+
+def _print_table(result, verdict: str) -> None:
+    n = result.numbers
     d = n["orifice_diameter_in"]
-    rows = [
+    rows = list(result.submittal.rows())
+    rows += [
         ("allowable flow", f"{n['allowable_flow_cfs']:.4g} cfs"),
         ("release rate", f"{n['release_rate_cfs']:.4g} cfs"),
         ("required volume", f"{fmt(n['required_volume_cf'], 0)} ft3 (provided {fmt(n['storage_provided_cf'], 0)} ft3)"),
@@ -46,15 +73,15 @@ def detention(site_file, rule, report, no_swmm, as_json):
     if n["swmm_peak_outflow_cfs"] is not None:
         rows.append(("SWMM check", f"{n['swmm_peak_outflow_cfs']:.4g} cfs, {fmt(n['swmm_max_depth_ft'])} ft "
                                    f"({'agrees' if n['swmm_agreement'] else 'DISAGREES'} within 2 %)"))
-    rows.append(("status", result.status.upper()))
-    emit_table(rows, title=f"Detention design: {site.name}")
+    rows.append(("status", verdict))
+    emit_table(rows, title=f"Detention design: {result.site.name}")
     for p in result.problems:
         click.echo(f"  - {p}")
     for c in result.checks:
         if c.result != "pass":
             click.echo(f"  check {c.criterion}: {c.result} ({c.value}; {c.requirement}, {c.citation})")
     for c in result.conditions:
-        click.echo(f"  condition: {c}")
-    unver = result.rules.unverified()
-    if unver:
-        click.echo(f"  unverified rule-set values used: {', '.join(unver)} (see the report)")
+        click.echo(f"  condition: {c['text']} ({c['citation']})")
+    unused = [k for k in result.rules.unverified() if k not in result.unverified_values_used]
+    if unused:
+        click.echo(f"  unverified rule-set values not used by this design: {', '.join(unused)} (see the report)")

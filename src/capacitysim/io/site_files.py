@@ -10,6 +10,19 @@ A site file::
     drainage_plan_c = 0.60       # runoff coefficient of the receiving sewer's drainage plan
     receiving_sewer = "combined" # optional: combined, storm or sanitary (§ 31-03 is for combined)
     new_points_of_discharge = 0  # optional: alterations may add none (§ 31-03(a)(2))
+    alteration_type = "horizontal_enlargement"  # alterations: or "impervious_increase" (§ 31-03(a))
+    phased = false               # optional: built in multiple construction phases
+    subdivision = false          # optional: on subdivided lots
+    # master_plan = "MP-2024-001"  required when phased or subdivision is true: the reference of the
+    #                              master/phased plan site connection proposal (else refused, exit 3)
+
+    [submittal]                  # optional: who submits what (shown on the report and in the JSON)
+    project_number = "SCP-2024-0123"
+    applicant = "Example Owner LLC"
+    engineer = "A. Engineer, P.E."
+    engineer_license = "012345"
+    site_address = "120 Example Street, Brooklyn"   # default: [site] address
+    bbl = "3-00123-0045"
 
     [surfaces]                   # area tributary to the system by surface type [ft2]; must sum to
     roof = 14000                 # site_area_sf (new) or altered_area_sf (alteration)
@@ -35,17 +48,25 @@ A site file::
     independent = true
 
 Every problem raises :class:`~capacitysim.errors.DataFileError` naming the file, the key, the value
-and what is allowed.
+and what is allowed. A value the rule itself refuses (an ``alteration_type`` other than the two kinds
+of § 31-03(a), a phased or subdivided development without ``master_plan``) is read as given and
+refused by :func:`capacitysim.workflows.detention.site_refusals` (exit 3), for ``detention`` and
+detention sweeps alike.
+
+Every file read is identified by its SHA-256 (``Site.sha256``, ``RuleSet.sha256``): reports name
+files by their name and digest, never by a path of the machine that ran them.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import os
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from capacitysim.errors import DataFileError
+from capacitysim.errors import DataFileError, InputError
 from capacitysim.io.files import (
     check_keys,
     key_text,
@@ -57,6 +78,7 @@ from capacitysim.io.files import (
     require_table,
     require_text,
 )
+from capacitysim.io.submittal import Submittal, submittal_from_table
 
 RULES_DIR = Path(__file__).resolve().parents[1] / "data" / "rules"
 #: Tolerance on the sum of surface areas [ft2]: the larger of 1 ft2 and 0.1 % of the total.
@@ -121,6 +143,30 @@ _RULE_TABLES = ("design_intensity_in_hr", "rational_cfs_per_acre_in_hr", "runoff
                 "orifice_discharge_coefficient", "rational_hydrograph", "routing")
 
 
+def read_toml_sha256(path: str | os.PathLike) -> tuple[dict, str]:
+    """Read a TOML file and the SHA-256 of the very bytes parsed.
+
+    Returns
+    -------
+    data : dict
+    sha256 : str
+        64 lowercase hex digits.
+
+    Raises
+    ------
+    DataFileError
+        As :func:`capacitysim.io.files.read_toml` (which words every failure), or the file changed
+        between a failed and a repeated read.
+    """
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+        return tomllib.loads(raw.decode("utf-8")), hashlib.sha256(raw).hexdigest()
+    except (OSError, ValueError, RecursionError):  # UnicodeDecodeError and TOMLDecodeError are ValueErrors
+        read_toml(p)  # raises the one-line DataFileError naming the problem
+    raise DataFileError(f"{p}: the file changed while it was read; run again")
+
+
 # ----------------------------------------------------------------------------------------------
 # rule sets
 # ----------------------------------------------------------------------------------------------
@@ -129,7 +175,8 @@ class RuleSet:
     """A rule set: the guidance numbers with their sources (see ``data/rules/nyc-2012.toml``).
 
     ``sources`` lists every file read to build it (the file itself, then each it extends): all are
-    inputs of a run, which an output must never overwrite.
+    inputs of a run, which an output must never overwrite. ``sha256`` gives the SHA-256 of each, in
+    the same order (:meth:`files`).
     """
 
     name: str
@@ -137,6 +184,7 @@ class RuleSet:
     path: str
     overridden: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    sha256: list[str] = field(default_factory=list)
 
     def value(self, section: str, key: str = "value"):
         tab = self.data.get(section)
@@ -170,7 +218,17 @@ class RuleSet:
         return {k: v for k, v in tab.items() if k not in _META_KEYS}
 
     def unverified(self) -> list[str]:
+        """Names of the tables whose ``verified`` flag is not true (in the rule set's order).
+
+        A user rule set (``extends = "nyc-2012"``) that gives a table ``verified = true`` (with its
+        ``source``) takes it off this list; an override without the flag puts it on (see :func:`load_rule_set`).
+        """
         return [e["name"] for e in self.entries() if not e["verified"]]
+
+    def files(self) -> list[dict]:
+        """Each file read, as a report names it: ``{"file": name, "sha256": hex}`` (no folder: never a
+        path of the machine that ran it), the rule set's own file first."""
+        return [{"file": Path(s).name, "sha256": h} for s, h in zip(self.sources, self.sha256)]
 
 
 def _bundled_rule_path(name: str) -> Path:
@@ -195,7 +253,7 @@ def load_rule_set(ref: str | os.PathLike = "nyc-2012", *, _chain: tuple[str, ...
 
     An overriding table replaces the keys it gives (only keys the base table has, except new surface
     types in ``runoff_coefficients``); its ``source`` should say where the new value comes from
-    (absent, it reads "user override in FILE") and its ``verified`` flag is kept as written (absent,
+    (absent, it reads "user override in NAME", the file's name) and its ``verified`` flag is kept as written (absent,
     false: the base's flag does not vouch for the new value). A rule
     set may extend one that extends another, at most :data:`MAX_EXTENDS_DEPTH` deep; a loop is refused.
     Every value is checked (:func:`_check_rule_values`); ``verified`` must be a TOML boolean.
@@ -207,9 +265,10 @@ def load_rule_set(ref: str | os.PathLike = "nyc-2012", *, _chain: tuple[str, ...
         raise DataFileError(f"{p}: extends loops back to a rule set already being read ({names}); allowed: a chain ending in a rule set without extends")
     if len(_chain) >= MAX_EXTENDS_DEPTH:
         raise DataFileError(f"{p}: rule sets extend one another more than {MAX_EXTENDS_DEPTH} deep; allowed: at most {MAX_EXTENDS_DEPTH}")
-    data = read_toml(p)
+    data, digest = read_toml_sha256(p)
     overridden: list[str] = []
     sources = [str(p)]
+    digests = [digest]
     base_name = data.pop("extends", None)
     for sec, tab in data.items():
         if not isinstance(tab, dict) and sec not in _RULE_SCALARS:
@@ -221,6 +280,7 @@ def load_rule_set(ref: str | os.PathLike = "nyc-2012", *, _chain: tuple[str, ...
             raise DataFileError(f"{p}: extends must name another rule set (a bundled name or a file); got {quoted(base_name)}")
         base = load_rule_set(base_name, _chain=(*_chain, key))
         sources += base.sources
+        digests += base.sha256
         merged = copy.deepcopy(base.data)
         for sec, tab in data.items():
             if isinstance(tab, dict):
@@ -233,7 +293,7 @@ def load_rule_set(ref: str | os.PathLike = "nyc-2012", *, _chain: tuple[str, ...
                     raise DataFileError(f"{p} [{sec}]: unknown key(s) {', '.join(map(key_text, unknown))} (allowed: {allowed})")
                 merged[sec].update(tab)
                 if "source" not in tab:
-                    merged[sec]["source"] = f"user override in {p}"
+                    merged[sec]["source"] = f"user override in {p.name}"
                 # an overridden value is verified only when the override says so: the base's flag
                 # spoke of the base's value
                 merged[sec]["verified"] = tab.get("verified", False)
@@ -247,7 +307,7 @@ def load_rule_set(ref: str | os.PathLike = "nyc-2012", *, _chain: tuple[str, ...
     for sec in _RULE_TABLES:
         if sec not in data:
             raise DataFileError(f"{p}: rule set is missing [{sec}]")
-    rs = RuleSet(str(data["name"]), data, str(p), overridden, sources)
+    rs = RuleSet(str(data["name"]), data, str(p), overridden, sources, digests)
     _check_rule_values(rs)
     return rs
 
@@ -338,6 +398,21 @@ class Site:
     receiving_sewer: str | None = None
     #: New points of discharge to the sewer proposed; § 31-03(a)(2) permits none for alterations.
     new_points_of_discharge: int | None = None
+    #: The kind of alteration as the site file states it ("horizontal_enlargement" or
+    #: "impervious_increase", § 31-03(a)); None when not stated (a condition to confirm). Any other
+    #: text is refused by the rule (:func:`capacitysim.workflows.detention.site_refusals`).
+    alteration_type: str | None = None
+    #: A development built in multiple construction phases ([site] phased).
+    phased: bool = False
+    #: A development on subdivided lots ([site] subdivision).
+    subdivision: bool = False
+    #: Reference of the master/phased plan site connection proposal of a phased or subdivided development.
+    master_plan: str | None = None
+    #: SHA-256 of the site file's bytes.
+    sha256: str = ""
+    #: Submittal identification: the site file's [submittal] table ([site] address as its site address
+    #: when the table gives none).
+    submittal: Submittal = field(default_factory=Submittal)
 
     @property
     def tributary_area_sf(self) -> float:
@@ -355,14 +430,15 @@ def load_site(path: str | os.PathLike, rules: RuleSet) -> Site:
     from capacitysim.units import MINUTES_PER_HOUR
 
     p = Path(path)
-    data = read_toml(p)
+    data, digest = read_toml_sha256(p)
     where = str(p)
-    check_keys(data, where, {"site", "surfaces", "system"}, {"infiltration", "recycling", "design"})
+    check_keys(data, where, {"site", "surfaces", "system"}, {"infiltration", "recycling", "design", "submittal"})
 
     s = data["site"]
     w = f"{where} [site]"
     check_keys(s, w, {"kind", "site_area_sf", "drainage_plan_c"},
-               {"name", "altered_area_sf", "address", "block_lot", "borough", "receiving_sewer", "new_points_of_discharge"})
+               {"name", "altered_area_sf", "address", "block_lot", "borough", "receiving_sewer", "new_points_of_discharge",
+                "alteration_type", "phased", "subdivision", "master_plan"})
     for key in ("name", "address", "block_lot", "borough"):
         if key in s:
             require_text(w, key, s[key])
@@ -386,6 +462,26 @@ def load_site(path: str | os.PathLike, rules: RuleSet) -> Site:
             raise DataFileError(f"{w}: altered_area_sf must not exceed site_area_sf; got {altered:g} > {site_area:g}")
     elif "altered_area_sf" in s:
         raise DataFileError(f"{w}: altered_area_sf is only for kind = \"alteration\"")
+    alteration_type = None
+    if "alteration_type" in s:
+        if kind != "alteration":
+            raise DataFileError(f"{w}: alteration_type is only for kind = \"alteration\"; got kind = {quoted(kind)}")
+        # any text is read: a kind § 31-03(a) does not cover is refused by the rule (exit 3), not here
+        alteration_type = require_text(w, "alteration_type", s["alteration_type"], empty=False).strip()
+    phased = require_bool(w, "phased", s.get("phased", False))
+    subdivision = require_bool(w, "subdivision", s.get("subdivision", False))
+    master_plan = None
+    if "master_plan" in s:
+        master_plan = require_text(w, "master_plan", s["master_plan"], empty=False).strip()
+        if not (phased or subdivision):
+            raise DataFileError(f"{w}: master_plan is only for a phased or subdivided development (phased = true or "
+                                f"subdivision = true); got master_plan = {quoted(master_plan)} with neither")
+    submittal = submittal_from_table(data.get("submittal"), where)
+    if submittal.site_address is None and "address" in s:
+        try:
+            submittal = submittal.merged(site_address=s["address"])
+        except InputError as exc:
+            raise DataFileError(f"{w}: address: {exc}") from None
 
     w = f"{where} [surfaces]"
     surf = require_table(data["surfaces"], w)
@@ -456,6 +552,12 @@ def load_site(path: str | os.PathLike, rules: RuleSet) -> Site:
         path=str(p),
         receiving_sewer=sewer,
         new_points_of_discharge=new_points,
+        alteration_type=alteration_type,
+        phased=phased,
+        subdivision=subdivision,
+        master_plan=master_plan,
+        sha256=digest,
+        submittal=submittal,
     )
 
 

@@ -1,11 +1,16 @@
-"""The HTML report of a detention design (``capacitysim detention --report``)."""
+"""The HTML report of a detention design (``capacitysim detention --report``).
+
+Files are named by their name and SHA-256 (:func:`capacitysim.report.html.file_label`), never by a path
+of the machine that ran the design; the submittal identification heads the report; the verdict is
+printed qualified by the unverified rule-set values the design used ("PASS under unverified values: ...").
+"""
 
 from __future__ import annotations
 
 import html
 from pathlib import Path
 
-from capacitysim.report.html import HtmlReport, new_figure
+from capacitysim.report.html import HtmlReport, file_label, new_figure
 from capacitysim.rules import nyc_stormwater as nyc
 from capacitysim.units import MINUTES_PER_HOUR
 from capacitysim.workflows.detention import SWMM_TOLERANCE, DetentionResult
@@ -16,19 +21,39 @@ def _sig4(v):
     return format(v, ",.4g") if isinstance(v, float) else v
 
 
+def verdict_line(result: DetentionResult) -> str:
+    """The verdict as the report and the text output print it: ``PASS`` only when every rule-set value
+    the design used is verified, else ``PASS under unverified values: idf_10yr, ...`` (FAIL likewise)."""
+    unver = result.unverified_values_used
+    word = result.status.upper()
+    return f"{word} under unverified values: {', '.join(unver)}" if unver else word
+
+
 def write_report(result: DetentionResult, path) -> Path:
-    """Write the self-contained HTML report: inputs, every step with its citation, hydrographs, stage,
-    SWMM check, rule-set sources (unverified values flagged) and the § 31-04(a)(8) obligations."""
+    """Write the self-contained HTML report: submittal, inputs (files by name and SHA-256), every step
+    with its citation, hydrographs, stage, SWMM check, rule-set sources (unverified values flagged), the
+    conditions and the § 31-04(a)(8) obligations with their citations."""
     site, n, s = result.site, result.numbers, result.series
     rep = HtmlReport(f"Detention design: {site.name}", "Site Connection Proposal, NYC combined sewer area (15 RCNY § 31-03)")
-    verdict = "PASS" if result.status == "pass" else "FAIL"
-    rep.raw(f'<p class="{result.status}">Result: {verdict}</p>')
+    rep.submittal(result.submittal.to_dict())
+    rep.raw(f'<p class="{result.status}">Result: {html.escape(verdict_line(result))}</p>')
+    unver = result.unverified_values_used
+    if unver:
+        rep.paragraph("The verdict rests on rule-set values not verified against their primary text: "
+                      f"{', '.join(unver)} (see 'Rule-set values and their sources'). Supply verified values in a rule set "
+                      "of your own (extends = \"nyc-2012\", each table with its source and verified = true) and run "
+                      "again with --rule.", "untrusted")
     for p in result.problems:
         rep.paragraph(p, "fail")
 
     rep.heading("Inputs")
     rep.key_values([
-        ("site file", site.path), ("development", "new development" if site.kind == "new" else "alteration"),
+        ("site file", file_label(site.path, site.sha256)),
+        ("development", "new development" if site.kind == "new" else "alteration"),
+        *([("alteration type", nyc.ALTERATION_TYPES.get(site.alteration_type, site.alteration_type)
+            if site.alteration_type else "not stated")] if site.kind == "alteration" else []),
+        *([("phased / subdivided", ", ".join(w for w, on in (("phased", site.phased), ("subdivided lots", site.subdivision)) if on)),
+           ("master/phased plan", site.master_plan or "-")] if site.phased or site.subdivision else []),
         ("total site area [ft2]", site.site_area_sf),
         *([("altered area [ft2]", site.altered_area_sf)] if site.altered_area_sf else []),
         ("drainage-plan runoff coefficient", site.drainage_plan_c),
@@ -37,7 +62,8 @@ def write_report(result: DetentionResult, path) -> Path:
           if site.kind == "alteration" else []),
         ("system", f"{site.system['type']} ({site.system['bottom']} bottom)"),
         ("orifice invert above bottom [ft]", n["orifice_invert_ft"]),
-        ("rule set", f"{result.rules.name} ({result.rules.path})"),
+        ("rule set", result.rules.name),
+        *[("rule-set file", file_label(f["file"], f["sha256"])) for f in result.rules.files()],
     ])
     rep.table(["surface", "area [ft2]", "C"], [[k, v, result.rules.runoff_coefficients()[k]] for k, v in site.surfaces_sf.items()])
     if site.infiltration:
@@ -53,9 +79,11 @@ def write_report(result: DetentionResult, path) -> Path:
     rep.table(["check", "requirement", "value", "result", "citation"],
               [[c.criterion, c.requirement, c.value, c.result.upper(), c.citation] for c in result.checks],
               classes=[{"pass": "pass", "fail": "fail"}.get(c.result, "untrusted") for c in result.checks])
-    if result.conditions:
+    obligations = [c for c in result.conditions if c in nyc.MAINTENANCE_OBLIGATIONS]
+    others = [c for c in result.conditions if c not in nyc.MAINTENANCE_OBLIGATIONS]
+    if others:
         rep.heading("Conditions for the DEP reviewer")
-        rep.raw("<ul>" + "".join(f"<li>{html.escape(m)}</li>" for m in result.conditions) + "</ul>")
+        rep.table(["condition", "citation"], [[c["text"], c["citation"]] for c in others])
 
     rep.heading("Calculation, step by step")
     rep.table(["step", "formula", "value", "unit", "citation"],
@@ -119,7 +147,7 @@ def write_report(result: DetentionResult, path) -> Path:
                   "depends directly on idf_10yr. PC § 1114.3.1.1 Eq. 11-6 could not be read in full and is not used.", "untrusted")
 
     rep.heading("Maintenance obligations (15 RCNY § 31-04(a)(8))")
-    rep.raw("<ul>" + "".join(f"<li>{html.escape(m)}</li>" for m in nyc.MAINTENANCE_OBLIGATIONS) + "</ul>")
+    rep.table(["obligation", "citation"], [[c["text"], c["citation"]] for c in obligations or nyc.MAINTENANCE_OBLIGATIONS])
     if site.recycling:
         rep.paragraph("Recycling systems cannot be modified or disconnected without DEP's express written approval; this binds "
                       "current and future owners (15 RCNY § 31-03(a)(4)).")

@@ -311,13 +311,57 @@ def acres(area_sf):
     return scalar_or_array(np.asarray(area_sf, dtype=float) / SQFT_PER_ACRE)
 
 
-#: The owner's maintenance obligations of a detention system, 15 RCNY § 31-04(a)(8) (paraphrased).
-MAINTENANCE_OBLIGATIONS = [
-    "The detention system (and any replacement) must be properly maintained throughout its useful life, "
-    "with maintenance records kept, until replacement as approved by DEP.",
-    "The obligation binds current owners, their successors, assigns and other persons in control of the "
-    "property, and must be made binding in a deed restriction or other form satisfactory to DEP.",
-    "Three years after approval and every three years thereafter, a licensed professional engineer, registered "
-    "architect or licensed master plumber must inspect the system and certify to DEP that it is free of debris "
-    "and sediments, that its orifice is unobstructed and flowing, and that it otherwise operates in compliance.",
-]
+#: 15 RCNY § 31-03(a), the scope of the release rate: "The following provisions apply to the issuance of
+#: permits for sewer availability certifications and connections to combined sewer systems for new
+#: buildings and alterations as defined in the Construction/Plumbing Codes and related requirements for
+#: any horizontal building enlargement or any proposed increase in impervious surfaces."
+#: The two kinds of alteration it names, as a site file's ``alteration_type`` spells them.
+ALTERATION_TYPES = {
+    "horizontal_enlargement": "horizontal building enlargement",
+    "impervious_increase": "increase in impervious surfaces",
+}
+#: The citation of :data:`ALTERATION_TYPES`.
+ALTERATION_SCOPE_CITATION = "15 RCNY § 31-03(a) (alterations for any horizontal building enlargement or any proposed increase in impervious surfaces)"
+
+#: The marker of a named program policy: where the rule is silent, capacitysim applies a named
+#: interpretation, never presented as the rule.
+PROGRAM_INTERPRETATION = "program interpretation — confirm with DEP"
+#: Named policy MASTER_PLAN_REQUIRED: a development built in phases or on subdivided lots is designed
+#: only under a master/phased plan. The rule text read (15 RCNY § 31-03 and § 31-04(a), 2012) holds no
+#: such provision; the Statement of Basis and Purpose of the 2012 final rule says the rule "clarifies
+#: that stormwater management systems for developments that include multiple construction phases or
+#: subdivision of lots must be submitted to DEP for review and approval as a master/phased plan site
+#: connection application proposal". capacitysim therefore refuses a phased or subdivided site whose
+#: file names no master plan, as this named policy.
+MASTER_PLAN_POLICY = "MASTER_PLAN_REQUIRED"
+MASTER_PLAN_CITATION = (
+    f"{PROGRAM_INTERPRETATION} (policy {MASTER_PLAN_POLICY}): the 2012 final rule's Statement of Basis and Purpose "
+    "says systems of developments with multiple construction phases or subdivision of lots 'must be submitted to DEP "
+    "for review and approval as a master/phased plan site connection application proposal'; no section of the rule "
+    "text read (15 RCNY § 31-03, § 31-04(a)) states it"
+)
+
+#: The owner's obligations for a detention system, 15 RCNY § 31-04(a)(8), one record per obligation
+#: (``text`` paraphrased, ``citation`` the paragraph and its sentence). The paragraph reads: "Any
+#: detention or retention system and any replacement of such a system proposed and implemented in order
+#: to comply with this rule must be properly maintained throughout the useful life of the system and
+#: maintenance records maintained, until replacement as approved by DEP. This obligation applies to
+#: current property owners, their successors, assigns, and other persons in control of the property, and
+#: shall be made binding in a deed restriction or other form satisfactory to DEP. Three years after the
+#: date of approval of a retention or detention system and every three years thereafter the operation of
+#: the system shall be inspected by a licensed professional engineer, a registered architect or a
+#: licensed master plumber. Such architect, engineer or master plumber shall submit certification to DEP
+#: that the system is free of debris and sediments, that its orifice is unobstructed and flowing and that
+#: the system is otherwise operating in compliance with this rule."
+MAINTENANCE_OBLIGATIONS = (
+    {"text": "The detention system (and any replacement) must be properly maintained throughout its useful life, "
+             "with maintenance records kept, until replacement as approved by DEP.",
+     "citation": "15 RCNY § 31-04(a)(8), first sentence (maintenance and maintenance records)"},
+    {"text": "The obligation binds current owners, their successors, assigns and other persons in control of the "
+             "property, and must be made binding in a deed restriction or other form satisfactory to DEP.",
+     "citation": "15 RCNY § 31-04(a)(8), second sentence (deed restriction)"},
+    {"text": "Three years after approval and every three years thereafter, a licensed professional engineer, registered "
+             "architect or licensed master plumber must inspect the system and certify to DEP that it is free of debris "
+             "and sediments, that its orifice is unobstructed and flowing, and that it otherwise operates in compliance.",
+     "citation": "15 RCNY § 31-04(a)(8), third and fourth sentences (triennial inspection and certification)"},
+)

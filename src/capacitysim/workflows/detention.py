@@ -18,6 +18,10 @@ Steps (each reported with its citation):
 6. :func:`~capacitysim.hydraulics.sizing.size_orifice_rows`: the largest orifice whose routed peak
    release <= the release rate, and the smallest that does not overtop, over all designs at once.
 7. SWMM check of the chosen design (storage node + orifice + outfall + [INFLOWS]/[TIMESERIES]).
+
+The result carries the conditions the inputs cannot show and the owner's § 31-04(a)(8) obligations
+(records ``{"text", "citation"}``), the submittal identification, the SHA-256 of every file read, and
+the verdict qualified by the unverified rule-set values the design used (:attr:`DetentionResult.verdict_qualified`).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from capacitysim.hydraulics.storage import StageStorage, system_table
 from capacitysim.hydraulics.weir import FRANCIS_COEFFICIENT
 from capacitysim.hydrology.rational import rational_hydrograph_shapes
 from capacitysim.io.site_files import RuleSet, Site
+from capacitysim.io.submittal import Submittal
 from capacitysim.rules import nyc_stormwater as nyc
 from capacitysim.rules.verdict import Check
 from capacitysim.workflows.detention_check import SWMM_TOLERANCE, swmm_check
@@ -52,27 +57,46 @@ REPORT_TAIL_HR = 12.0
 def site_refusals(site: Site) -> None:
     """Refuse a site the rule does not cover or whose credits it does not allow.
 
+    Called by :func:`design_batch`, so ``capacitysim detention`` and a detention sweep refuse alike.
+
     Raises
     ------
     RefusedError
         A receiving sewer other than a combined one (§ 31-03 sets the release rate for combined
-        sewers); new points of discharge of an alteration (§ 31-03(a)(2)); an infiltration credit
-        without an in-situ permeability test or without soil borings at the system (§ 31-03(a)(3));
-        a recycling credit of a system that is not independent (§ 31-03(a)(4)).
+        sewers); an alteration of a kind § 31-03(a) does not cover (it applies to alterations "for any
+        horizontal building enlargement or any proposed increase in impervious surfaces"); new points
+        of discharge of an alteration (§ 31-03(a)(2)); a phased or subdivided development without a
+        master plan (named policy :data:`~capacitysim.rules.nyc_stormwater.MASTER_PLAN_POLICY`: the
+        rule text read has no such section, the 2012 Statement of Basis and Purpose says it); an
+        infiltration credit without an in-situ permeability test or without soil borings at the system
+        (§ 31-03(a)(3)); a recycling credit of a system that is not independent (§ 31-03(a)(4)).
 
     References
     ----------
-    15 RCNY § 31-03(a)(2)-(4).
+    15 RCNY § 31-03(a), (a)(2)-(4); DEP final rule of January 4, 2012, Statement of Basis and Purpose.
     """
     if site.receiving_sewer is not None and site.receiving_sewer != "combined":
         raise RefusedError(
             f"15 RCNY § 31-03 sets the Stormwater Release Rate for connections to combined sewers; the site file gives "
             f"receiving_sewer = {site.receiving_sewer!r} (this command implements the combined-sewer standard only)"
         )
+    if site.kind == "alteration" and site.alteration_type is not None and site.alteration_type not in nyc.ALTERATION_TYPES:
+        raise RefusedError(
+            f"15 RCNY § 31-03(a) applies to alterations 'for any horizontal building enlargement or any proposed increase in "
+            f"impervious surfaces'; the site file gives alteration_type = {site.alteration_type!r} "
+            f"(allowed: {', '.join(nyc.ALTERATION_TYPES)})"
+        )
     if site.kind == "alteration" and site.new_points_of_discharge:
         raise RefusedError(
             f"15 RCNY § 31-03(a)(2): no new points of discharge are permitted for alterations; the site file proposes "
             f"new_points_of_discharge = {site.new_points_of_discharge}"
+        )
+    if (site.phased or site.subdivision) and not site.master_plan:
+        what = " and ".join(w for w, on in (("phased = true", site.phased), ("subdivision = true", site.subdivision)) if on)
+        raise RefusedError(
+            f"a development with multiple construction phases or subdivision of lots is reviewed only as a master/phased plan "
+            f"site connection proposal; the site file gives {what} without master_plan = \"<plan reference>\" "
+            f"({nyc.MASTER_PLAN_CITATION})"
         )
     inf = site.infiltration
     if inf is not None:
@@ -423,22 +447,53 @@ class DetentionResult:
     swmm_inp_text: str = ""
     #: Compliance checks (:class:`~capacitysim.rules.verdict.Check`), one per requirement.
     checks: list[Check] = field(default_factory=list)
-    #: Conditions the reviewer must confirm or the applicant must meet (not computable from the inputs).
-    conditions: list[str] = field(default_factory=list)
+    #: Conditions the reviewer must confirm or the applicant must meet (not computable from the inputs),
+    #: then the owner's obligations of 15 RCNY § 31-04(a)(8): records ``{"text": ..., "citation": ...}``.
+    conditions: list[dict] = field(default_factory=list)
+    #: The submittal identification (default: the site file's [submittal]; the CLI options override it).
+    submittal: Submittal | None = None
+    #: The rule-set tables the design read (:func:`rule_values_used`).
+    rule_values: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        if self.submittal is None:
+            self.submittal = self.site.submittal
 
     @property
     def verdict(self) -> str:
         """``pass`` or ``fail`` (the same word as :attr:`status`)."""
         return self.status
 
+    @property
+    def unverified_values_used(self) -> list[str]:
+        """The rule-set tables the design read whose ``verified`` flag is not true (rule-set order)."""
+        used = set(self.rule_values)
+        return [name for name in self.rules.unverified() if name in used]
+
+    @property
+    def verdict_qualified(self) -> str:
+        """The verdict as it may be stated: ``"pass"`` only when every rule-set value the design used is
+        verified, else ``"pass under unverified values: idf_10yr, ..."`` (``fail`` likewise).
+
+        15 RCNY § 31-03 fixes only 0.25 cfs, 10 % and the proration; the intensity, the 10-year curve and
+        the coefficients come from the rule set, and a value its ``verified`` flag does not vouch for
+        qualifies the verdict. A user rule set marking a table ``verified = true`` removes it.
+        """
+        unver = self.unverified_values_used
+        return f"{self.status} under unverified values: {', '.join(unver)}" if unver else self.status
+
     def to_dict(self) -> dict:
-        """The ``--json`` document: site, rule set, verdict, every number, the checks and the conditions."""
-        out = {"kind": "detention-design", "site": self.site.name, "site_file": self.site.path, "rule_set": self.rules.name, "status": self.status,
-               "verdict": self.status, "problems": self.problems}
+        """The ``--json`` document: site, rule set, verdict (and qualified verdict), submittal, files read
+        (names and SHA-256), every number, the checks and the conditions (with citations)."""
+        out = {"kind": "detention-design", "site": self.site.name, "site_file": self.site.path, "site_sha256": self.site.sha256,
+               "rule_set": self.rules.name, "rule_set_files": self.rules.files(), "status": self.status,
+               "verdict": self.status, "verdict_qualified": self.verdict_qualified, "problems": self.problems,
+               "submittal": self.submittal.to_dict()}
         out.update(self.numbers)
         out["checks"] = [c.to_dict() for c in self.checks]
-        out["conditions"] = self.conditions
+        out["conditions"] = [dict(c) for c in self.conditions]
         out["unverified_rule_values"] = self.rules.unverified()
+        out["unverified_values_used"] = self.unverified_values_used
         return out
 
 
@@ -446,19 +501,61 @@ def _step(steps, title, formula, value, unit, cite):
     steps.append({"step": title, "formula": formula, "value": value, "unit": unit, "citation": cite})
 
 
-def _conditions(site: Site) -> list[str]:
-    """What the inputs cannot show: the reviewer confirms it (15 RCNY § 31-03)."""
+def _condition(text: str, citation: str) -> dict:
+    """One condition record of the result (``conditions`` of the JSON)."""
+    return {"text": text, "citation": citation}
+
+
+def _conditions(site: Site) -> list[dict]:
+    """What the inputs cannot show: the reviewer confirms it (15 RCNY § 31-03), as records
+    ``{"text", "citation"}``; the credits' conditions and the § 31-04(a)(8) obligations follow
+    (:func:`_design_checks`, :func:`design_site`)."""
     out = []
     if site.receiving_sewer is None:
-        out.append("The site file does not name the receiving sewer: 15 RCNY § 31-03 applies to connections to "
-                   "combined sewers (confirm on the sewer map of the borough office).")
+        out.append(_condition("The site file does not name the receiving sewer: the Stormwater Release Rate applies to "
+                              "connections to combined sewers (confirm on the sewer map of the borough office).",
+                              "15 RCNY § 31-03 (stormwater performance standard for connections to combined sewer system)"))
+    if site.kind == "alteration" and site.alteration_type is None:
+        out.append(_condition("Not stated in the site file (alteration_type): the release rate applies to an alteration "
+                              "that is a horizontal building enlargement or a proposed increase in impervious surfaces; "
+                              "confirm the alteration is one of these.", nyc.ALTERATION_SCOPE_CITATION))
     if site.kind == "alteration" and site.new_points_of_discharge is None:
-        out.append("Not stated in the site file: the alteration must discharge through the existing connection(s); "
-                   "no new points of discharge are permitted (15 RCNY § 31-03(a)(2)).")
+        out.append(_condition("Not stated in the site file: the alteration must discharge through the existing connection(s); "
+                              "no new points of discharge are permitted.", "15 RCNY § 31-03(a)(2)"))
+    if site.master_plan:
+        what = " and ".join(w for w, on in (("multiple construction phases", site.phased), ("subdivided lots", site.subdivision)) if on)
+        out.append(_condition(f"A development with {what}: this design is part of the master/phased plan site connection "
+                              f"proposal {site.master_plan!r}, which DEP reviews and approves as a whole; confirm the plan's "
+                              "approval and that this design is the one it shows.", nyc.MASTER_PLAN_CITATION))
     return out
 
 
-def design_site(site: Site, rules: RuleSet, *, swmm: bool = True, work_dir: str | Path | None = None) -> DetentionResult:
+def rule_values_used(site: Site, rules: RuleSet) -> list[str]:
+    """The rule-set tables the design of ``site`` reads (what a verdict rests on), in the rule set's order.
+
+    Always the design intensity, the rational units factor, the runoff coefficients and the 10-year
+    curve; the orifice coefficient unless the site gives its own; the routing step unless the site
+    gives ``dt_min``; the rational hydrographs (or only their Tc) or the SCS design storm; the weir
+    coefficient when the site has an overflow weir.
+    """
+    used = {"design_intensity_in_hr", "rational_cfs_per_acre_in_hr", "runoff_coefficients", "idf_10yr"}
+    if "discharge_coefficient" not in site.system:
+        used.add("orifice_discharge_coefficient")
+    if "dt_min" not in site.design:
+        used.add("routing")
+    if site.design.get("hydrograph", "rational") == "scs":
+        used.add("design_storm_10yr_24h")
+        if "tc_min" not in site.design:
+            used.add("rational_hydrograph")
+    else:
+        used.add("rational_hydrograph")
+    if site.system.get("overflow_weir_length_ft") is not None and "weir_coefficient" in rules.data:
+        used.add("weir_coefficient")
+    return [name for name, tab in rules.data.items() if isinstance(tab, dict) and name in used]
+
+
+def design_site(site: Site, rules: RuleSet, *, swmm: bool = True, work_dir: str | Path | None = None,
+                submittal: Submittal | None = None) -> DetentionResult:
     """The whole detention design of one site: :func:`design_batch` with n = 1, each step written out
     with its citation, the critical hydrograph routed with its drain-down, the compliance checks and
     (``swmm``) the check of the design in EPA SWMM.
@@ -471,10 +568,15 @@ def design_site(site: Site, rules: RuleSet, *, swmm: bool = True, work_dir: str 
         Run the SWMM cross-check (:func:`capacitysim.workflows.detention_check.swmm_check`).
     work_dir : path, optional
         Folder kept for the SWMM run (default: a temporary folder).
+    submittal : Submittal, optional
+        The submittal identification (default: the site file's [submittal]).
 
     Returns
     -------
     DetentionResult
+        ``status`` "pass" when every design check passes and SWMM agrees; ``conditions`` ends with the
+        owner's obligations of 15 RCNY § 31-04(a)(8) (maintenance and records, deed restriction,
+        triennial inspection and certification by a PE, RA or licensed master plumber).
 
     Raises
     ------
@@ -483,7 +585,8 @@ def design_site(site: Site, rules: RuleSet, *, swmm: bool = True, work_dir: str 
 
     References
     ----------
-    15 RCNY § 31-03; NYC Plumbing Code § 1114.3.1; HEC-22 (2009) ch. 8; Chow, Maidment & Mays (1988) § 8.2.
+    15 RCNY § 31-03, § 31-04(a)(8); NYC Plumbing Code § 1114.3.1; HEC-22 (2009) ch. 8; Chow, Maidment & Mays
+    (1988) § 8.2.
     """
     b = design_batch(site, rules)
     v = {k: float(a[0]) for k, a in b.values.items()}
@@ -623,7 +726,9 @@ def design_site(site: Site, rules: RuleSet, *, swmm: bool = True, work_dir: str 
         "swmm_agreement": None,
     }
     checks = _design_checks(site, b, numbers, conditions)
-    result = DetentionResult(site, rules, numbers, steps, problems=problems, checks=checks, conditions=conditions)
+    conditions.extend(dict(ob) for ob in nyc.MAINTENANCE_OBLIGATIONS)
+    result = DetentionResult(site, rules, numbers, steps, problems=problems, checks=checks, conditions=conditions,
+                             submittal=submittal, rule_values=rule_values_used(site, rules))
     result.series = {
         "time_min": t_full[:end], "inflow_cfs": inflow[:end], "sewer_cfs": sewer[:end], "stage_ft": res.stage_ft[0, :end],
         "storage_cf": res.storage_cf[0, :end], "losses_cfs": (res.outflow_cfs[0, 2] + res.outflow_cfs[0, 3])[:end],
@@ -644,11 +749,15 @@ def design_site(site: Site, rules: RuleSet, *, swmm: bool = True, work_dir: str 
                 f"SWMM check: peak outflow {sw['swmm_peak_outflow_cfs']:.4g} vs {peak_out:.4g} cfs, max depth "
                 f"{sw['swmm_max_depth_ft']:.4g} vs {max_depth:.4g} ft differ by more than {SWMM_TOLERANCE:.0%}"
             )
+    # every failed check fails the design (exit 1), each with a problem line (the engine's problems name
+    # them already; this catches a check failing without one)
+    if not problems:
+        problems.extend(f"check failed: {c.criterion} ({c.value}; {c.requirement}; {c.citation})" for c in checks if c.passed is False)
     result.status = "pass" if not problems else "fail"
     return result
 
 
-def _design_checks(site: Site, b: DetentionBatch, n: dict, conditions: list[str]) -> list[Check]:
+def _design_checks(site: Site, b: DetentionBatch, n: dict, conditions: list[dict]) -> list[Check]:
     """The compliance checks of one design, line by line for the reviewer (15 RCNY § 31-03)."""
     rr, peak_out, max_depth, top = n["release_rate_cfs"], n["peak_outflow_cfs"], n["max_depth_ft"], n["system_height_ft"]
     feasible, capacity, v_req = n["feasible"], n["storage_provided_cf"], n["required_volume_cf"]
@@ -663,10 +772,19 @@ def _design_checks(site: Site, b: DetentionBatch, n: dict, conditions: list[str]
               f">= required volume {v_req:,.0f} ft3 (modified rational, 10-year curve)", f"{capacity:,.0f} ft3"),
     ]
     if site.kind == "alteration":
+        at = site.alteration_type  # any other value was refused by site_refusals
+        checks.append(Check("Alteration covered by the release rate", "site", None, at, None, "",
+                            None if at is None else True, nyc.ALTERATION_SCOPE_CITATION, "design",
+                            "a horizontal building enlargement or a proposed increase in impervious surfaces",
+                            "not stated" if at is None else nyc.ALTERATION_TYPES[at]))
         npd = site.new_points_of_discharge
         checks.append(Check("New points of discharge", "site", None, npd, 0, "points", None if npd is None else npd == 0,
                             "15 RCNY § 31-03(a)(2)", "design", "none permitted for alterations",
                             "not stated" if npd is None else str(npd)))
+    if site.phased or site.subdivision:  # without a master plan refused by site_refusals
+        checks.append(Check("Master/phased plan", "site", None, site.master_plan, None, "", None, nyc.MASTER_PLAN_CITATION,
+                            "design", "the site connection proposal of the master/phased plan, approved by DEP",
+                            site.master_plan))
     if site.infiltration is not None:
         inf = site.infiltration
         checks.append(Check("Infiltration credit evidence", "storage system", None, inf.infiltration_rate_in_hr, None, "in/h", True,
@@ -674,20 +792,20 @@ def _design_checks(site: Site, b: DetentionBatch, n: dict, conditions: list[str]
                             "open bottom; soil borings at the system location; in-situ permeability test",
                             f"open bottom; borings {', '.join(inf.soil_borings)}; {inf.permeability_test} test, "
                             f"{inf.infiltration_rate_in_hr:g} in/h"))
-        conditions.append(
+        conditions.append(_condition(
             f"The infiltration credit ({n['infiltration_credit_cfs']:.4f} cfs, PC Eq. 11-3 with the measured {inf.infiltration_rate_in_hr:g} in/h and no "
             "safety factor) is a request: it must be shown on the Site Connection Proposal and DEP must be satisfied that the "
-            "soil surrounding and below the system has a favorable rate of permeation (15 RCNY § 31-03(a)(3)).")
+            "soil surrounding and below the system has a favorable rate of permeation.", "15 RCNY § 31-03(a)(3)"))
     if site.recycling is not None:
         checks.append(Check("Recycling credit", "storage system", None, peak_out, rr, "cfs",
                             bool(feasible and peak_out <= rr * (1 + RATE_SLACK)), "15 RCNY § 31-03(a)(4)", "design",
                             "independent system; total discharge to the sewer never above the release rate",
                             f"independent; routed peak {peak_out:.4f} cfs with the demand drawn"))
-        conditions.append(
+        conditions.append(_condition(
             "Recycling credit: the demand is modelled as a constant withdrawal while water is stored, and 'never above the "
             "release rate at any time' is shown for the design storms routed here only; the recycling system cannot be "
-            "modified or disconnected without DEP's express written approval, binding current and future owners "
-            "(15 RCNY § 31-03(a)(4)).")
+            "modified or disconnected without DEP's express written approval, binding current and future owners.",
+            "15 RCNY § 31-03(a)(4)"))
     if b.hydrograph != "scs":
         longest = b.failed_check[0] == "duration" or any("longest design storm" in p for p in b.problems[0])
         checks.append(Check("Critical storm duration bracketed", "design storms", None, n["design_hydrograph"], None, "",
