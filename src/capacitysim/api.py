@@ -146,7 +146,8 @@ def spdes_check(*, flows=None, dmr=None, limit_mgd=None, basis: str = "month", a
     return run_check(flows=flows, dmr=dmr, limit_mgd=limit_mgd, basis=basis, as_of=as_of, added_gpd=list(added_gpd), **columns)
 
 
-def connection_credits(uses: dict, design_flows=None, *, peaking_factor=None, population_persons=None):
+def connection_credits(uses: dict, design_flows=None, *, peaking_factor=None, population_persons=None,
+                       threshold_basis: str = "average", offset_ratio: float = 1.0):
     """Credits a new connection must withdraw under the BJC I/I offset program (section F, one to one).
 
     Parameters
@@ -159,6 +160,11 @@ def connection_credits(uses: dict, design_flows=None, *, peaking_factor=None, po
         The peaking factor [-] (default: Harmon's, from the population).
     population_persons : float, optional
         Population served [persons] for Harmon's factor.
+    threshold_basis : {"average", "peak"}, default "average"
+        The flow compared with the 2,500 gpd threshold: a named program policy (the definitions say
+        "greater than 2,500 gallons per day of flow"; section F sets the credits on the peak).
+    offset_ratio : float, default 1
+        Section F fixes one to one; below is refused, above is a flagged program policy.
 
     Returns
     -------
@@ -169,7 +175,7 @@ def connection_credits(uses: dict, design_flows=None, *, peaking_factor=None, po
 
     table = read_design_flows() if design_flows is None else read_design_flows(design_flows)
     return connection_offset(uses, table["uses"], design_flow_table=table["path"], peaking_factor=peaking_factor,
-                             population_persons=population_persons)
+                             population_persons=population_persons, threshold_basis=threshold_basis, offset_ratio=offset_ratio)
 
 
 def run_sweep(sweep, out, *, workers=None, scheduler=None, resume: bool = False, yes_large: bool = False):

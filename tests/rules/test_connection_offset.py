@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capacitysim.errors import InputError
+from capacitysim.errors import InputError, RefusedError
 from capacitysim.rules import ii_offset as r
 
 REG = "regulations/binghamton-jc-ii-offset-program.txt"
@@ -31,8 +31,10 @@ MINE = {
     "shop": {"gpd_per_unit": 12.5, "unit": "m2", "source": "x"},  # no "verified": not verified
 }
 
+# The keys before issue 14 first, in their order (the bank and other callers read them); issue 14's after.
 JSON_KEYS = ["uses", "average_gpd", "peaking_factor", "peaking_basis", "peak_flow_gpd", "threshold_gpd",
-             "offset_required", "offset_ratio", "credits_required_gpd", "design_flow_table", "unverified_values"]
+             "offset_required", "offset_ratio", "credits_required_gpd", "design_flow_table", "unverified_values",
+             "threshold_basis", "threshold_flow_gpd", "offset_required_on_average", "offset_required_on_peak", "policies"]
 USE_KEYS = ["use", "count", "unit", "gpd_per_unit", "average_gpd", "source", "verified"]
 
 
@@ -62,14 +64,21 @@ def test_published_case_fixed_peaking_factor_below_threshold():
 
 
 def test_population_given_for_harmon():
+    """5 x 200 + 3 x 12.5 = 1,037.5 gpd average; P = 40 persons = 0.04 thousand, sqrt = 0.2;
+    PF = 18.2 / 4.2 = 4.333333; peak = 1,037.5 x 4.333333 = 4,495.833 gpd.
+
+    Issue 14: on the average (the default threshold_basis) 1,037.5 <= 2,500 gpd needs no offset; on
+    the peak 4,495.8 > 2,500 does, and the credits are the peak, one to one (section F)."""
     res = r.connection_offset({"apartment": 5, "shop": 3}, MINE, population_persons=40)
-    # 5 x 200 + 3 x 12.5 = 1,037.5 gpd; P = 40 persons = 0.04 thousand, sqrt = 0.2;
-    # PF = 18.2 / 4.2 = 4.333333; peak = 1,037.5 x 4.333333 = 4,495.833 gpd
     assert res.average_gpd == 1037.5
     assert res.peaking_factor == pytest.approx(18.2 / 4.2, rel=1e-12)
     assert res.peak_flow_gpd == pytest.approx(1037.5 * 18.2 / 4.2, rel=1e-12)
-    assert res.credits_required_gpd == res.peak_flow_gpd
+    assert res.threshold_basis == "average" and res.threshold_flow_gpd == 1037.5
+    assert res.offset_required is False and res.credits_required_gpd == 0.0
+    assert res.offset_required_on_average is False and res.offset_required_on_peak is True
     assert res.unverified_values == ("shop",)
+    peak = r.connection_offset({"apartment": 5, "shop": 3}, MINE, population_persons=40, threshold_basis="peak")
+    assert peak.offset_required is True and peak.credits_required_gpd == peak.peak_flow_gpd
 
 
 @pytest.mark.parametrize("ratio", [1.0, 2.0, 4.0, r.MAX_OFFSET_RATIO])
@@ -104,8 +113,19 @@ def test_just_above_2500_gpd_needs_the_whole_flow_offset():
 
 
 def test_threshold_can_be_given():
-    res = r.connection_offset({"apartment": 5}, MINE, peaking_factor=2, threshold_gpd=1000.0)
+    """5 x 200 = 1,000 gpd average, x PF 2 = 2,000 gpd peak, against a threshold of 1,000 gpd: on the
+    peak 2,000 > 1,000 needs the 2,000 gpd; on the average 1,000 is not more than 1,000. A threshold
+    other than the definitions' 2,500 gpd is flagged as a policy; at 2,500 neither needs an offset."""
+    res = r.connection_offset({"apartment": 5}, MINE, peaking_factor=2, threshold_gpd=1000.0, threshold_basis="peak")
     assert res.threshold_gpd == 1000.0 and res.offset_required is True and res.credits_required_gpd == 2000.0
+    avg = r.connection_offset({"apartment": 5}, MINE, peaking_factor=2, threshold_gpd=1000.0)
+    assert avg.offset_required is False and avg.credits_required_gpd == 0.0
+    for one in (res, avg):
+        policy = {p["name"]: p for p in one.policies}["threshold_gpd"]
+        assert policy["value"] == 1000.0 and policy["text"].startswith(r.POLICY_FLAG)
+        assert policy["alternative"]["value"] == 2500.0 and policy["alternative"]["offset_required"] is False
+        assert policy["alternative"]["credits_required_gpd"] == 0.0
+    assert {p["name"]: p for p in res.policies}["threshold_gpd"]["alternative"]["changes_outcome"] is True
 
 
 # --- refusals: same messages the CLI prints ---------------------------------------------------------
@@ -118,8 +138,10 @@ def test_threshold_can_be_given():
          r"^--use 'castle' is not in flows\.toml \(known: residence_bedroom, restaurant_seat\)$"),
         ({"residence_bedroom": 1e308}, {}, "average design flow is not a finite number"),
         ({"residence_bedroom": -1}, {}, r"units must be in \[0, inf\)"),
-        ({"residence_bedroom": 30}, {"offset_ratio": 0.5}, r"^offset_ratio must be in \[1, 10\], got 0\.5$"),
-        ({"residence_bedroom": 30}, {"offset_ratio": math.nan}, "offset_ratio must not be NaN"),
+        ({"residence_bedroom": 30}, {"offset_ratio": math.nan}, r"^offset_ratio must be a finite number in \[1, 10\]"),
+        ({"residence_bedroom": 30}, {"offset_ratio": 11}, r"^offset_ratio must be in \[1, 10\].*got 11$"),
+        ({"residence_bedroom": 30}, {"threshold_basis": "mean"},
+         r"^threshold_basis must be one of average, peak .*got 'mean'$"),
         ({"residence_bedroom": 30}, {"peaking_factor": 0.5}, r"peaking_factor must be in \[1, inf\)"),
         ({"residence_bedroom": 30}, {"population_persons": -5}, r"population_thousands must be in \[0, inf\), got -0\.005"),
         ({"residence_bedroom": 30}, {"peaking_factor": 1e308}, "peak sewage flow is not a finite number"),
@@ -128,6 +150,13 @@ def test_threshold_can_be_given():
 def test_refusals(counts, kwargs, match):
     with pytest.raises(InputError, match=match):
         r.connection_offset(counts, BUNDLED, **kwargs)
+
+
+def test_offset_ratio_below_one_is_refused_by_the_rules():
+    """Section F: credits 'equal to the estimated peak sewage flow rate increase', a one-to-one offset
+    ratio; 0.5 would offset half the flow added: a refusal by the rules (RefusedError, exit 3), not bad input."""
+    with pytest.raises(RefusedError, match=r"^offset_ratio 0\.5 is below the one-to-one offset ratio of section F"):
+        r.connection_offset({"residence_bedroom": 30}, BUNDLED, offset_ratio=0.5)
 
 
 def test_unknown_use_default_field_name():
@@ -158,6 +187,7 @@ def test_result_is_frozen_and_to_dict_has_the_cli_keys_in_order():
         ["--use", "residence_bedroom=24", "--use", "restaurant_seat=40"],
         ["--use", "residence_bedroom=30", "--offset-ratio", "2", "--population", "250"],
         ["--use", "restaurant_seat=10", "--peaking-factor", "3"],
+        ["--use", "residence_bedroom=6", "--threshold-basis", "peak", "--offset-ratio", "1.5"],
     ],
 )
 def test_cli_json_is_to_dict_of_the_rule_on_the_bundled_table(run_cli, args):
@@ -171,7 +201,8 @@ def test_cli_json_is_to_dict_of_the_rule_on_the_bundled_table(run_cli, args):
     rule = r.connection_offset(counts, table["uses"], design_flow_table=table["path"],
                                peaking_factor=float(opts["--peaking-factor"]) if "--peaking-factor" in opts else None,
                                population_persons=float(opts["--population"]) if "--population" in opts else None,
-                               offset_ratio=float(opts.get("--offset-ratio", r.DEFAULT_OFFSET_RATIO)))
+                               offset_ratio=float(opts.get("--offset-ratio", r.DEFAULT_OFFSET_RATIO)),
+                               threshold_basis=opts.get("--threshold-basis", r.DEFAULT_THRESHOLD_BASIS))
     assert json.loads(res.stdout) == rule.to_dict()
 
 
@@ -210,7 +241,8 @@ def test_credits_monotone_non_decreasing_in_flow_harmon(c1, c2, ratio):
     b = r.connection_offset({"residence_bedroom": hi}, BUNDLED, offset_ratio=ratio)
     assert a.credits_required_gpd <= b.credits_required_gpd * (1 + 1e-12)
     assert a.offset_required <= b.offset_required
-    # credits are all or nothing: ratio x peak above the threshold, else zero
+    # credits are all or nothing: ratio x peak when the average (threshold_basis default) is above the
+    # threshold, else zero
     for res in (a, b):
-        expected = res.peak_flow_gpd * ratio if res.peak_flow_gpd > r.OFFSET_THRESHOLD_GPD else 0.0
+        expected = res.peak_flow_gpd * ratio if res.average_gpd > r.OFFSET_THRESHOLD_GPD else 0.0
         assert res.credits_required_gpd == pytest.approx(expected, rel=1e-12)

@@ -9,14 +9,21 @@ import math
 import numpy as np
 import pytest
 
-from capacitysim.errors import InputError
+from capacitysim.errors import InputError, RefusedError
 from capacitysim.rules import ii_offset as r
 
 
-@pytest.mark.parametrize("ratio", [0.5, 0.999, 0.0, -1.0, math.nan, math.inf, 11.0])
+@pytest.mark.parametrize("ratio", [0.5, 0.999, 0.0, -1.0])
 def test_offset_ratio_below_one_to_one_is_refused(ratio):
-    """Section F fixes one to one: a ratio of 0.5 would let a connection add twice the flow removed."""
-    with pytest.raises(InputError, match=r"offset_ratio must (be in \[1, 10\]|not be NaN)"):
+    """Section F fixes one to one: a ratio of 0.5 would let a connection add twice the flow removed.
+    Issue 14: a refusal by the rules (RefusedError, exit 3), no longer bad input."""
+    with pytest.raises(RefusedError, match=r"below the one-to-one offset ratio of section F"):
+        r.credits_required_gpd(3000.0, offset_ratio=ratio)
+
+
+@pytest.mark.parametrize("ratio", [math.nan, math.inf, 11.0, "2", None, True])
+def test_offset_ratio_not_a_finite_number_up_to_ten_is_bad_input(ratio):
+    with pytest.raises(InputError, match=r"offset_ratio must (be in \[1, 10\]|be a finite number in \[1, 10\]|be a number in)"):
         r.credits_required_gpd(3000.0, offset_ratio=ratio)
 
 
@@ -35,8 +42,9 @@ def test_credits_connection_offset_ratio(run_cli, ratio, ok):
         doc = json.loads(r_.stdout)
         assert doc["credits_required_gpd"] == pytest.approx(doc["peak_flow_gpd"] * float(ratio))
         return
-    assert r_.exit_code == 2
-    assert r_.stderr.strip().splitlines() == ["error: offset_ratio must be in [1, 10], got 0.5"]
+    assert r_.exit_code == 3  # issue 14: refused by section F, not bad input
+    lines = r_.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: offset_ratio 0.5 is below the one-to-one offset ratio of section F")
 
 
 @pytest.mark.parametrize("count", [2.5, -1, 1e12, math.inf])

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capacitysim.errors import InputError
+from capacitysim.errors import InputError, RefusedError
 from capacitysim.rules import ii_offset as r
 
 REG = "regulations/binghamton-jc-ii-offset-program.txt"
@@ -183,7 +183,7 @@ def test_threshold_is_more_than_2500_gpd(shared_dir):
     assert r.credits_required_gpd(2600.0) == 2600.0  # one-to-one (section F)
     assert r.credits_required_gpd(2600.0, offset_ratio=4) == 10400.0
     np.testing.assert_array_equal(r.credits_required_gpd([100, 2500, 3000]), [0, 0, 3000])
-    with pytest.raises(InputError, match="offset_ratio"):
+    with pytest.raises(RefusedError, match="offset_ratio"):  # below one to one (section F): refused
         r.credits_required_gpd(3000.0, offset_ratio=0)
 
 

@@ -21,16 +21,27 @@ def credits():
     """I/I quantification (Tables 174-19.1 to 174-19.3) and the offset a connection needs."""
 
 
+def _echo_policies(policies) -> None:
+    """One line per program policy: ``policy: ... (program interpretation — confirm with the bank administrator)``."""
+    for p in policies:
+        click.echo(ii_offset.policy_line(p))
+
+
 @credits.command()
 @click.argument("project_file", type=click.Path(dir_okay=False))
+@click.option("--inflow-basis", "inflow_basis", type=click.Choice(ii_offset.INFLOW_CREDIT_BASES),
+              default=ii_offset.DEFAULT_INFLOW_CREDIT_BASIS, show_default=True,
+              help="Program policy (the program does not say; confirm with the bank administrator): what a TR-55 "
+                   "inflow item credits, the 24-hour runoff volume of the 1-year storm as gpd, or the peak rate of "
+                   "its runoff (SCS unit hydrograph) as gpd. Both are printed.")
 @json_option
-def quantify(project_file, as_json):
+def quantify(project_file, inflow_basis, as_json):
     """Print the itemised I/I remediation engineering report of PROJECT_FILE (TOML)."""
     from capacitysim.io.project_files import read_project
 
     proj = read_project(project_file)
     meta = proj["project"]
-    result = ii_offset.quantify_items(proj["items"], engineer=meta.get("engineer", ""))
+    result = ii_offset.quantify_items(proj["items"], engineer=meta.get("engineer", ""), inflow_credit_basis=inflow_basis)
     out = {"project": meta, "storm": ii_offset.program_storm(), **result}
     if as_json:
         emit_json(out)
@@ -42,8 +53,10 @@ def quantify(project_file, as_json):
             click.echo(f"{key.replace('_', ' ').capitalize()}: {meta[key]}")
     click.echo("Quantification per the Binghamton-Johnson City I/I Offset Program, Tables 174-19.1, 174-19.2, 174-19.3;")
     storm = out["storm"]
+    credited = ("24-hour runoff volume as gpd" if inflow_basis == "volume"
+                else "peak rate of the runoff (SCS unit hydrograph) as gpd")
     click.echo(f"TR-55 items: {storm['depth_in']:g} in, 1-year {storm['duration_hr']}-hour {storm['distribution']} storm, "
-               f"{storm['duration_hr']}-hour runoff volume as gpd.")
+               f"{credited} (program policy inflow_credit_basis = {inflow_basis}).")
     click.echo("")
     for i, r in enumerate(result["items"], 1):
         flag = "" if r["qualifies"] else "  [DOES NOT QUALIFY]"
@@ -51,9 +64,17 @@ def quantify(project_file, as_json):
         click.echo(f"    {r['quantity']}: {r['basis']}")
         if r["note"]:
             click.echo(f"    note: {r['note']}")
+        if "inflow_credit_basis" in r:
+            vol, peak = r["inflow_credit_volume_gpd"], r["inflow_credit_peak_rate_gpd"]
+            ratio = f" ({peak / vol:.1f} x)" if vol > 0 else ""
+            click.echo(f"    volume basis: {fmt(vol, 1)} gpd; peak-rate basis (Tc {r['tc_hr']:g} hr): {fmt(peak, 1)} gpd{ratio}")
         click.echo(f"    {r['reference']}: {fmt(r['gpd'], 1)} gpd")
     click.echo("")
     click.echo(f"Total I/I removed (qualifying items): {result['total_gpd']:,.1f} gpd")
+    if result["policies"]:
+        click.echo(f"  on the volume basis: {result['total_gpd_on_volume']:,.1f} gpd; "
+                   f"on the peak-rate basis: {result['total_gpd_on_peak_rate']:,.1f} gpd")
+        _echo_policies(result["policies"])
 
 
 def _parse_uses(uses: tuple[str, ...]) -> dict[str, float]:
@@ -75,27 +96,49 @@ def _parse_uses(uses: tuple[str, ...]) -> dict[str, float]:
               help="Your design flow table (TOML) instead of the bundled one.")
 @click.option("--peaking-factor", type=float, default=None, help="A fixed peaking factor instead of Harmon's.")
 @click.option("--population", type=float, default=None, help="Persons served, for Harmon's factor (default flow / 100 gpcd).")
-@click.option("--offset-ratio", type=float, default=ii_offset.DEFAULT_OFFSET_RATIO, show_default=True)
+@click.option("--offset-ratio", type=float, default=ii_offset.DEFAULT_OFFSET_RATIO, show_default=True,
+              help="Section F fixes one-to-one (1); below 1 is refused (exit 3); above 1 (up to 10) only as a "
+                   "program policy, flagged in the output.")
+@click.option("--threshold-basis", type=click.Choice(ii_offset.THRESHOLD_BASES),
+              default=ii_offset.DEFAULT_THRESHOLD_BASIS, show_default=True,
+              help="Program policy (the program does not say; confirm with the bank administrator): the flow "
+                   "compared with the 2,500 gpd of the definitions, the average daily design flow or the peak "
+                   "sewage flow. Both outcomes are printed; the credits are the peak (section F) either way.")
 @json_option
-def connection(uses, flows_path, peaking_factor, population, offset_ratio, as_json):
+def connection(uses, flows_path, peaking_factor, population, offset_ratio, threshold_basis, as_json):
     """Peak sewage flow of a new or modified connection and the credits it needs."""
     from capacitysim.io.project_files import read_design_flows
 
     table = read_design_flows(flows_path)
     result = ii_offset.connection_offset(_parse_uses(uses), table["uses"], design_flow_table=table["path"],
                                          peaking_factor=peaking_factor, population_persons=population,
-                                         offset_ratio=offset_ratio, field="--use")
+                                         offset_ratio=offset_ratio, threshold_basis=threshold_basis, field="--use")
     if as_json:
         emit_json(result.to_dict())
-        return
-    emit_table([(f"{u.use} x {u.count:g} {u.unit}", f"{u.gpd_per_unit:g} gpd each = {u.average_gpd:,.0f} gpd"
-                 + ("" if u.verified else "  (unverified)")) for u in result.uses]
-               + [("average design flow", f"{result.average_gpd:,.0f} gpd"),
-                  ("peaking factor", f"{result.peaking_factor:.3f} ({result.peaking_basis})"),
-                  ("peak sewage flow", f"{result.peak_flow_gpd:,.0f} gpd"),
-                  ("offset required", f"{'yes' if result.offset_required else 'no'} (more than {result.threshold_gpd:,.0f} gpd)"),
-                  ("credits required", f"{result.credits_required_gpd:,.0f} gpd at {result.offset_ratio:g}:1")],
-               "connection flow")
+    else:
+        yes = {True: "yes", False: "no"}
+        alt = next(p["alternative"] for p in result.policies if p["name"] == "threshold_basis")
+        credits_on = {result.threshold_basis: result.credits_required_gpd, alt["value"]: alt["credits_required_gpd"]}
+        required_on = {"average": result.offset_required_on_average, "peak": result.offset_required_on_peak}
+        flow_on = {"average": result.average_gpd, "peak": result.peak_flow_gpd}
+        compared = [(f"  on the {b}" + (" (used)" if b == result.threshold_basis else ""),
+                     (f"{yes[required_on[b]]}: {flow_on[b]:,.0f} gpd {'>' if required_on[b] else '<='} "
+                      f"{result.threshold_gpd:,.0f} gpd; credits {credits_on[b]:,.0f} gpd"))
+                    for b in ii_offset.THRESHOLD_BASES]
+        ratio_note = (" (section F, one-to-one)" if result.offset_ratio == ii_offset.DEFAULT_OFFSET_RATIO
+                      else " (ratio: program policy, below)")
+        emit_table([(f"{u.use} x {u.count:g} {u.unit}", f"{u.gpd_per_unit:g} gpd each = {u.average_gpd:,.0f} gpd"
+                     + ("" if u.verified else "  (unverified)")) for u in result.uses]
+                   + [("average design flow", f"{result.average_gpd:,.0f} gpd"),
+                      ("peaking factor", f"{result.peaking_factor:.3f} ({result.peaking_basis})"),
+                      ("peak sewage flow", f"{result.peak_flow_gpd:,.0f} gpd"),
+                      ("offset required", (f"{yes[result.offset_required]} (the {result.threshold_basis} compared "
+                                           f"with {result.threshold_gpd:,.0f} gpd: program policy threshold_basis, below)")),
+                      *compared,
+                      ("credits required", (f"{result.credits_required_gpd:,.0f} gpd = {result.offset_ratio:g} x the "
+                                            f"peak sewage flow{ratio_note}"))],
+                   "connection flow")
+        _echo_policies(result.policies)
     if result.unverified_values:
         click.echo(f"note: design flows not verified against their source: {', '.join(result.unverified_values)} "
                    f"({result.design_flow_table})", err=True)

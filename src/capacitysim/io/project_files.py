@@ -17,7 +17,10 @@ A project file (``models/projects/*.toml``)::
     severity = "heavy"
     count = 3
 
-Areas of TR-55 items are given as ``area_sqft`` or ``area_ac`` (one of them).
+Areas of TR-55 items are given as ``area_sqft`` or ``area_ac`` (one of them). A TR-55 item may give
+its time of concentration ``tc_hr`` [hr] (0.1 to 10 hr; default 0.1 hr, the TR-55 minimum), used for the
+peak-rate alternative of the inflow credit (program policy ``inflow_credit_basis``, see
+:func:`capacitysim.rules.ii_offset.tr55_inflow_peak_rate_gpd`).
 """
 
 from __future__ import annotations
@@ -43,7 +46,9 @@ from capacitysim.rules.ii_offset import (
     ITEM_TYPES,
     MAX_FLOW_GPD,
     MAX_ITEM_AREA_AC,
+    MAX_INFLOW_TC_HR,
     MAX_ITEM_COUNT,
+    MIN_INFLOW_TC_HR,
     TR55_ITEM_TYPES,
 )
 from capacitysim.units import GPD_PER_GPM, SQFT_PER_ACRE
@@ -57,8 +62,9 @@ _CASE = {"gpd", "gpm", "justification"}
 _ITEM_KEYS = {
     "manhole_joint_leak": ({"surface", "severity", "count"} | _CASE, set()),
     "sump_pump": ({"count"}, {"count"}),
-    "separation": ({"area_sqft", "area_ac", "cover", "soil", "receiving_water", "redirected_to_combined"}, {"cover", "soil"}),
-    **{k: ({"area_sqft", "area_ac", "cover", "soil"}, {"cover", "soil"}) for k in TR55_ITEM_TYPES if k != "separation"},
+    "separation": ({"area_sqft", "area_ac", "cover", "soil", "tc_hr", "receiving_water", "redirected_to_combined"},
+                   {"cover", "soil"}),
+    **{k: ({"area_sqft", "area_ac", "cover", "soil", "tc_hr"}, {"cover", "soil"}) for k in TR55_ITEM_TYPES if k != "separation"},
     **{k: (_CASE, {"justification"}) for k in CASE_BY_CASE_TYPES if k != "manhole_joint_leak"},
 }
 #: Item keys that hold text (names from the tables, places, reasons).
@@ -118,6 +124,8 @@ def read_project(path: str | os.PathLike) -> dict:
                 item["area_ac"] = _number(w, "area_sqft", item.pop("area_sqft"), _ITEM_MAX["area_sqft"]) / SQFT_PER_ACRE
             else:
                 item["area_ac"] = _number(w, "area_ac", item["area_ac"], _ITEM_MAX["area_ac"])
+            if "tc_hr" in item:
+                item["tc_hr"] = require_number(w, "tc_hr", item["tc_hr"], MIN_INFLOW_TC_HR, MAX_INFLOW_TC_HR, unit="hr")
         if kind == "separation" and "redirected_to_combined" in item:
             require_bool(w, "redirected_to_combined", item["redirected_to_combined"])
         out.append(item)

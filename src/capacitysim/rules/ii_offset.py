@@ -14,8 +14,25 @@ Notes on the program text
 * Table 174-19.1 gives manhole joint leaks in gpm; the program denominates credits in gpd. A leak
   rate is taken to run 24 hours a day (as Table 174-19.2 note 1 says for sump pumps), i.e.
   gpd = gpm x 1,440.
-* Inflow items by TR-55 (Table 174-19.2, second row) are expressed as the 24-hour runoff volume of
-  the program storm over the drained area, taken as gallons per day.
+* Inflow items by TR-55 (Table 174-19.2, second row): the table names the method and the storm but
+  not whether the credit is the storm's runoff *volume* or its *peak rate*. Program policy
+  ``inflow_credit_basis`` (:data:`INFLOW_CREDIT_BASES`): by default the 24-hour runoff volume of the
+  program storm over the drained area, taken as gallons per day; the peak rate of the same storm's
+  runoff (SCS unit hydrograph) is computed beside it (:func:`tr55_inflow_peak_rate_gpd`). On a roof
+  the peak rate is about 33 times the volume basis.
+* The threshold: the definitions (NEW OR MODIFIED SEWER CONNECTION, SEWER EXTENSION) need an offset
+  for a connection "adding greater than 2,500 gallons per day of flow" / increasing flows "by more
+  than 2,500 gallons per day", without the word peak; only section F (the credit amount) says
+  "peak sewage flow rate". Program policy ``threshold_basis`` (:data:`THRESHOLD_BASES`): by default
+  the average daily design flow is compared with 2,500 gpd; the outcome on the peak is reported
+  beside it. Credits stay one to one on the peak (section F) in both.
+* Offset ratio: section F fixes one to one. A ratio below one is refused
+  (:class:`~capacitysim.errors.RefusedError`); a ratio above one is a program policy, flagged
+  (:func:`check_offset_ratio`).
+
+Every such choice is returned as a policy ``{"name", "value", "text", "alternative"}`` whose text
+says "program interpretation — confirm with the bank administrator" (:data:`POLICY_FLAG`); it is
+never presented as the rule.
 
 References
 ----------
@@ -31,18 +48,37 @@ References
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
+import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 # capacitysim.hydrology (numba, xarray: about 1 s to import) is imported inside the TR-55 functions
-# only, so the credit bank, which needs the offset rules but not TR-55, starts fast in every process.
+# only, so the credit bank, which needs the offset rules but not TR-55, starts fast in every process
+# (capacitysim.hydrology.rdii, whose roof constants are imported below, loads numpy only).
 
-from capacitysim.checks import check_choice, check_count, check_finite_result, check_range, scalar_or_array
-from capacitysim.errors import InputError
-from capacitysim.units import CUBIC_FEET_PER_ACRE_INCH, GALLONS_PER_CUBIC_FOOT, GPD_PER_GPM, SQFT_PER_ACRE
+from capacitysim.checks import (
+    as_float_array,
+    check_choice,
+    check_count,
+    check_finite_result,
+    check_range,
+    scalar_or_array,
+)
+from capacitysim.errors import InputError, RefusedError
+from capacitysim.hydrology.rdii import ROOF_CN, ROOF_TC_HR
+from capacitysim.units import (
+    ACRES_PER_SQMI,
+    CUBIC_FEET_PER_ACRE_INCH,
+    GALLONS_PER_CUBIC_FOOT,
+    GPD_PER_CFS,
+    GPD_PER_GPM,
+    SQFT_PER_ACRE,
+)
 
 # --- program constants -------------------------------------------------------------------------
 #: Program effective date [BJC, preamble]; report part D lists connections completed since then.
@@ -67,6 +103,65 @@ MAX_FLOW_GPD = 1.0e9
 #: Largest area drained by one TR-55 item [ac]: 10^5 acres (156 mi2) is a whole sewershed and more;
 #: a larger value is a unit error (ft2 given as acres).
 MAX_ITEM_AREA_AC = 1.0e5
+
+# --- program policies: where the program text is silent -----------------------------------------
+#: What every program policy's text says: it is the tool's reading, not the rule.
+CONFIRM_WITH_ADMINISTRATOR = "confirm with the bank administrator"
+POLICY_FLAG = f"program interpretation — {CONFIRM_WITH_ADMINISTRATOR}"
+#: Program policy ``offset_ratio``: how a ratio above one is flagged (section F fixes one to one).
+OFFSET_RATIO_POLICY_TEXT = f"program policy above the one-to-one of section F — {CONFIRM_WITH_ADMINISTRATOR}"
+#: Program policy ``threshold_basis``: the flow compared with the 2,500 gpd of the definitions, the
+#: average daily design flow (the definitions say "gallons per day of flow", no peak) or the peak
+#: sewage flow rate (the flow section F sets the credits on).
+THRESHOLD_BASES = ("average", "peak")
+#: Default ``threshold_basis`` (issue 14): the definitions' words, "greater than 2,500 gallons per day
+#: of flow", read as the average daily design flow.
+DEFAULT_THRESHOLD_BASIS = "average"
+#: Why each ``threshold_basis`` is a reading of the text, not the text (the policy's text).
+THRESHOLD_BASIS_TEXT = {
+    "average": (f"{POLICY_FLAG}: the definitions of new or modified sewer connection and sewer extension say "
+                "'greater than 2,500 gallons per day of flow'; section F sets the credits on the peak sewage "
+                "flow rate; the average daily design flow is compared with 2,500 gpd, the credits are the peak"),
+    "peak": (f"{POLICY_FLAG}: section F sets the credits on the peak sewage flow rate; the definitions of new "
+             "or modified sewer connection and sewer extension say only 'greater than 2,500 gallons per day "
+             "of flow'; the peak sewage flow rate is compared with 2,500 gpd"),
+}
+#: Program policy ``threshold_gpd``: a threshold other than the definitions' 2,500 gpd.
+THRESHOLD_POLICY_TEXT = (f"{POLICY_FLAG}: a threshold other than the 2,500 gallons per day of the definitions "
+                         "(new or modified sewer connection, sewer extension)")
+#: Program policy ``inflow_credit_basis``: what a TR-55 inflow item credits, the 24-hour runoff
+#: volume of the program storm taken as gallons per day, or the peak rate of the same storm's runoff.
+INFLOW_CREDIT_BASES = ("volume", "peak")
+#: Default ``inflow_credit_basis``: the runoff volume of the 24-hour storm as gpd (what the tool
+#: credited before issue 14).
+DEFAULT_INFLOW_CREDIT_BASIS = "volume"
+#: Why each ``inflow_credit_basis`` is a reading of the text, not the text (the policy's text).
+INFLOW_CREDIT_BASIS_TEXT = {
+    "volume": (f"{POLICY_FLAG}: Table 174-19.2 says TR-55 inflow is 'to be calculated based on' TR-55 for the "
+               "1-year, 24-hour Type II storm but not whether the credit is the storm's runoff volume or its "
+               "peak rate; the 24-hour runoff volume is taken as gallons per day (section E)"),
+    "peak": (f"{POLICY_FLAG}: Table 174-19.2 says TR-55 inflow is 'to be calculated based on' TR-55 for the "
+             "1-year, 24-hour Type II storm but not whether the credit is the storm's runoff volume or its "
+             "peak rate; the peak rate of the storm's runoff (SCS unit hydrograph) is taken as gallons per "
+             "day, as section F takes the connection's peak sewage flow rate"),
+}
+#: Time of concentration of a TR-55 inflow item [hr] when the project gives none: 0.1 hr, the
+#: minimum TR-55 (1986) ch. 3 ("Limitations") uses, as the roof leaders of a model scenario use
+#: (:data:`capacitysim.hydrology.rdii.ROOF_TC_HR`). A roof's Tc is shorter; for a larger catch basin
+#: or separated area give the item's own ``tc_hr`` (TR-55 ch. 3).
+DEFAULT_INFLOW_TC_HR = ROOF_TC_HR
+#: Range of an inflow item's Tc [hr]: TR-55 (1986) ch. 3 uses 0.1 hr at least; ch. 4 and 5
+#: (graphical and tabular methods) are limited to Tc of 0.1 to 10 hr.
+MIN_INFLOW_TC_HR = ROOF_TC_HR
+MAX_INFLOW_TC_HR = 10.0
+#: Step of the design storm of the peak-rate alternative [min]. NEH 630 ch. 16 takes the unit
+#: duration D no more than 0.25 Tp, with Tp = D/2 + 0.6 Tc: at the minimum Tc of 0.1 hr,
+#: D <= 0.25 x 0.6 x 0.1 / (1 - 0.125) hr = 1.03 min, so 1 min (a divisor of the 24-hour storm).
+INFLOW_PEAK_STORM_STEP_MIN = 1.0
+#: Curve number of a roof [-]: Table 174-19.3, "Paved parking lots, roofs, driveways, etc.": 98
+#: in every hydrologic soil group (TR-55 Table 2-2a).
+PROGRAM_ROOF_CN = ROOF_CN
+
 #: Records section: records kept for a minimum of three years (longer during a dispute) [yr].
 RECORD_RETENTION_YEARS = 3
 #: DEFAULT definition: certificate of occupancy due within one year of the flow credit note [yr].
@@ -205,6 +300,57 @@ def tr55_inflow_gpd(area_ac, cn, precip_in=PROGRAM_STORM_DEPTH_IN):
     return scalar_or_array(q_in * a * CUBIC_FEET_PER_ACRE_INCH * GALLONS_PER_CUBIC_FOOT)
 
 
+def tr55_inflow_peak_rate_gpd(area_ac, cn, tc_hr=DEFAULT_INFLOW_TC_HR, precip_in=PROGRAM_STORM_DEPTH_IN):
+    r"""Peak rate of a TR-55 item's runoff in the program storm, expressed in gallons per day [gpd].
+
+    The alternative of the program policy ``inflow_credit_basis`` (:data:`INFLOW_CREDIT_BASES`): the
+    1-year 24-hour Type II storm (:func:`~capacitysim.hydrology.design_storm`, 1-min steps,
+    :data:`INFLOW_PEAK_STORM_STEP_MIN`), its curve-number excess routed by the SCS dimensionless
+    unit hydrograph (:func:`~capacitysim.hydrology.unit_hydrograph_runoff`), the highest flow
+    [cfs] times 646,317 gpd/cfs (:data:`~capacitysim.units.GPD_PER_CFS`).
+
+    .. math:: Q_{gpd} = \max_t q(t)\,[\mathrm{cfs}] \cdot 86{,}400 \ \mathrm{s/d} \cdot 7.48052 \ \mathrm{gal/ft^3}
+
+    Parameters
+    ----------
+    area_ac : array_like
+        Area drained [ac], in [0, 100,000] (:data:`MAX_ITEM_AREA_AC`); 0 gives 0.
+    cn : array_like
+        Curve number [-] from Table 174-19.3 (a roof: 98, :data:`PROGRAM_ROOF_CN`).
+    tc_hr : array_like, default 0.1
+        Time of concentration [hr], in [0.1, 10] (TR-55 ch. 3 minimum, ch. 4-5 limits); default
+        :data:`DEFAULT_INFLOW_TC_HR`.
+    precip_in : float, default 2.1
+        24-hour rainfall [in]; the program fixes 2.1 in (Table 174-19.2).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The peak flow of the storm's runoff as a daily rate [gpd] (about 33 times
+        :func:`tr55_inflow_gpd` on a roof at Tc 0.1 hr).
+
+    References
+    ----------
+    BJC Table 174-19.2 (TR-55, 1-year 24-hour Type II storm, 2.1 in) and Table 174-19.3; TR-55 (1986)
+    Chapter 2 (eq. 2-3) and Chapter 3 (minimum Tc 0.1 hr); NEH 630 (2007) Chapter 16 (dimensionless
+    unit hydrograph, D <= 0.25 Tp) and Chapter 15 (L = 0.6 Tc).
+    """
+    from capacitysim.hydrology import design_storm, unit_hydrograph_runoff
+
+    a = check_range("area_ac", area_ac, 0.0, MAX_ITEM_AREA_AC, unit="ac")
+    c = as_float_array("cn", cn)  # its range is checked by unit_hydrograph_runoff
+    tc = check_range("tc_hr", tc_hr, MIN_INFLOW_TC_HR, MAX_INFLOW_TC_HR, unit="hr")
+    a, c, tc = np.broadcast_arrays(a, c, tc)
+    out = np.zeros(a.shape)
+    wet = a > 0.0
+    if wet.any():
+        storm = design_storm(precip_in, PROGRAM_STORM_DISTRIBUTION, dt_min=INFLOW_PEAK_STORM_STEP_MIN,
+                             duration_hr=PROGRAM_STORM_DURATION_HR)
+        flow = unit_hydrograph_runoff(a[wet] / ACRES_PER_SQMI, c[wet], tc[wet], storm)
+        out[wet] = np.asarray(flow.max(dim="time_hr")).reshape(-1) * GPD_PER_CFS
+    return scalar_or_array(out)
+
+
 def separation_qualifies(to_receiving_water, redirected_to_combined=False):
     """Whether a sewer separation project qualifies for credits (quantification section B(1)).
 
@@ -326,46 +472,151 @@ def peaking_factor_for(average_flow_gpd, peaking_factor=None, population_thousan
     return harmon_peaking_factor(population_thousands)
 
 
-def offset_required(peak_flow_gpd, threshold_gpd=OFFSET_THRESHOLD_GPD):
+def offset_required(flow_gpd, threshold_gpd=OFFSET_THRESHOLD_GPD):
     """Whether a connection needs an offset: it adds *more than* 2,500 gpd (definitions).
 
-    Exactly 2,500 gpd needs none.
+    Exactly 2,500 gpd needs none. Which flow is compared (average daily design flow or peak sewage
+    flow rate) is the program policy ``threshold_basis`` of :func:`connection_offset`; this function
+    compares the flow it is given.
+
+    Parameters
+    ----------
+    flow_gpd : array_like
+        The flow compared [gpd], >= 0 (positional: it was called ``peak_flow_gpd``).
+    threshold_gpd : array_like, default 2,500
+        [gpd], >= 0.
+
+    References
+    ----------
+    BJC definitions NEW OR MODIFIED SEWER CONNECTION ("adding greater than 2,500 gallons per day of
+    flow") and SEWER EXTENSION ("by more than 2,500 gallons per day").
     """
-    q = check_range("peak_flow_gpd", peak_flow_gpd, 0.0, unit="gpd")
+    q = check_range("flow_gpd", flow_gpd, 0.0, unit="gpd")
     t = check_range("threshold_gpd", threshold_gpd, 0.0, unit="gpd")
     out = q > t
     return bool(out) if out.ndim == 0 else out
 
 
-def credits_required_gpd(peak_flow_gpd, offset_ratio=DEFAULT_OFFSET_RATIO, threshold_gpd=OFFSET_THRESHOLD_GPD):
-    """Flow credits a connection must withdraw [gpd]: ratio x peak flow above the threshold, else 0.
+def check_offset_ratio(ratio) -> dict:
+    """Check an offset ratio against section F: one to one is the rule, above is a policy, below is refused.
 
     Parameters
     ----------
-    peak_flow_gpd : array_like
-        Estimated peak sewage flow rate increase [gpd].
-    offset_ratio : array_like, default 1
-        Gallons of I/I removed per gallon allowed (OFFSET RATIO), in [1, 10]: the program fixes 1:1
-        (section F) and a ratio below one is refused (it would credit more flow than was removed);
-        other programs use up to 4:1.
-    threshold_gpd : array_like, default 2,500
+    ratio : float
+        Gallons of I/I removed per gallon of connection flow allowed (definition OFFSET RATIO) [-].
+
+    Returns
+    -------
+    dict
+        ``{"offset_ratio": 1.0, "policy": None}`` for exactly one (section F); for a ratio in (1, 10]
+        ``{"offset_ratio": r, "policy": {"name": "offset_ratio", "value": r, "text":``
+        :data:`OFFSET_RATIO_POLICY_TEXT` ``, "alternative": {"value": 1.0, "text": ...}}}``.
 
     Raises
     ------
     InputError
-        For a negative or non-finite peak flow, or an offset ratio outside [1, 10].
+        Not a number (text, a boolean, None), not finite, or above 10 (:data:`MAX_OFFSET_RATIO`,
+        a typing error).
+    RefusedError
+        Below one: section F makes the credits "equal to the estimated peak sewage flow rate
+        increase", a one-to-one offset ratio; less would offset less than the flow added.
+
+    References
+    ----------
+    BJC definition OFFSET RATIO; credit bank section F ("referred to as a one-to-one offset ratio").
+    """
+    if isinstance(ratio, np.ndarray) and ratio.ndim == 0:
+        ratio = ratio.item()
+    if isinstance(ratio, bool) or not isinstance(ratio, numbers.Real):
+        raise InputError(f"offset_ratio must be a number in [{MIN_OFFSET_RATIO:g}, {MAX_OFFSET_RATIO:g}] "
+                         f"(section F: one-to-one), got {ratio!r}")
+    r = float(ratio)
+    if not math.isfinite(r):
+        raise InputError(f"offset_ratio must be a finite number in [{MIN_OFFSET_RATIO:g}, {MAX_OFFSET_RATIO:g}] "
+                         f"(section F: one-to-one), got {r!r}")
+    if r < MIN_OFFSET_RATIO:
+        raise RefusedError(f"offset_ratio {r:g} is below the one-to-one offset ratio of section F (credits "
+                           "'equal to the estimated peak sewage flow rate increase'); allowed: 1, or more "
+                           "as a program policy")
+    if r > MAX_OFFSET_RATIO:
+        raise InputError(f"offset_ratio must be in [{MIN_OFFSET_RATIO:g}, {MAX_OFFSET_RATIO:g}] (above "
+                         f"{MAX_OFFSET_RATIO:g} is taken for a typing error), got {r:g}")
+    if r == DEFAULT_OFFSET_RATIO:
+        return {"offset_ratio": r, "policy": None}
+    return {"offset_ratio": r,
+            "policy": {"name": "offset_ratio", "value": r, "text": OFFSET_RATIO_POLICY_TEXT,
+                       "alternative": {"value": DEFAULT_OFFSET_RATIO,
+                                       "text": "section F: credits equal to the estimated peak sewage flow "
+                                               "rate increase (one-to-one)"}}}
+
+
+def check_threshold_basis(threshold_basis) -> str:
+    """The program policy ``threshold_basis``: ``"average"`` or ``"peak"`` (:data:`THRESHOLD_BASES`).
+
+    Raises
+    ------
+    InputError
+        Naming the value and the allowed ones.
+    """
+    if not isinstance(threshold_basis, str) or threshold_basis not in THRESHOLD_BASES:
+        raise InputError(f"threshold_basis must be one of {', '.join(THRESHOLD_BASES)} (the flow compared with "
+                         f"the 2,500 gpd of the definitions), got {threshold_basis!r}")
+    return threshold_basis
+
+
+def credits_required_gpd(peak_flow_gpd, offset_ratio=DEFAULT_OFFSET_RATIO, threshold_gpd=OFFSET_THRESHOLD_GPD, *,
+                         threshold_flow_gpd=None):
+    """Flow credits a connection must withdraw [gpd]: ratio x peak flow when an offset is required, else 0.
+
+    Parameters
+    ----------
+    peak_flow_gpd : array_like
+        Estimated peak sewage flow rate increase [gpd]: the credits are set on it (section F).
+    offset_ratio : array_like, default 1
+        Gallons of I/I removed per gallon allowed (OFFSET RATIO), checked by
+        :func:`check_offset_ratio`: 1 is section F; above 1 (up to 10) a program policy; below 1
+        refused.
+    threshold_gpd : array_like, default 2,500
+    threshold_flow_gpd : array_like, optional
+        The flow compared with the threshold [gpd]: the average daily design flow under the default
+        ``threshold_basis`` of :func:`connection_offset`. ``None`` compares ``peak_flow_gpd`` itself
+        (``threshold_basis="peak"``; the behaviour of callers written before issue 14).
+
+    Raises
+    ------
+    InputError
+        For a negative or non-finite flow, an offset ratio that is not a finite number or above 10.
+    RefusedError
+        For an offset ratio below one (section F).
 
     References
     ----------
     BJC definitions (OFFSET RATIO; NEW OR MODIFIED SEWER CONNECTION) and credit bank section F.
     """
     q = check_range("peak_flow_gpd", peak_flow_gpd, 0.0, unit="gpd")
-    r = check_range("offset_ratio", offset_ratio, MIN_OFFSET_RATIO, MAX_OFFSET_RATIO)
-    need = np.asarray(offset_required(q, threshold_gpd))
+    if np.ndim(offset_ratio) == 0:
+        r = check_offset_ratio(offset_ratio)["offset_ratio"]
+    else:
+        r = as_float_array("offset_ratio", offset_ratio)
+        for value in np.unique(r):
+            check_offset_ratio(float(value))
+    compared = q if threshold_flow_gpd is None else check_range("threshold_flow_gpd", threshold_flow_gpd, 0.0, unit="gpd")
+    need = np.asarray(offset_required(compared, threshold_gpd))
     with np.errstate(over="ignore"):
         credits = np.where(need, q * r, 0.0)
     check_finite_result("credits required", credits, "this peak flow and offset ratio")
     return scalar_or_array(credits)
+
+
+def policy_line(policy: Mapping) -> str:
+    """One line of text output for a program policy: ``policy: NAME = VALUE: WHY (program interpretation — ...)``.
+
+    The flag :data:`POLICY_FLAG` is printed once, at the end, whatever the policy's text starts with.
+    """
+    why = str(policy["text"])
+    for flag in (f"{POLICY_FLAG}: ", f" — {CONFIRM_WITH_ADMINISTRATOR}"):
+        why = why.replace(flag, "")
+    return f"policy: {policy['name']} = {policy['value']}: {why} ({POLICY_FLAG})"
 
 
 def program_storm() -> dict:
@@ -443,7 +694,7 @@ class ConnectionOffset:
     threshold_gpd : float
         A connection adding more than this needs an offset [gpd] (2,500 gpd).
     offset_required : bool
-        ``peak_flow_gpd > threshold_gpd`` (exactly the threshold needs none).
+        ``threshold_flow_gpd > threshold_gpd`` (exactly the threshold needs none).
     offset_ratio : float
         Gallons of I/I removed per gallon of connection flow allowed [-].
     credits_required_gpd : float
@@ -452,6 +703,17 @@ class ConnectionOffset:
         The design flow table the flows per unit come from (a path, or the bundled table's name).
     unverified_values : tuple of str
         The uses whose flow per unit the table does not mark as verified.
+    threshold_basis : str
+        Program policy: the flow compared with the threshold, ``"average"`` or ``"peak"``.
+    threshold_flow_gpd : float
+        That flow [gpd]: ``average_gpd`` or ``peak_flow_gpd``.
+    offset_required_on_average : bool
+        ``average_gpd > threshold_gpd``.
+    offset_required_on_peak : bool
+        ``peak_flow_gpd > threshold_gpd``.
+    policies : tuple of dict
+        The program policies applied, each ``{"name", "value", "text", "alternative"}``:
+        ``threshold_basis`` always, ``offset_ratio`` above one, ``threshold_gpd`` other than 2,500.
     """
 
     uses: tuple[DesignFlowUse, ...]
@@ -465,9 +727,15 @@ class ConnectionOffset:
     credits_required_gpd: float
     design_flow_table: str
     unverified_values: tuple[str, ...]
+    threshold_basis: str
+    threshold_flow_gpd: float
+    offset_required_on_average: bool
+    offset_required_on_peak: bool
+    policies: tuple[dict, ...]
 
     def to_dict(self) -> dict:
-        """The result as ``capacitysim credits connection --json`` prints it (same keys, same order; lists, not tuples)."""
+        """The result as ``capacitysim credits connection --json`` prints it (same keys, same order; lists, not
+        tuples). The keys before issue 14 come first, in their order; the new ones follow."""
         return {
             "uses": [u.to_dict() for u in self.uses],
             "average_gpd": self.average_gpd,
@@ -480,13 +748,18 @@ class ConnectionOffset:
             "credits_required_gpd": self.credits_required_gpd,
             "design_flow_table": self.design_flow_table,
             "unverified_values": list(self.unverified_values),
+            "threshold_basis": self.threshold_basis,
+            "threshold_flow_gpd": self.threshold_flow_gpd,
+            "offset_required_on_average": self.offset_required_on_average,
+            "offset_required_on_peak": self.offset_required_on_peak,
+            "policies": [copy.deepcopy(p) for p in self.policies],
         }
 
 
 def connection_offset(unit_counts: Mapping[str, float], design_flows: Mapping[str, Mapping], *,
                       design_flow_table: str = "design flow table", peaking_factor=None, population_persons=None,
                       offset_ratio=DEFAULT_OFFSET_RATIO, threshold_gpd=OFFSET_THRESHOLD_GPD,
-                      field: str = "use") -> ConnectionOffset:
+                      threshold_basis: str = DEFAULT_THRESHOLD_BASIS, field: str = "use") -> ConnectionOffset:
     """The peak sewage flow of a new or modified sewer connection and the flow credits it must withdraw.
 
     Steps, each by the function named:
@@ -501,11 +774,14 @@ def connection_offset(unit_counts: Mapping[str, float], design_flows: Mapping[st
        average flow at 100 gpcd [TSS 11.243 and Figure 1].
     3. Peak sewage flow = average x peaking factor [gpd] (:func:`peak_sewage_flow_gpd`): the
        "estimated peak sewage flow rate increase" of credit bank section F [BJC].
-    4. Credits required [gpd] (:func:`credits_required_gpd`): ``offset_ratio x peak flow`` (section F,
-       one to one; definition OFFSET RATIO), 0 when the peak flow is not more than 2,500 gpd [BJC,
-       definitions NEW OR MODIFIED SEWER CONNECTION and SEWER EXTENSION].
-    5. Offset required (:func:`offset_required`): peak flow *more than* the threshold [BJC, same
-       definitions].
+    4. Offset required (:func:`offset_required`): the flow of the program policy ``threshold_basis``
+       *more than* 2,500 gpd [BJC, definitions NEW OR MODIFIED SEWER CONNECTION, "adding greater than
+       2,500 gallons per day of flow", and SEWER EXTENSION]. The definitions do not say peak; the
+       default compares the average daily design flow, ``"peak"`` the peak sewage flow. Both outcomes
+       are reported (``offset_required_on_average``, ``offset_required_on_peak``).
+    5. Credits required [gpd] (:func:`credits_required_gpd`): ``offset_ratio x peak flow`` when an
+       offset is required, else 0 (section F, one to one on the peak, whatever the basis of step 4).
+       The ratio is checked by :func:`check_offset_ratio` (below one refused, above one a policy).
 
     Scalars only (one connection): no files, no printing.
 
@@ -524,9 +800,13 @@ def connection_offset(unit_counts: Mapping[str, float], design_flows: Mapping[st
     population_persons : float, optional
         Persons served [persons], >= 0, for Harmon's factor (default the average flow / 100 gpcd).
     offset_ratio : float, default 1
-        Gallons of I/I removed per gallon allowed [-], in [1, 10] (section F fixes 1:1).
+        Gallons of I/I removed per gallon allowed [-]: 1 is section F; (1, 10] a program policy,
+        flagged in ``policies``; below 1 refused.
     threshold_gpd : float, default 2,500
-        A connection adding more than this needs an offset [gpd].
+        A connection adding more than this needs an offset [gpd]; another value is flagged in
+        ``policies``.
+    threshold_basis : {"average", "peak"}, default "average"
+        Program policy: the flow compared with ``threshold_gpd`` (:data:`THRESHOLD_BASES`).
     field : str, default "use"
         How the caller names a use, in the error for an unknown use (the CLI: ``--use``).
 
@@ -534,13 +814,17 @@ def connection_offset(unit_counts: Mapping[str, float], design_flows: Mapping[st
     -------
     ConnectionOffset
         Each use's average flow, the average and peak flows [gpd], the peaking factor [-] and its
-        basis, whether an offset is required and the credits required [gpd].
+        basis, whether an offset is required (on the basis chosen, and on each basis) and the credits
+        required [gpd], with the program policies applied and their alternatives.
 
     Raises
     ------
     InputError
         A use not in ``design_flows``; a count or flow per unit that is negative, not finite or
-        overflows; a peaking factor below one; a negative population; an offset ratio outside [1, 10].
+        overflows; a peaking factor below one; a negative population; an offset ratio that is not a
+        finite number or above 10; a ``threshold_basis`` other than "average" or "peak".
+    RefusedError
+        An offset ratio below one (section F).
 
     References
     ----------
@@ -548,6 +832,8 @@ def connection_offset(unit_counts: Mapping[str, float], design_flows: Mapping[st
     paragraph, and credit bank sections E (credits in gpd) and F; Ten States Standards (2014) 11.243
     and Figure 1.
     """
+    basis_policy = check_threshold_basis(threshold_basis)
+    ratio = check_offset_ratio(offset_ratio)
     uses, average_gpd, unverified = [], 0.0, []
     for name, count in unit_counts.items():  # step 1
         if name not in design_flows:
@@ -562,21 +848,50 @@ def connection_offset(unit_counts: Mapping[str, float], design_flows: Mapping[st
             unverified.append(name)
     population_thousands = None if population_persons is None else population_persons / PERSONS_PER_THOUSAND
     pf = float(peaking_factor_for(average_gpd, peaking_factor, population_thousands))  # step 2
-    basis = PEAKING_BASIS_GIVEN if peaking_factor is not None else PEAKING_BASIS_HARMON
+    peaking = PEAKING_BASIS_GIVEN if peaking_factor is not None else PEAKING_BASIS_HARMON
     peak_gpd = float(peak_sewage_flow_gpd(average_gpd, peaking_factor, population_thousands))  # step 3
-    need_gpd = float(credits_required_gpd(peak_gpd, offset_ratio, threshold_gpd))  # step 4
+    flows = {"average": average_gpd, "peak": peak_gpd}
+    required = {b: bool(offset_required(flows[b], threshold_gpd)) for b in THRESHOLD_BASES}  # step 4
+    need = {b: float(credits_required_gpd(peak_gpd, ratio["offset_ratio"], threshold_gpd, threshold_flow_gpd=flows[b]))
+            for b in THRESHOLD_BASES}  # step 5
+    other = next(b for b in THRESHOLD_BASES if b != basis_policy)
+    policies = [{"name": "threshold_basis", "value": basis_policy, "text": THRESHOLD_BASIS_TEXT[basis_policy],
+                 "alternative": {"value": other, "text": THRESHOLD_BASIS_TEXT[other], "threshold_flow_gpd": flows[other],
+                                 "offset_required": required[other], "credits_required_gpd": need[other],
+                                 "changes_outcome": required[other] != required[basis_policy]}}]
+    if ratio["policy"] is not None:
+        one_to_one = float(credits_required_gpd(peak_gpd, DEFAULT_OFFSET_RATIO, threshold_gpd,
+                                                threshold_flow_gpd=flows[basis_policy]))
+        policy = copy.deepcopy(ratio["policy"])
+        policy["alternative"].update(credits_required_gpd=one_to_one, changes_outcome=one_to_one != need[basis_policy])
+        policies.append(policy)
+    threshold = float(check_range("threshold_gpd", threshold_gpd, 0.0, unit="gpd"))
+    if threshold != OFFSET_THRESHOLD_GPD:
+        on_rule = bool(offset_required(flows[basis_policy], OFFSET_THRESHOLD_GPD))
+        policies.append({"name": "threshold_gpd", "value": threshold, "text": THRESHOLD_POLICY_TEXT,
+                         "alternative": {"value": OFFSET_THRESHOLD_GPD, "text": "definitions: more than 2,500 gallons per day",
+                                         "offset_required": on_rule,
+                                         "credits_required_gpd": float(credits_required_gpd(
+                                             peak_gpd, ratio["offset_ratio"], OFFSET_THRESHOLD_GPD,
+                                             threshold_flow_gpd=flows[basis_policy])),
+                                         "changes_outcome": on_rule != required[basis_policy]}})
     return ConnectionOffset(
         uses=tuple(uses),
         average_gpd=average_gpd,
         peaking_factor=pf,
-        peaking_basis=basis,
+        peaking_basis=peaking,
         peak_flow_gpd=peak_gpd,
-        threshold_gpd=float(threshold_gpd),
-        offset_required=bool(offset_required(peak_gpd, threshold_gpd)),  # step 5
-        offset_ratio=float(offset_ratio),
-        credits_required_gpd=need_gpd,
+        threshold_gpd=threshold,
+        offset_required=required[basis_policy],
+        offset_ratio=ratio["offset_ratio"],
+        credits_required_gpd=need[basis_policy],
         design_flow_table=design_flow_table,
         unverified_values=tuple(unverified),
+        threshold_basis=basis_policy,
+        threshold_flow_gpd=flows[basis_policy],
+        offset_required_on_average=required["average"],
+        offset_required_on_peak=required["peak"],
+        policies=tuple(policies),
     )
 
 
@@ -597,7 +912,22 @@ ITEM_TYPES = {
 }
 
 
-def quantify_item(item: dict, *, engineer: str = "", field: str = "item") -> dict:
+def check_inflow_credit_basis(inflow_credit_basis) -> str:
+    """The program policy ``inflow_credit_basis``: ``"volume"`` or ``"peak"`` (:data:`INFLOW_CREDIT_BASES`).
+
+    Raises
+    ------
+    InputError
+        Naming the value and the allowed ones.
+    """
+    if not isinstance(inflow_credit_basis, str) or inflow_credit_basis not in INFLOW_CREDIT_BASES:
+        raise InputError(f"inflow_credit_basis must be one of {', '.join(INFLOW_CREDIT_BASES)} (what a TR-55 inflow "
+                         f"item credits: the 24-hour runoff volume as gpd, or the peak rate), got {inflow_credit_basis!r}")
+    return inflow_credit_basis
+
+
+def quantify_item(item: dict, *, engineer: str = "", field: str = "item",
+                  inflow_credit_basis: str = DEFAULT_INFLOW_CREDIT_BASIS) -> dict:
     """Quantify one I/I remediation item (already parsed to plain values) [gpd].
 
     Parameters
@@ -605,18 +935,29 @@ def quantify_item(item: dict, *, engineer: str = "", field: str = "item") -> dic
     item : dict
         ``type`` (a key of :data:`ITEM_TYPES`) and its fields: ``surface``, ``severity``,
         ``count`` (manhole joint leaks); ``count`` (sump pumps); ``area_ac``, ``cover``, ``soil``
-        (TR-55 items) and ``receiving_water``, ``redirected_to_combined`` (separation); ``gpd``
-        or ``gpm`` with ``justification`` (case-by-case items, and manhole joint leaks a PE
-        determines case by case). ``location`` and ``description`` are carried through.
+        and optionally ``tc_hr`` [hr] (TR-55 items; default :data:`DEFAULT_INFLOW_TC_HR`) and
+        ``receiving_water``, ``redirected_to_combined`` (separation); ``gpd`` or ``gpm`` with
+        ``justification`` (case-by-case items, and manhole joint leaks a PE determines case by
+        case). ``location`` and ``description`` are carried through.
     engineer : str
         The NYS licensed PE preparing the quantification (required for case-by-case figures).
+    inflow_credit_basis : {"volume", "peak"}, default "volume"
+        Program policy: what a TR-55 item credits (:data:`INFLOW_CREDIT_BASES`).
 
     Returns
     -------
     dict
         ``type``, ``location``, ``description``, ``quantity``, ``basis`` (the table cell and the
-        arithmetic), ``reference``, ``gpd``, ``qualifies`` and ``note``.
+        arithmetic), ``reference``, ``gpd``, ``qualifies`` and ``note``. A TR-55 item adds ``cn``,
+        ``runoff_in``, ``tc_hr``, ``inflow_credit_volume_gpd`` (:func:`tr55_inflow_gpd`),
+        ``inflow_credit_peak_rate_gpd`` (:func:`tr55_inflow_peak_rate_gpd`) and
+        ``inflow_credit_basis``; its ``gpd`` is the one of the basis (0 when it does not qualify).
+
+    References
+    ----------
+    BJC quantification sections A, B and B(1); Tables 174-19.1, 174-19.2 and 174-19.3.
     """
+    basis_policy = check_inflow_credit_basis(inflow_credit_basis)
     kind = item.get("type")
     check_choice(f"{field}.type", kind, ITEM_TYPES)
     out = {
@@ -660,16 +1001,24 @@ def quantify_item(item: dict, *, engineer: str = "", field: str = "item") -> dic
             raise InputError(f"{field}.{key} must be a name (text) from Table 174-19.3; got {item[key]!r}")
     from capacitysim.hydrology import runoff_depth
 
+    tc_given = item.get("tc_hr")
+    tc_hr = DEFAULT_INFLOW_TC_HR if tc_given is None else float(
+        check_range(f"{field}.tc_hr", tc_given, MIN_INFLOW_TC_HR, MAX_INFLOW_TC_HR, unit="hr"))
     cn = float(program_cn(item["cover"], item["soil"]))
     q_in = float(runoff_depth(PROGRAM_STORM_DEPTH_IN, cn))
-    gpd = float(tr55_inflow_gpd(area_ac, cn))
+    credit = {"volume": float(tr55_inflow_gpd(area_ac, cn)), "peak": float(tr55_inflow_peak_rate_gpd(area_ac, cn, tc_hr))}
     area_sqft = area_ac * SQFT_PER_ACRE
+    tc_source = "given" if tc_given is not None else "TR-55 ch. 3 minimum"
     out.update(
         quantity=f"{area_sqft:,.0f} ft2 ({area_ac:.4f} ac)",
         basis=(f"TR-55, {PROGRAM_STORM_DEPTH_IN:g} in 1-yr 24-h Type II storm; CN {cn:g} "
                f"(Table 174-19.3, {item['cover']}, soil {str(item['soil']).upper()}); Q = {q_in:.3f} in "
-               f"over {area_ac:.4f} ac"),
-        cn=cn, runoff_in=q_in, gpd=gpd,
+               f"over {area_ac:.4f} ac; credited: "
+               + ("24-h runoff volume as gpd" if basis_policy == "volume" else
+                  f"peak rate (SCS unit hydrograph, Tc {tc_hr:g} hr {tc_source}) as gpd")),
+        cn=cn, runoff_in=q_in, tc_hr=tc_hr, gpd=credit[basis_policy],
+        inflow_credit_volume_gpd=credit["volume"], inflow_credit_peak_rate_gpd=credit["peak"],
+        inflow_credit_basis=basis_policy,
     )
     if kind == "separation":
         water = str(item.get("receiving_water", "") or "").strip()
@@ -683,7 +1032,46 @@ def quantify_item(item: dict, *, engineer: str = "", field: str = "item") -> dic
     return out
 
 
-def quantify_items(items: list[dict], *, engineer: str = "") -> dict:
-    """Quantify every item of an I/I remediation project; ``total_gpd`` sums the qualifying items."""
-    rows = [quantify_item(it, engineer=engineer, field=f"item[{i}]") for i, it in enumerate(items)]
-    return {"items": rows, "total_gpd": float(sum(r["gpd"] for r in rows if r["qualifies"]))}
+def quantify_items(items: list[dict], *, engineer: str = "", inflow_credit_basis: str = DEFAULT_INFLOW_CREDIT_BASIS) -> dict:
+    """Quantify every item of an I/I remediation project; ``total_gpd`` sums the qualifying items.
+
+    Parameters
+    ----------
+    items : list of dict
+        The items (see :func:`quantify_item`).
+    engineer : str
+        The NYS licensed PE preparing the quantification.
+    inflow_credit_basis : {"volume", "peak"}, default "volume"
+        Program policy: what the TR-55 items credit (:data:`INFLOW_CREDIT_BASES`).
+
+    Returns
+    -------
+    dict
+        ``items`` (each from :func:`quantify_item`); ``total_gpd`` [gpd] on the basis chosen;
+        ``inflow_credit_basis``; ``inflow_credit_volume_gpd`` and ``inflow_credit_peak_rate_gpd``
+        [gpd], the qualifying TR-55 items on each basis; ``total_gpd_on_volume`` and
+        ``total_gpd_on_peak_rate`` [gpd], the project on each basis; ``policies``, the program
+        policy ``inflow_credit_basis`` with its alternative (only when the project has a TR-55
+        item: otherwise the basis changes nothing).
+
+    References
+    ----------
+    BJC quantification guidelines; Table 174-19.2 (TR-55 items); credit bank section E (gpd).
+    """
+    basis_policy = check_inflow_credit_basis(inflow_credit_basis)
+    rows = [quantify_item(it, engineer=engineer, field=f"item[{i}]", inflow_credit_basis=basis_policy)
+            for i, it in enumerate(items)]
+    counted = [r for r in rows if r["qualifies"]]
+    key = {"volume": "inflow_credit_volume_gpd", "peak": "inflow_credit_peak_rate_gpd"}
+    inflow = {b: float(sum(r[key[b]] for r in counted if "inflow_credit_basis" in r)) for b in INFLOW_CREDIT_BASES}
+    total = {b: float(sum(r[key[b]] if "inflow_credit_basis" in r else r["gpd"] for r in counted)) for b in INFLOW_CREDIT_BASES}
+    policies = []
+    if any("inflow_credit_basis" in r for r in rows):
+        other = next(b for b in INFLOW_CREDIT_BASES if b != basis_policy)
+        policies.append({"name": "inflow_credit_basis", "value": basis_policy, "text": INFLOW_CREDIT_BASIS_TEXT[basis_policy],
+                         "alternative": {"value": other, "text": INFLOW_CREDIT_BASIS_TEXT[other], "total_gpd": total[other],
+                                         "inflow_credit_gpd": inflow[other],
+                                         "changes_outcome": total[other] != total[basis_policy]}})
+    return {"items": rows, "total_gpd": total[basis_policy], "inflow_credit_basis": basis_policy,
+            "inflow_credit_volume_gpd": inflow["volume"], "inflow_credit_peak_rate_gpd": inflow["peak"],
+            "total_gpd_on_volume": total["volume"], "total_gpd_on_peak_rate": total["peak"], "policies": policies}
