@@ -48,3 +48,20 @@ def test_pandas_rolling_30d_reference(benchmark, record):
     d, q = record
     s = pd.Series(q, index=pd.DatetimeIndex(d.astype("datetime64[ns]")))
     benchmark(lambda: s.rolling("30D").mean())
+
+
+@pytest.mark.parametrize("watershed", [True, False])
+def test_workflow_document(benchmark, record, watershed):
+    """The whole check of a 30-year record to its JSON document (issue 14: watershed or permitted-flow headroom,
+    conditions, policies, record age), as of the record's last day."""
+    from capacitysim.io.plant_flows import FlowRecord
+    from capacitysim.workflows.spdes import check_daily
+
+    d, q = record
+    rec = FlowRecord(pd.Series(q, index=pd.DatetimeIndex(d.astype("datetime64[ns]"), name="date"), name="flow_mgd"))
+
+    def run():
+        return check_daily(rec, 0.5, "30day", str(d[-1]), [25_000.0], watershed=watershed).to_dict()
+
+    doc = benchmark(run)
+    assert doc["watershed"] is watershed and doc["warnings"] == [] and doc["lookback_window"]["periods"] == 366

@@ -58,8 +58,9 @@ def test_connection_credits_is_the_cli_document():
 
 
 def test_spdes_check_is_the_cli_document():
-    api = capacitysim.spdes_check(flows="sample-wwtp", limit_mgd=0.5, added_gpd=[20000]).to_dict()
-    doc = _cli_json("spdes", "check", "--flows", "sample-wwtp", "--limit-mgd", "0.5", "--added-gpd", "20000")
+    api = capacitysim.spdes_check(flows="sample-wwtp", watershed=True, limit_mgd=0.5, as_of="2024-12-31", added_gpd=[20000]).to_dict()
+    doc = _cli_json("spdes", "check", "--flows", "sample-wwtp", "--watershed", "--limit-mgd", "0.5", "--as-of", "2024-12-31",
+                    "--added-gpd", "20000")
     assert api == doc
     assert doc["kind"] == "spdes-check" and doc["verdict"] == ("fail" if doc["connection_prohibited"] else "pass")
     assert [c["passed"] for c in doc["checks"]] == [not doc["violation_in_prior_12_months"], not doc["projected_violation"]]

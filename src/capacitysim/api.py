@@ -115,8 +115,12 @@ def design_detention_variants(site, variants: dict, rules="nyc-2012"):
     return design_batch(site_obj, rule_set, variants)
 
 
-def spdes_check(*, flows=None, dmr=None, limit_mgd=None, basis: str = "month", as_of=None, added_gpd=(), **columns):
-    """Would a new connection be prohibited under 15 RCNY § 18-37(b)? A plant's flow record against its SPDES limit.
+def spdes_check(*, flows=None, dmr=None, watershed=None, limit_mgd=None, basis=None, as_of=None, added_gpd=(), **options):
+    """Treatment capacity: a plant's flow record against its SPDES flow limit.
+
+    For a plant discharging within the NYC watershed (``watershed=True``): would a new connection be
+    prohibited under 15 RCNY § 18-37(b)? For another plant: the permitted-flow headroom after the
+    added flow (§ 18-37(b) does not apply).
 
     Parameters
     ----------
@@ -124,14 +128,17 @@ def spdes_check(*, flows=None, dmr=None, limit_mgd=None, basis: str = "month", a
         Daily flow CSV (``date``, ``flow_mgd``), or the bundled ``sample-wwtp``; with ``limit_mgd`` [MGD].
     dmr : path, optional
         An EPA ECHO DMR download (the limit is read from it unless ``limit_mgd`` is given).
-    basis : {"month", "30day", "12month"}
-        The permit's averaging basis.
+    watershed : bool
+        Whether the plant discharges within the NYC watershed (required unless a plant file says it).
+    basis : {"month", "30day", "12month"}, optional
+        The permit's averaging basis (default: the plant file's, else month).
     as_of : date-like, optional
-        The date of the check (default: the end of the record).
+        The date of the check (default: the application date, else today: a named policy).
     added_gpd : sequence of float
         Average daily flow of the new connection(s) [gpd].
-    **columns
-        ``date_column``, ``flow_column``, ``units``, ``outfall``, ``location`` as the CLI's options.
+    **options
+        ``plant`` (a plant file), ``application_date``, ``strict_record_age``, ``date_column``,
+        ``flow_column``, ``units``, ``outfall``, ``location``, ``submittal`` as the CLI's options.
 
     Returns
     -------
@@ -143,7 +150,8 @@ def spdes_check(*, flows=None, dmr=None, limit_mgd=None, basis: str = "month", a
     """
     from capacitysim.workflows.spdes import run_check
 
-    return run_check(flows=flows, dmr=dmr, limit_mgd=limit_mgd, basis=basis, as_of=as_of, added_gpd=list(added_gpd), **columns)
+    return run_check(flows=flows, dmr=dmr, watershed=watershed, limit_mgd=limit_mgd, basis=basis, as_of=as_of,
+                     added_gpd=list(added_gpd), **options)
 
 
 def connection_credits(uses: dict, design_flows=None, *, peaking_factor=None, population_persons=None,

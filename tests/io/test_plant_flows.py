@@ -179,3 +179,45 @@ def test_dmr_outfall_choice_and_not_a_dmr(tmp_path):
     assert read_echo_dmr(p, outfall="002").monthly["average_mgd"].tolist() == [0.3]
     with pytest.raises(DataFileError, match="not an ECHO DMR download"):
         read_echo_dmr(write(tmp_path, "date,flow_mgd\n2024-01-01,0.4\n"))
+
+
+# --- plant files (spdes check --plant) -------------------------------------------------------------------
+from capacitysim.io.plant_flows import read_plant_file
+
+
+def test_plant_file_reads_and_normalizes(tmp_path):
+    p = write(tmp_path, 'name = " River WWTP "\nwatershed = false\nspdes_permit = "ny 0024414"\nflow_limit_mgd = 0.5\n'
+                        'basis = "12month"\nreceiving_water = "Susquehanna River"\n', "plant.toml")
+    pf = read_plant_file(p)
+    assert (pf.name, pf.watershed, pf.spdes_permit, pf.flow_limit_mgd, pf.basis, pf.receiving_water) == (
+        "River WWTP", False, "NY0024414", 0.5, "12month", "Susquehanna River")
+    import hashlib
+
+    assert pf.sha256 == hashlib.sha256(p.read_bytes()).hexdigest() and pf.source == str(p)
+    minimal = read_plant_file(write(tmp_path, 'name = "P"\nwatershed = true\n', "min.toml"))
+    assert minimal.watershed is True and minimal.flow_limit_mgd is None and minimal.basis is None
+
+
+@pytest.mark.parametrize("text, message", [
+    ('name = "P"\n', "missing key(s) watershed"),
+    ('name = "P"\nwatershed = "yes"\n', "watershed must be true or false"),
+    ('name = "P"\nwatershed = true\nflow_limit_mgd = -1\n', "flow_limit_mgd must be > 0 MGD; got -1"),
+    ('name = "P"\nwatershed = true\nflow_limit_mgd = 500000\n', "flow_limit_mgd must be <= 1000 MGD"),
+    ('name = "P"\nwatershed = true\nbasis = "weekly"\n', "basis must be one of month, 30day, 12month; got 'weekly'"),
+    ('name = "P"\nwatershed = true\nspdes_permit = "NY12345"\n', "is not a SPDES permit number"),
+    ('name = "P"\nwatershed = true\nlimit = 0.5\n', "unknown key(s) limit"),
+    ('name = ""\nwatershed = true\n', "name must be a non-empty string"),
+    ('name = "P"\nwatershed = true\nreceiving_water = "a\\nb"\n', "receiving_water must be one line of text"),
+    ("name = [\n", "not valid TOML"),
+])
+def test_plant_file_errors_name_the_file_and_key(tmp_path, text, message):
+    p = write(tmp_path, text, "plant.toml")
+    with pytest.raises(DataFileError) as exc:
+        read_plant_file(p)
+    assert message in str(exc.value) and str(p) in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("name, watershed", [("sample-wwtp.toml", True), ("sample-river-wwtp.toml", False)])
+def test_bundled_plant_files_read(name, watershed):
+    pf = read_plant_file(ROOT / "models" / "plants" / name)
+    assert pf.watershed is watershed and pf.flow_limit_mgd == 0.5 and pf.basis == "month"

@@ -1,26 +1,52 @@
-"""CLI commands of the treatment capacity check: ``capacitysim spdes check`` and ``spdes phosphorus``."""
+"""CLI commands of the treatment capacity check: ``capacitysim spdes check`` and ``spdes phosphorus``.
+
+Exit codes of ``spdes check``: 0 treatment capacity shown (not prohibited under 15 RCNY § 18-37(b),
+or non-negative permitted-flow headroom for a plant outside the watershed); 1 not shown (PROHIBITED,
+or negative headroom; the table or JSON is still printed); 2 bad input (one line naming the field,
+the value and what is allowed); 3 refused (a stale record with ``--strict-record-age``).
+"""
 
 from __future__ import annotations
 
 import click
 
 from capacitysim.cli import cli
-from capacitysim.cli.common import check_output, emit_json, emit_table, json_option
-from capacitysim.rules.spdes import BASES
+from capacitysim.cli.common import (
+    check_output,
+    emit_json,
+    emit_table,
+    json_option,
+    pop_submittal,
+    submittal_options,
+)
+from capacitysim.rules.spdes import BASES, RECORD_MAX_AGE_DAYS
 
 
 @cli.group()
 def spdes():
-    """Treatment plant capacity: SPDES flow limit (15 RCNY § 18-37(b)) and phosphorus limits (§ 18-36(a)(8))."""
+    """Treatment plant capacity: SPDES flow limit (15 RCNY § 18-37(b) for watershed plants, permitted-flow headroom
+    for others) and phosphorus limits (§ 18-36(a)(8))."""
 
 
 @spdes.command()
+@click.option("--plant", "plant_file",
+              help="Plant TOML file (name, watershed, spdes_permit, flow_limit_mgd, basis, receiving_water), or a bundled "
+                   "plant name (sample-wwtp); the options below override it.")
 @click.option("--flows", help="Daily flow CSV (date,flow_mgd), or a bundled record name (sample-wwtp).")
 @click.option("--dmr", help="EPA ECHO effluent chart download (CSV); the monthly averages of parameter 50050 are used.")
-@click.option("--limit-mgd", type=float, help="The permit's flow limit [MGD] (with --dmr: default the DMR's limit).")
-@click.option("--basis", type=click.Choice(list(BASES)), default="month", show_default=True,
-              help="The permit's averaging basis: calendar month, 30-day rolling, 12-month rolling.")
-@click.option("--as-of", help="Date of the check YYYY-MM-DD (default: the record's last day).")
+@click.option("--watershed/--not-watershed", "watershed", default=None,
+              help="Does the plant discharge within the NYC watershed? Required unless the --plant file says it. "
+                   "Watershed: 15 RCNY § 18-37(b). Not: the permitted-flow headroom under the plant's SPDES permit.")
+@click.option("--limit-mgd", type=float,
+              help="The permit's flow limit [MGD] (default: the plant file's flow_limit_mgd; with --dmr, then the DMR's limit).")
+@click.option("--basis", type=click.Choice(list(BASES)), default=None,
+              help="The permit's averaging basis: calendar month, 30-day rolling, 12-month rolling "
+                   "[default: the plant file's, else month].")
+@click.option("--as-of", help="Date of the check YYYY-MM-DD (default: --application-date, else today).")
+@click.option("--application-date", help="Date of the application YYYY-MM-DD: the as-of date when --as-of is not given.")
+@click.option("--strict-record-age", is_flag=True,
+              help=f"Refuse (exit 3) a record ending more than {RECORD_MAX_AGE_DAYS} days before the as-of date "
+                   "(default: a warning; policy record_max_age_days).")
 @click.option("--added-gpd", type=float, multiple=True,
               help="Average daily flow of the new connection [gpd]; repeat for pending connections (summed).")
 @click.option("--date-column", default="date", show_default=True, help="Date column of --flows.")
@@ -29,16 +55,36 @@ def spdes():
 @click.option("--outfall", help="With --dmr: the outfall (perm_feature_nmbr) when the file has several.")
 @click.option("--location", help="With --dmr: the monitoring location when the file has several.")
 @click.option("--report", help="Write an HTML report with the figure here (never an input, a link or a folder).")
+@submittal_options
 @json_option
-def check(flows, dmr, limit_mgd, basis, as_of, added_gpd, date_column, flow_column, units, outfall, location, report, as_json):
-    """Would a new connection be prohibited? Prior-12-month violations, added flow, headroom."""
-    from capacitysim.workflows.spdes import resolve_flows_path, run_check
+def check(plant_file, flows, dmr, watershed, limit_mgd, basis, as_of, application_date, strict_record_age, added_gpd,
+          date_column, flow_column, units, outfall, location, report, as_json, **kwargs):
+    """Treatment capacity for a new connection: prior-12-month violations, added flow, headroom.
 
-    # the report must never overwrite the flow record it is computed from (checked before any work)
-    check_output(report, [None if flows is None else resolve_flows_path(flows), dmr], option="--report")
+    A plant discharging within the NYC watershed is checked under 15 RCNY § 18-37(b) (prohibited or
+    not); any other plant by its permitted-flow headroom after the added flow. Exit code 0 when
+    treatment capacity is shown, 1 when it is not (PROHIBITED, or negative headroom; the table or
+    JSON is still printed), 2 for bad input, 3 when the record is refused (--strict-record-age).
+    """
+    from capacitysim.io.plant_flows import read_plant_file
+    from capacitysim.workflows.spdes import (
+        plant_submittal,
+        resolve_flows_path,
+        resolve_plant_path,
+        run_check,
+    )
+
+    plant_path = None if plant_file is None else resolve_plant_path(plant_file)
+    # the report must never overwrite an input (checked before any work)
+    check_output(report, [None if flows is None else resolve_flows_path(flows), dmr, plant_path,
+                          kwargs.get("submittal__submittal_file")], option="--report")
+    plant = None if plant_path is None else read_plant_file(plant_path)
+    sub = pop_submittal(kwargs, base=plant_submittal(plant))
     result = run_check(
-        flows=flows, dmr=dmr, limit_mgd=limit_mgd, basis=basis, as_of=as_of, added_gpd=list(added_gpd),
-        date_column=date_column, flow_column=flow_column, units=units, outfall=outfall, location=location,
+        flows=flows, dmr=dmr, limit_mgd=limit_mgd, basis=basis, as_of=as_of, application_date=application_date,
+        added_gpd=list(added_gpd), watershed=watershed, plant=plant, strict_record_age=strict_record_age,
+        submittal=sub, date_column=date_column, flow_column=flow_column, units=units, outfall=outfall,
+        location=location,
     )
     if report:
         from capacitysim.report.spdes import write_report
@@ -49,16 +95,38 @@ def check(flows, dmr, limit_mgd, basis, as_of, added_gpd, date_column, flow_colu
         if report:
             out["report"] = str(report)
         emit_json(out)
-        return
-    emit_table(result.summary_rows(), title="SPDES flow limit check (15 RCNY § 18-37(b))")
+        for w in result.warnings:
+            click.echo(f"warning: {w}", err=True)
+    else:
+        _print_check(result, report)
+    if result.status != "pass":
+        click.get_current_context().exit(1)
+
+
+def _print_check(result, report) -> None:
+    rows = list(result.submittal.rows())
+    rows += result.summary_rows()
+    title = ("SPDES flow limit check (15 RCNY § 18-37(b))" if result.watershed
+             else "SPDES permitted flow headroom (plant outside the NYC watershed)")
+    emit_table(rows, title=title)
     click.echo("")
     click.echo(result.verdict_line())
+    if not result.watershed:
+        click.echo("15 RCNY § 18-37(b) does not apply: the plant does not discharge within the NYC watershed "
+                   "(--not-watershed); the treatment capacity shown is the permitted-flow headroom.")
+    for w in result.warnings:
+        click.echo(f"warning: {w}")
+    for c in result.conditions():
+        click.echo(f"condition ({c['applies_when']}): {c['text']} ({c['citation']})")
     for g in result.gaps[:5]:
         click.echo(f"gap (not filled): {g}")
     if len(result.gaps) > 5:
         click.echo(f"... and {len(result.gaps) - 5} more gaps")
     for note in result.notes:
         click.echo(f"note: {note}")
+    for p in result.policies():
+        value = "" if p["value"] is None else f" = {p['value']}"
+        click.echo(f"policy {p['name']}{value}: {p['text']} ({p['status']})")
     if report:
         click.echo(f"report: {report}")
 

@@ -29,7 +29,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from capacitysim.errors import DataFileError
+from capacitysim.errors import DataFileError, InputError
+from capacitysim.io.files import (
+    check_keys,
+    quoted,
+    read_toml,
+    require_bool,
+    require_number,
+    require_text,
+)
 from capacitysim.units import GPD_PER_MGD
 
 #: Parameter code of plant flow on a DMR: "Flow, in conduit or thru treatment plant" [1].
@@ -143,6 +151,118 @@ class DmrRecord:
     location: str = ""
     source: str = ""
     notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PlantFile:
+    """A treatment plant described by a TOML file (``spdes check --plant FILE``).
+
+    Attributes
+    ----------
+    name : str
+        The plant's name (the submittal's ``plant`` unless ``--plant-name`` overrides it).
+    watershed : bool
+        The plant discharges within the NYC watershed (15 RCNY § 18-37(b) applies).
+    spdes_permit : str or None
+        Its SPDES permit number (``NY`` and seven digits, or a general permit), normalized.
+    flow_limit_mgd : float or None
+        The permit's flow limit [MGD] (the default of ``--limit-mgd``).
+    basis : str or None
+        The permit's averaging basis (``month``, ``30day``, ``12month``; the default of ``--basis``).
+    receiving_water : str or None
+        Where the plant discharges (shown; "Susquehanna River").
+    source : str
+        The file read.
+    sha256 : str
+        SHA-256 of the file's bytes (hex).
+    """
+
+    name: str
+    watershed: bool
+    spdes_permit: str | None = None
+    flow_limit_mgd: float | None = None
+    basis: str | None = None
+    receiving_water: str | None = None
+    source: str = ""
+    sha256: str = ""
+
+
+#: Keys of a plant file: required, then optional.
+PLANT_KEYS_REQUIRED = frozenset({"name", "watershed"})
+PLANT_KEYS_OPTIONAL = frozenset({"spdes_permit", "flow_limit_mgd", "basis", "receiving_water"})
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """SHA-256 of a file's bytes (hex), read in 1 MiB blocks."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def read_plant_file(path: str | os.PathLike) -> PlantFile:
+    """Read a plant file: a TOML document with top-level keys (no tables).
+
+    ::
+
+        name = "Sample WWTP"           # required
+        watershed = true               # required: discharges within the NYC watershed?
+        spdes_permit = "NY0000000"     # optional: NY and seven digits, or GP-0-15-002
+        flow_limit_mgd = 0.5           # optional [MGD], > 0 and <= MAX_PLAUSIBLE_MGD
+        basis = "month"                # optional: month, 30day or 12month
+        receiving_water = "..."        # optional text
+
+    Parameters
+    ----------
+    path : path
+        The TOML file.
+
+    Returns
+    -------
+    PlantFile
+
+    Raises
+    ------
+    DataFileError
+        Not TOML, a missing or unknown key, a value of the wrong type or out of range; naming the
+        file, the key, the value and what is allowed.
+    """
+    from capacitysim.io.submittal import MAX_FIELD_CHARS, Submittal
+    from capacitysim.rules.spdes import BASES
+
+    where = str(path)
+    data = read_toml(path)
+    check_keys(data, where, set(PLANT_KEYS_REQUIRED), set(PLANT_KEYS_OPTIONAL))
+
+    def text(key: str) -> str | None:
+        if key not in data:
+            return None
+        v = require_text(where, key, data[key], empty=False).strip()
+        if len(v) > MAX_FIELD_CHARS or any(c in v for c in "\r\n\x00"):
+            raise DataFileError(f"{where}: {key} must be one line of text (1 to {MAX_FIELD_CHARS} characters); got {quoted(v)}")
+        return v
+
+    name = text("name")
+    watershed = require_bool(where, "watershed", data["watershed"])
+    permit = text("spdes_permit")
+    if permit is not None:
+        try:
+            permit = Submittal(spdes_permit=permit).spdes_permit
+        except InputError as exc:
+            raise DataFileError(f"{where}: {exc}") from None
+    limit = None
+    if "flow_limit_mgd" in data:
+        limit = require_number(where, "flow_limit_mgd", data["flow_limit_mgd"], 0.0, MAX_PLAUSIBLE_MGD,
+                               low_inclusive=False, unit="MGD")
+    basis = None
+    if "basis" in data:
+        basis = require_text(where, "basis", data["basis"])
+        if basis not in BASES:
+            raise DataFileError(f"{where}: basis must be one of {', '.join(BASES)}; got {quoted(basis)}")
+    return PlantFile(name, watershed, permit, limit, basis, text("receiving_water"), where, file_sha256(path))
 
 
 def _lines(index) -> str:

@@ -1,4 +1,9 @@
-"""The HTML report of a SPDES flow-limit check (``capacitysim spdes check --report``), 15 RCNY § 18-37(b)."""
+"""The HTML report of a treatment-capacity check (``capacitysim spdes check --report``): 15 RCNY § 18-37(b)
+for a watershed plant, the permitted-flow headroom under its SPDES permit for any other plant.
+
+The submittal identification heads the report; files are named by name and SHA-256
+(:func:`capacitysim.report.html.file_label`), never by a path of the machine that ran the check.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from capacitysim.report.html import HtmlReport, new_figure
+from capacitysim.report.html import HtmlReport, file_label, new_figure
 from capacitysim.rules import spdes as rule
 from capacitysim.units import GPD_PER_MGD
 from capacitysim.workflows import spdes as sp
@@ -56,24 +61,68 @@ def figure(result: SpdesCheck, months_shown: int = 36):
     return fig
 
 
+_RULE_18_37_B = (
+    "15 RCNY § 18-37(b): \"A new sewer connection or sewer extension to a sewer system is prohibited where the "
+    "wastewater treatment plant to which the sewer system has been connected and which discharges within the "
+    "watershed has had a SPDES flow parameter violation in the prior twelve months, or where the additional flow "
+    "from the new sewer connection or sewer extension will cause or can be expected to cause such wastewater "
+    "treatment plant to have a SPDES flow parameter violation as defined herein.\""
+)
+
+
 def write_report(result: SpdesCheck, path: str | Path) -> Path:
-    """The HTML report: verdict, arithmetic, definitions, figure, the periods that count, gaps."""
+    """The HTML report: submittal, verdict, warnings, conditions, arithmetic, definitions, policies, figure,
+    the periods that count, the record (named by file name and SHA-256, never a machine path).
+
+    A watershed plant's report cites and quotes 15 RCNY § 18-37(b) and lists the § 18-37(c)(1)-(3), (e),
+    (j)(2) conditions and the § 18-36(a)(8) phosphorus limit; another plant's report shows the
+    permitted-flow headroom under its SPDES permit and cites neither (they apply within the watershed).
+    """
     d = result.to_dict()
     v = result.verdict
-    rep = HtmlReport("Treatment capacity: SPDES flow limit check", "15 RCNY § 18-37(b) (and § 18-36(a)(8) phosphorus limits)")
+    ws = result.watershed
+    if ws:
+        rep = HtmlReport("Treatment capacity: SPDES flow limit check",
+                         "15 RCNY § 18-37(b) (and § 18-36(a)(8) phosphorus limits)")
+    else:
+        rep = HtmlReport("Treatment capacity: SPDES permitted flow headroom",
+                         "The plant's SPDES permit flow limit; the plant does not discharge within the NYC watershed")
+    rep.submittal(d["submittal"])
     rep.heading("Verdict")
-    rep.paragraph(result.verdict_line(), "fail" if v.connection_prohibited else "pass")
-    rep.citation(
-        "15 RCNY § 18-37(b): \"A new sewer connection or sewer extension to a sewer system is prohibited where the "
-        "wastewater treatment plant to which the sewer system has been connected and which discharges within the "
-        "watershed has had a SPDES flow parameter violation in the prior twelve months, or where the additional flow "
-        "from the new sewer connection or sewer extension will cause or can be expected to cause such wastewater "
-        "treatment plant to have a SPDES flow parameter violation as defined herein.\""
-    )
-    rep.key_values([(k, val) for k, val in result.summary_rows()])
+    rep.paragraph(result.verdict_line(), "pass" if result.status == "pass" else "fail")
+    if ws:
+        rep.citation(_RULE_18_37_B)
+    else:
+        rep.paragraph(
+            "The plant does not discharge within the New York City watershed, so the watershed rules' prohibition of "
+            "new connections to a plant with a SPDES flow violation does not apply. Treatment capacity is shown by "
+            "the permitted-flow headroom: the permit's flow limit minus the highest period average of the prior "
+            "twelve months and the added flow, which must be at least 0 gpd."
+        )
+        rep.citation(result.permit_citation())
+    if result.warnings:
+        rep.heading("Warnings")
+        for w in result.warnings:
+            rep.paragraph(f"warning: {w}", "untrusted")
+    rep.key_values(result.summary_rows(files=False))
+    rep.heading("Checks")
+    rep.table(["criterion", "requirement", "value", "result", "citation"],
+              [[c["criterion"], c["requirement"], c["value"], c["result"], c["citation"]] for c in d["checks"]],
+              ["pass" if c["result"] == "pass" else "fail" for c in d["checks"]])
+    if d["conditions"]:
+        rep.heading("Conditions (15 RCNY § 18-37)")
+        rep.paragraph("Conditions of the rule that go with the connection; the check cannot show them, the applicant "
+                      "meets them and the reviewer confirms which apply to this connection.")
+        rep.table(["applies when", "condition", "citation"],
+                  [[c["applies_when"], c["text"], c["citation"]] for c in d["conditions"]])
     rep.heading("Definitions used")
-    for text in (sp.VIOLATION_TEXT, sp.WINDOW_TEXT, sp.INCOMPLETE_TEXT, sp.ADDED_TEXT, sp.HEADROOM_TEXT):
+    texts = [d["definitions"].get("violation") or d["definitions"].get("exceedance"), result.window_text(),
+             sp.INCOMPLETE_TEXT, sp.ADDED_TEXT, sp.HEADROOM_TEXT]
+    for text in texts:
         rep.paragraph(text)
+    rep.heading("Named program policies")
+    rep.table(["policy", "value", "what", "status"],
+              [[p["name"], "-" if p["value"] is None else str(p["value"]), p["text"], p["status"]] for p in d["policies"]])
     rep.heading("Monthly averages")
     rep.figure(
         figure(result),
@@ -84,7 +133,7 @@ def write_report(result: SpdesCheck, path: str | Path) -> Path:
     w = v.window
     added = v.added_gpd
     if result.basis == "30day":
-        rep.paragraph(f"{len(w)} daily 30-day periods end in the window; the violating ones are grouped in runs below.")
+        rep.paragraph(f"{len(w)} daily 30-day periods end in the window; those over the limit are grouped in runs below.")
         rows, classes = _runs(w, v.limit_mgd, added)
         if rows:
             rep.table(["period ends", "periods", "highest average [MGD]", "with added flow [MGD]", "over the limit"], rows, classes)
@@ -103,26 +152,32 @@ def write_report(result: SpdesCheck, path: str | Path) -> Path:
             classes.append("fail" if over_proj else "")
         rep.table(["period", "average [MGD]", "with added flow [MGD]", "margin after added flow [gpd]", "days", "over the limit"], rows, classes)
     rep.heading("Record")
-    rep.key_values([
-        ("file", result.source),
+    items = []
+    if result.plant is not None:
+        items.append(("plant file", file_label(result.plant.source, result.plant.sha256)))
+    items += [
+        ("file", file_label(result.source, result.source_sha256)),
         ("kind", "daily flows" if result.source_kind == "daily" else "ECHO DMR monthly values (parameter 50050)"),
+        ("last day with data", d["record_end"] or "-"),
         ("periods ending over the whole record above the limit", d["violations_in_record"]),
         ("gaps (not filled)", "; ".join(result.gaps) if result.gaps else "none"),
-    ])
+    ]
+    rep.key_values(items)
     for note in result.notes:
         rep.paragraph(note)
-    rep.heading("Phosphorus (15 RCNY § 18-36(a)(8))")
-    ph = sp.phosphorus(v.limit_mgd * GPD_PER_MGD)
-    rep.paragraph(
-        f"Taking the flow limit as the SPDES permitted total flow ({ph['permitted_flow_gpd']:,.0f} gpd, row "
-        f"{ph['band']}), the plant's total phosphorus limit is {ph['total_phosphorus_limit_mg_l']:g} mg/l."
-    )
-    rep.raw(
-        "<table><thead><tr><th>SPDES Permitted Total Flow (Gallons/day)</th><th>Total Phosphorus Limit (mg/l)</th></tr></thead>"
-        "<tbody><tr><td>≤ 50,000</td><td>1.0</td></tr><tr><td>&gt; 50,000 and &lt; 500,000</td><td>0.5</td></tr>"
-        "<tr><td>≥ 500,000</td><td>0.2</td></tr></tbody></table>"
-    )
-    rep.citation("Table of 15 RCNY § 18-36(a)(8), as written.")
+    if ws:
+        rep.heading("Phosphorus (15 RCNY § 18-36(a)(8))")
+        ph = sp.phosphorus(v.limit_mgd * GPD_PER_MGD)
+        rep.paragraph(
+            f"Taking the flow limit as the SPDES permitted total flow ({ph['permitted_flow_gpd']:,.0f} gpd, row "
+            f"{ph['band']}), the plant's total phosphorus limit is {ph['total_phosphorus_limit_mg_l']:g} mg/l."
+        )
+        rep.raw(
+            "<table><thead><tr><th>SPDES Permitted Total Flow (Gallons/day)</th><th>Total Phosphorus Limit (mg/l)</th></tr></thead>"
+            "<tbody><tr><td>≤ 50,000</td><td>1.0</td></tr><tr><td>&gt; 50,000 and &lt; 500,000</td><td>0.5</td></tr>"
+            "<tr><td>≥ 500,000</td><td>0.2</td></tr></tbody></table>"
+        )
+        rep.citation("Table of 15 RCNY § 18-36(a)(8), as written.")
     return rep.write(path)
 
 

@@ -16,6 +16,11 @@ The rule
     to cause such wastewater treatment plant to have a SPDES flow parameter violation as defined
     herein."
 
+The prohibition reaches only a plant "which discharges within the watershed". For a plant that
+discharges elsewhere (Binghamton's plants, to the Susquehanna) § 18-37(b) does not apply; the
+treatment capacity shown for it is the permitted-flow headroom under the plant's own SPDES permit
+(:func:`treatment_capacity_shown`, named policy :data:`POLICY_PERMITTED_FLOW_HEADROOM`).
+
 The copy of chapter 18 in ``../shared/regulations`` does not carry a definition of "SPDES flow
 parameter violation". capacitysim takes it as the permit's flow limit [MGD] exceeded on the permit's
 own averaging basis (a setting of the permit, see :data:`BASES`).
@@ -59,6 +64,9 @@ References
    average of the daily values in a calendar month, reported on the DMR), the 30-day average, and
    the 12-month rolling average (the current monthly average and the previous eleven monthly
    averages, averaged). Not in ``../shared``; cited from NYSDEC permit practice.
+.. [4] 15 RCNY § 18-37(c)(1)-(3), (e) and (j)(2), same rules: the notice, permit and statement
+   conditions of a sewer connection, the five-year expiry of an approval, and the letter of flow
+   acceptance (:data:`CONDITIONS`).
 """
 
 from __future__ import annotations
@@ -67,8 +75,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from capacitysim.checks import as_float_array, check_choice, check_range, scalar_or_array
+from capacitysim.checks import (
+    as_float_array,
+    check_choice,
+    check_range,
+    scalar_or_array,
+)
 from capacitysim.errors import InputError
+from capacitysim.rules.nyc_stormwater import PROGRAM_INTERPRETATION
 from capacitysim.units import GPD_PER_MGD
 
 #: Averaging bases of a permit's flow parameter: calendar-month average (the DMR monthly average,
@@ -272,7 +286,7 @@ class PeriodAverages:
     def __len__(self) -> int:
         return int(self.end.size)
 
-    def select(self, mask: np.ndarray) -> "PeriodAverages":
+    def select(self, mask: np.ndarray) -> PeriodAverages:
         """The periods where ``mask`` is true."""
         return PeriodAverages(
             self.basis,
@@ -614,3 +628,143 @@ def check_connection(periods: PeriodAverages, limit_mgd, as_of, added_gpd=0.0) -
         n_projected_violations=int(proj.sum()),
         n_incomplete=int((~window.complete).sum()),
     )
+
+
+# --------------------------------------------------------------------------------------------
+# watershed applicability, treatment capacity, conditions, named policies
+# --------------------------------------------------------------------------------------------
+
+#: The citation of the prohibition (watershed plants only).
+CITATION_18_37_B = "15 RCNY § 18-37(b)"
+
+#: The conditions of 15 RCNY § 18-37 that go with a new sewer connection (or sewer extension) to a
+#: watershed plant [4], one record per condition: ``text`` paraphrases the rule, ``citation`` names
+#: the paragraph, ``applies_when`` says to which connection it applies (the inputs of the check do
+#: not say which kind of connection it is; the reviewer confirms). The rule reads:
+#:
+#: (c)(1) "The owner of any individual residence that will be served by a new sewer connection ...
+#: shall notify the Department 48 hours prior to the installation ... and provide an opportunity to
+#: the Department to observe the work. If specifically requested by the Department, the owner shall
+#: submit ... all plans or designs".
+#: (c)(2) the owner of a structure other than an individual residence, on a sewer system "subject to
+#: a qualifying municipal sewer use law", shall "(i) provide to the Department, at least 48 hours
+#: prior to the installation ..., a written permit from the superintendent of the sewer system
+#: authorizing such connection; and (ii) notify the Department 48 hours prior ...".
+#: (c)(3) the plans of such a connection to a sewer system "for a treatment facility with a SPDES
+#: permit, which is not subject to a qualifying municipal sewer use law" require DEP review and
+#: approval, with 48 hours' notice as a condition of approval; the application must include "(i) A
+#: written statement from the owner or operator of the treatment facility certifying that the new
+#: sewer connection ... will not require a modification of the treatment facility's SPDES permit,
+#: and (ii) Plans and specifications for the sewer connection."
+#: (e) an approval under (c)(3) "expires and is null and void unless construction is completed within
+#: five (5) years of the date of issuance".
+#: (j)(2) an application for a sewer system or sewer extension includes a "Letter of flow acceptance
+#: from the owner of the receiving wastewater treatment plant, when available".
+CONDITIONS = (
+    {"text": "Notify DEP 48 hours before installing the sewer connection (or its alteration or modification) and "
+             "give DEP an opportunity to observe the work; submit the plans or designs if DEP specifically requests them.",
+     "citation": "15 RCNY § 18-37(c)(1)",
+     "applies_when": "the connection serves an individual residence"},
+    {"text": "At least 48 hours before installation, give DEP a written permit from the superintendent of the sewer "
+             "system authorizing the connection; notify DEP 48 hours before installation and give it an opportunity "
+             "to observe the work.",
+     "citation": "15 RCNY § 18-37(c)(2)(i)-(ii)",
+     "applies_when": "the connection serves a structure other than an individual residence and the sewer system is "
+                     "subject to a qualifying municipal sewer use law"},
+    {"text": "The plans need DEP review and approval; the application includes a written statement from the owner or "
+             "operator of the treatment plant certifying that the connection will not require a modification of the "
+             "plant's SPDES permit, and the plans and specifications of the connection; as a condition of approval, "
+             "notify DEP 48 hours before installation and give it an opportunity to observe the work.",
+     "citation": "15 RCNY § 18-37(c)(3)(i)-(ii)",
+     "applies_when": "the connection serves a structure other than an individual residence and the sewer system "
+                     "(of a plant with a SPDES permit) is not subject to a qualifying municipal sewer use law"},
+    {"text": "A DEP approval under § 18-37(c)(3) expires and is null and void unless construction is completed within "
+             "five (5) years of the date of issuance; after it expires the plans may be resubmitted for a new approval.",
+     "citation": "15 RCNY § 18-37(e)",
+     "applies_when": "the connection, sewer system or sewer extension is approved by DEP under § 18-37(c)(3)"},
+    {"text": "The application includes a letter of flow acceptance from the owner of the receiving wastewater "
+             "treatment plant, when available.",
+     "citation": "15 RCNY § 18-37(j)(2)",
+     "applies_when": "the application is for a sewer system or sewer extension"},
+)
+
+#: Named policy: the flow record must end no more than this many days before the as-of date [days].
+#: § 18-37(b) looks at "the prior twelve months" but says nothing of how current the record must be;
+#: 45 days is the program's figure (issue 14, item 10), not the rule's.
+RECORD_MAX_AGE_DAYS = 45
+POLICY_RECORD_MAX_AGE = "record_max_age_days"
+#: Named policy: the as-of date of the check is today, or the application date when given.
+POLICY_AS_OF = "as_of_default"
+#: Named policy: a non-watershed plant shows treatment capacity when its permitted-flow headroom after
+#: the added flow is >= 0, judged on the permit's basis over the same twelve-month look-back.
+POLICY_PERMITTED_FLOW_HEADROOM = "permitted_flow_headroom"
+#: Named policy: a "SPDES flow parameter violation" is a period average above the permit's flow limit.
+POLICY_FLOW_VIOLATION = "flow_parameter_violation"
+
+_POLICY_TEXT = {
+    POLICY_RECORD_MAX_AGE: (
+        f"The flow record must end no more than {RECORD_MAX_AGE_DAYS} days before the as-of date; an older record is "
+        "warned about (refused with --strict-record-age). The rule does not say how current the record must be."
+    ),
+    POLICY_AS_OF: (
+        "The as-of date of the check (the end of 'the prior twelve months') is today, or the application date when given; "
+        "an explicit --as-of overrides both. The rule does not name the date."
+    ),
+    POLICY_PERMITTED_FLOW_HEADROOM: (
+        "For a plant that does not discharge within the NYC watershed, treatment capacity is shown when the "
+        "permit's flow limit minus (the highest period average on the permit's basis ending in the twelve months "
+        "before the as-of date + the added flow) is >= 0 gpd."
+    ),
+    POLICY_FLOW_VIOLATION: (
+        "A SPDES flow parameter violation is a period average on the permit's own basis above the permit's flow "
+        "limit; a period exactly at the limit is not a violation. The copy of chapter 18 used does not define it."
+    ),
+}
+
+
+def policy(name: str, value=None) -> dict:
+    """A named program policy as the result documents show it: ``name``, ``value``, ``text`` and
+    ``status`` (:data:`PROGRAM_INTERPRETATION`: never presented as the rule)."""
+    if name not in _POLICY_TEXT:
+        raise InputError(f"policy must be one of {', '.join(_POLICY_TEXT)}; got {name!r}")
+    return {"name": name, "value": value, "text": _POLICY_TEXT[name], "status": PROGRAM_INTERPRETATION}
+
+
+def record_age_days(record_end, as_of) -> int:
+    """Days from the last day of the record with data to the as-of date [days] (negative: the record
+    runs past the as-of date)."""
+    end = _as_days("record_end", record_end).reshape(())[()]
+    a = _as_days("as_of", as_of).reshape(())[()]
+    return int((a - end).astype(np.int64))
+
+
+def record_is_stale(record_end, as_of, max_age_days: int = RECORD_MAX_AGE_DAYS) -> bool:
+    """Whether the record ends more than ``max_age_days`` before the as-of date (policy
+    :data:`POLICY_RECORD_MAX_AGE`); exactly ``max_age_days`` is not stale."""
+    return record_age_days(record_end, as_of) > max_age_days
+
+
+def treatment_capacity_shown(verdict: SpdesVerdict, watershed: bool) -> bool:
+    """Whether the check shows treatment capacity for the added flow (credit bank section H(1) evidence).
+
+    Parameters
+    ----------
+    verdict : SpdesVerdict
+        From :func:`check_connection`.
+    watershed : bool
+        The plant discharges within the NYC watershed.
+
+    Returns
+    -------
+    bool
+        Watershed plant: the connection is not prohibited under 15 RCNY § 18-37(b) (neither ground).
+        Other plant (§ 18-37(b) does not apply): the permitted-flow headroom after the added flow is
+        >= 0 gpd, ``limit - (highest period average in the look-back window + added) >= 0`` (named
+        policy :data:`POLICY_PERMITTED_FLOW_HEADROOM`); an average within :data:`EQUALITY_RTOL` of the
+        limit counts as at the limit, as for a violation.
+    """
+    if not isinstance(watershed, (bool, np.bool_)):
+        raise InputError(f"watershed must be true or false; got {watershed!r}")
+    if watershed:
+        return not verdict.connection_prohibited
+    return not verdict.projected_violation

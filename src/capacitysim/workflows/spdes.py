@@ -1,23 +1,48 @@
-"""Treatment capacity under 15 RCNY § 18-37(b): a plant's flow record checked against its SPDES flow limit.
+"""Treatment capacity of a plant: its flow record against its SPDES flow limit.
 
-Composes the reader (:mod:`capacitysim.io.plant_flows`) and the pure rule (:mod:`capacitysim.rules.spdes`)
+For a plant that discharges within the NYC watershed the check is 15 RCNY § 18-37(b): a new sewer
+connection or extension is prohibited after a SPDES flow parameter violation in the prior twelve
+months, or when the added flow will cause one. For any other plant (Binghamton's plants discharge to
+the Susquehanna) § 18-37(b) does not apply and the check is the permitted-flow headroom under the
+plant's own SPDES permit (named policy ``permitted_flow_headroom``); either way the result says whether
+treatment capacity is shown (``treatment_capacity_shown``, the credit bank's section H(1) evidence).
+
+Composes the readers (:mod:`capacitysim.io.plant_flows`) and the pure rule (:mod:`capacitysim.rules.spdes`)
 into one result document (:meth:`SpdesCheck.to_dict`, with its :class:`~capacitysim.rules.verdict.Check`
-records); the report is :mod:`capacitysim.report.spdes`. Also holds the generator of the bundled sample record (``models/plants/``).
+records, the § 18-37(c)(1)-(3), (e), (j)(2) conditions, the named policies, the warnings and the
+submittal identification); the report is :mod:`capacitysim.report.spdes`. Also holds the generator of
+the bundled sample record (``models/plants/``).
+
+The as-of date (the end of "the prior twelve months") is ``--as-of`` when given, else the application
+date, else today (policy ``as_of_default``); a record ending more than
+:data:`~capacitysim.rules.spdes.RECORD_MAX_AGE_DAYS` (45) days before it is warned about, or refused
+with ``strict_record_age`` (policy ``record_max_age_days``).
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import numpy as np
 import pandas as pd
 
-from capacitysim.errors import InputError
-from capacitysim.io.plant_flows import MAX_PLAUSIBLE_MGD, DmrRecord, FlowRecord, read_echo_dmr, read_flow_csv
+from capacitysim.errors import InputError, RefusedError
 from capacitysim.io.files import bundled_dir, path_exists
+from capacitysim.io.plant_flows import (
+    MAX_PLAUSIBLE_MGD,
+    DmrRecord,
+    FlowRecord,
+    PlantFile,
+    file_sha256,
+    read_echo_dmr,
+    read_flow_csv,
+    read_plant_file,
+)
+from capacitysim.io.submittal import Submittal
 from capacitysim.rules import spdes as rule
-from capacitysim.rules.verdict import Check
+from capacitysim.rules.verdict import Check, verdict_from_checks
 from capacitysim.units import GPD_PER_MGD
 
 #: What each basis means, for the outputs.
@@ -27,11 +52,17 @@ BASIS_TEXT = {
     "12month": "12-month rolling average: the mean of a month's average and the eleven before it",
 }
 
-WINDOW_TEXT = (
-    "A period counts toward 'the prior twelve months' (15 RCNY § 18-37(b)) when its end date falls after "
-    "the date exactly 12 months before the as-of date and on or before the as-of date; a period ending "
-    "exactly 12 months before does not count, one ending a day later does, and a period still running on "
-    "the as-of date does not count. A month-end as-of date maps to the month end 12 months earlier (leap years)."
+_WINDOW_BODY = (
+    "when its end date falls after the date exactly 12 months before the as-of date and on or before "
+    "the as-of date; a period ending exactly 12 months before does not count, one ending a day later does, and a "
+    "period still running on the as-of date does not count. A month-end as-of date maps to the month end 12 months "
+    "earlier (leap years)."
+)
+WINDOW_TEXT = "A period counts toward 'the prior twelve months' (15 RCNY § 18-37(b)) " + _WINDOW_BODY
+#: The look-back of a non-watershed plant's headroom (no § 18-37(b) there: named policy).
+WINDOW_TEXT_PERMIT = (
+    f"A period counts toward the twelve-month look-back of the headroom (policy {rule.POLICY_PERMITTED_FLOW_HEADROOM}) "
+    + _WINDOW_BODY
 )
 INCOMPLETE_TEXT = (
     "A period with missing days is averaged over the days present and flagged incomplete; missing days are "
@@ -49,6 +80,13 @@ VIOLATION_TEXT = (
     "A violation is a period average above the limit; a period exactly at the limit is not a violation. "
     "(The copy of chapter 18 used does not define 'SPDES flow parameter violation'; this is capacitysim's reading.)"
 )
+#: A non-watershed plant: the permit's limit exceeded (the word of § 18-37(b) is not used).
+EXCEEDANCE_TEXT = (
+    "The permit's flow limit is exceeded when a period average on the permit's basis is above it; a period exactly "
+    "at the limit does not exceed it."
+)
+#: How the as-of date was set.
+AS_OF_BASES = ("today", "application date", "given")
 
 #: Median record flow over limit (or limit over median) beyond which the two are in different units.
 LIMIT_RATIO_LIMIT = 100.0
@@ -64,7 +102,11 @@ SAMPLE_LIMIT_MGD = 0.50
 
 @dataclass
 class SpdesCheck:
-    """A complete § 18-37(b) check: inputs, the record's periods, the verdict."""
+    """A complete treatment-capacity check: inputs, the record's periods, the verdict.
+
+    ``watershed`` True: 15 RCNY § 18-37(b) (prohibited or not). False: the permitted-flow headroom
+    under the plant's SPDES permit (§ 18-37(b) does not apply; ``connection_prohibited`` is False).
+    """
 
     source: str
     source_kind: str  # "daily" or "dmr"
@@ -78,6 +120,92 @@ class SpdesCheck:
     notes: list[str] = field(default_factory=list)
     window_days_present: int = 0
     window_days: int = 0
+    #: The plant discharges within the NYC watershed (§ 18-37(b) applies).
+    watershed: bool = True
+    #: How the as-of date was set (:data:`AS_OF_BASES`).
+    as_of_basis: str = "given"
+    #: What a reviewer must see before relying on the result (a stale record...).
+    warnings: list[str] = field(default_factory=list)
+    submittal: Submittal | None = None
+    #: SHA-256 of the record file (hex), None when the record was not read from a file.
+    source_sha256: str | None = None
+    #: The last day of the record with data (a DMR: the last month end with a value).
+    record_end: str = ""
+    plant: PlantFile | None = None
+    #: Where the limit came from: ``--limit-mgd``, ``plant file`` or ``DMR``.
+    limit_source: str = "--limit-mgd"
+
+    def __post_init__(self):
+        if self.submittal is None:
+            self.submittal = Submittal()
+
+    # -- derived ---------------------------------------------------------------------------
+    @property
+    def connection_prohibited(self) -> bool:
+        """Prohibited under § 18-37(b): a watershed plant only."""
+        return bool(self.watershed and self.verdict.connection_prohibited)
+
+    @property
+    def treatment_capacity_shown(self) -> bool:
+        """:func:`capacitysim.rules.spdes.treatment_capacity_shown` of this check."""
+        return rule.treatment_capacity_shown(self.verdict, self.watershed)
+
+    @property
+    def status(self) -> str:
+        """``pass`` or ``fail`` (:func:`~capacitysim.rules.verdict.verdict_from_checks` of :meth:`checks`)."""
+        return verdict_from_checks(self.checks())
+
+    @property
+    def record_age_days(self) -> int | None:
+        """Days from the record's last day with data to the as-of date [days]."""
+        return rule.record_age_days(self.record_end, self.verdict.as_of) if self.record_end else None
+
+    @property
+    def spdes_permit(self) -> str | None:
+        return self.submittal.spdes_permit if self.submittal else None
+
+    def permit_citation(self) -> str:
+        """The plant's SPDES permit, as a non-watershed check cites it."""
+        permit = f"SPDES permit {self.spdes_permit}" if self.spdes_permit else "the plant's SPDES permit (number not given)"
+        return f"{permit} flow limit {self.limit_mgd:g} MGD, {self.basis} basis"
+
+    def rule_text(self) -> str:
+        """What the check applies (the ``rule`` of the JSON)."""
+        if self.watershed:
+            return rule.CITATION_18_37_B
+        return f"permitted flow headroom: {self.permit_citation()}"
+
+    def conditions(self) -> list[dict]:
+        """The § 18-37(c)(1)-(3), (e), (j)(2) conditions (watershed plants; none for others)."""
+        return [dict(c) for c in rule.CONDITIONS] if self.watershed else []
+
+    def policies(self) -> list[dict]:
+        """The named program policies this result rests on (``status`` "program interpretation — confirm with DEP")."""
+        out = [rule.policy(rule.POLICY_AS_OF, self.as_of_basis),
+               rule.policy(rule.POLICY_RECORD_MAX_AGE, rule.RECORD_MAX_AGE_DAYS)]
+        if self.watershed:
+            out.append(rule.policy(rule.POLICY_FLOW_VIOLATION))
+        else:
+            out.append(rule.policy(rule.POLICY_PERMITTED_FLOW_HEADROOM))
+        return out
+
+    def definitions(self) -> dict:
+        if self.watershed:
+            return {"violation": VIOLATION_TEXT, "incomplete": INCOMPLETE_TEXT, "added_flow": ADDED_TEXT}
+        return {"exceedance": EXCEEDANCE_TEXT, "incomplete": INCOMPLETE_TEXT, "added_flow": ADDED_TEXT}
+
+    def window_text(self) -> str:
+        return WINDOW_TEXT if self.watershed else WINDOW_TEXT_PERMIT
+
+    def reasons(self) -> list[str]:
+        """Why the check fails: the § 18-37(b) grounds (watershed), or the negative headroom."""
+        v = self.verdict
+        if self.watershed:
+            return v.reasons
+        if self.treatment_capacity_shown:
+            return []
+        return [(f"{self.permit_citation()}: the highest {self.basis} average in the prior twelve months plus the added "
+                 f"flow exceeds the limit by {-v.headroom_gpd:,.0f} gpd")]
 
     # -- output ---------------------------------------------------------------------------
     @staticmethod
@@ -100,11 +228,27 @@ class SpdesCheck:
         }
 
     def checks(self) -> list[Check]:
-        """The two tests of § 18-37(b) as :class:`~capacitysim.rules.verdict.Check` records: no violation in the
-        prior twelve months (the record), and none caused by the added flow (the record plus the added flow)."""
+        """The checks as :class:`~capacitysim.rules.verdict.Check` records.
+
+        Watershed plant: the two tests of § 18-37(b), no violation in the prior twelve months (the
+        record) and none caused by the added flow (the record plus the added flow). Other plant: the
+        permitted-flow headroom before and after the added flow, >= 0 gpd, citing the SPDES permit.
+        """
         v = self.verdict
-        cite = "15 RCNY § 18-37(b)"
         plant = f"plant ({self.source_kind} record)"
+        if not self.watershed:
+            cite = (f"{self.permit_citation()}; twelve-month look-back: {rule.PROGRAM_INTERPRETATION} "
+                    f"(policy {rule.POLICY_PERMITTED_FLOW_HEADROOM})")
+            req = f"{v.limit_mgd:g} MGD - highest {self.basis} average in the prior twelve months"
+            before_ok = not v.violation_in_prior_12_months
+            return [
+                Check("permitted-flow headroom before the added flow >= 0", plant, None, v.headroom_before_gpd, 0.0,
+                      "gpd", before_ok, cite, "plant", f"{req} >= 0 gpd", f"{v.headroom_before_gpd:,.0f} gpd"),
+                Check("permitted-flow headroom after the added flow >= 0", plant, v.headroom_before_gpd, v.headroom_gpd,
+                      0.0, "gpd", self.treatment_capacity_shown, cite, "plant",
+                      f"{req} - {v.added_gpd:,.0f} gpd >= 0 gpd", f"{v.headroom_gpd:,.0f} gpd"),
+            ]
+        cite = rule.CITATION_18_37_B
         return [
             Check("no SPDES flow parameter violation in the prior twelve months", plant, None, v.worst_average_mgd,
                   v.limit_mgd, "MGD", not v.violation_in_prior_12_months, cite, "plant",
@@ -116,28 +260,50 @@ class SpdesCheck:
         ]
 
     def to_dict(self) -> dict:
-        """The result document (``--json``; the report's input): the verdict, its checks and every number."""
+        """The result document (``--json``; the report's input): the verdict, its checks and every number,
+        the conditions, the policies, the warnings and the submittal identification."""
         v = self.verdict
         w = v.window
         viol = rule.exceeds(w.average_mgd, v.limit_mgd, 0.0)
         proj = rule.exceeds(w.average_mgd, v.limit_mgd, v.added_gpd)
         all_viol = rule.exceeds(self.periods.average_mgd, v.limit_mgd, 0.0)
+        checks = self.checks()
+        plant = self.plant
         return {
             "kind": "spdes-check",
-            "rule": "15 RCNY § 18-37(b)",
-            "verdict": "fail" if v.connection_prohibited else "pass",
-            "checks": [c.to_dict() for c in self.checks()],
+            "rule": self.rule_text(),
+            "verdict": verdict_from_checks(checks),
+            "watershed": bool(self.watershed),
+            "treatment_capacity_shown": bool(self.treatment_capacity_shown),
+            "checks": [c.to_dict() for c in checks],
+            "conditions": self.conditions(),
+            "warnings": list(self.warnings),
+            "policies": self.policies(),
+            "submittal": self.submittal.to_dict(),
+            "plant": {
+                "name": self.submittal.plant or (plant.name if plant else None),
+                "spdes_permit": self.spdes_permit,
+                "discharges_within_watershed": bool(self.watershed),
+                "receiving_water": plant.receiving_water if plant else None,
+                "file": {"name": PurePath(plant.source).name, "sha256": plant.sha256} if plant else None,
+            },
             "source": self.source,
+            "source_file": {"name": PurePath(self.source).name if self.source else None, "sha256": self.source_sha256},
+            "source_sha256": self.source_sha256,
             "source_kind": self.source_kind,
+            "record_end": self.record_end or None,
+            "record_age_days": self.record_age_days,
             "basis": self.basis,
             "basis_definition": BASIS_TEXT[self.basis],
             "limit_mgd": v.limit_mgd,
             "limit_gpd": v.limit_mgd * GPD_PER_MGD,
+            "limit_source": self.limit_source,
             "as_of": str(v.as_of),
+            "as_of_basis": self.as_of_basis,
             "lookback_window": {
                 "start_exclusive": str(v.window_start_exclusive),
                 "end_inclusive": str(v.as_of),
-                "definition": WINDOW_TEXT,
+                "definition": self.window_text(),
                 "periods": len(w),
                 "incomplete_periods": v.n_incomplete,
                 "days_with_data": self.window_days_present,
@@ -147,9 +313,9 @@ class SpdesCheck:
             "added_gpd_items": list(self.added_items_gpd),
             "violation_in_prior_12_months": v.violation_in_prior_12_months,
             "projected_violation": v.projected_violation,
-            "connection_prohibited": v.connection_prohibited,
-            "grounds": list(v.grounds),
-            "reasons": v.reasons,
+            "connection_prohibited": self.connection_prohibited,
+            "grounds": list(v.grounds) if self.watershed else [],
+            "reasons": self.reasons(),
             "headroom_gpd": v.headroom_gpd,
             "headroom_before_gpd": v.headroom_before_gpd,
             "headroom_definition": HEADROOM_TEXT,
@@ -161,11 +327,18 @@ class SpdesCheck:
             "violations_in_record": int(all_viol.sum()),
             "gaps": list(self.gaps),
             "notes": list(self.notes),
-            "definitions": {"violation": VIOLATION_TEXT, "incomplete": INCOMPLETE_TEXT, "added_flow": ADDED_TEXT},
+            "definitions": self.definitions(),
         }
 
     def verdict_line(self) -> str:
         v = self.verdict
+        added = f" after the added flow of {v.added_gpd:,.0f} gpd" if v.added_gpd else ""
+        if not self.watershed:
+            if self.treatment_capacity_shown:
+                return (f"TREATMENT CAPACITY SHOWN as of {v.as_of}: permitted-flow headroom {v.headroom_gpd:,.0f} gpd{added} "
+                        f"({self.permit_citation()})")
+            return (f"NO TREATMENT CAPACITY SHOWN as of {v.as_of}: permitted-flow headroom {v.headroom_gpd:,.0f} gpd{added} "
+                    f"({self.permit_citation()})")
         if not v.connection_prohibited:
             return (
                 f"NOT PROHIBITED by 15 RCNY § 18-37(b) as of {v.as_of}: no {self.basis} period in the prior twelve "
@@ -173,27 +346,66 @@ class SpdesCheck:
             )
         return f"PROHIBITED as of {v.as_of}: " + "; ".join(v.reasons)
 
-    def summary_rows(self) -> list[tuple[str, str]]:
+    def record_label(self) -> str:
+        """The record file as the outputs name it: its name and SHA-256, never a machine path."""
+        return _file_label(self.source, self.source_sha256)
+
+    def summary_rows(self, files: bool = True) -> list[tuple[str, str]]:
+        """(label, value) rows of the result for the table and the report, after the submittal's rows
+        (:meth:`~capacitysim.io.submittal.Submittal.rows`: the plant's name and permit); ``files`` False leaves
+        out the rows naming the plant file and the record (the report names them with
+        :func:`capacitysim.report.html.file_label`)."""
         d = self.to_dict()
         v = self.verdict
         w = d["worst_period"]
         lw = d["lookback_window"]
-        rows = [
-            ("record", f"{self.source} ({self.source_kind})"),
+        plant = d["plant"]
+        rows = []  # the plant's name and permit are the submittal's (shown by the submittal block)
+        if self.watershed:
+            rows.append(("discharges within the NYC watershed", "yes: 15 RCNY § 18-37(b) applies"))
+        else:
+            rows.append(("discharges within the NYC watershed",
+                         "no: permitted-flow headroom under the plant's SPDES permit"))
+        if plant["receiving_water"]:
+            rows.append(("receiving water", plant["receiving_water"]))
+        if files and self.plant is not None:
+            rows.append(("plant file", _file_label(self.plant.source, self.plant.sha256)))
+        if files:
+            rows.append(("record", f"{self.record_label()} ({self.source_kind})"))
+        age = self.record_age_days
+        rows += [
+            ("record ends", f"{self.record_end}" + ("" if age is None else f", {age} day(s) before the as-of date" if age >= 0
+                                                      else f", {-age} day(s) after the as-of date (later data not used)")),
             ("basis", f"{self.basis}: {BASIS_TEXT[self.basis]}"),
-            ("limit", f"{v.limit_mgd:g} MGD ({v.limit_mgd * GPD_PER_MGD:,.0f} gpd)"),
-            ("as of", str(v.as_of)),
+            ("limit", f"{v.limit_mgd:g} MGD ({v.limit_mgd * GPD_PER_MGD:,.0f} gpd; from {self.limit_source})"),
+            ("as of", f"{v.as_of} ({self.as_of_basis})"),
             ("look-back window", f"periods ending after {lw['start_exclusive']} through {lw['end_inclusive']}: "
              f"{lw['periods']} period(s), {lw['incomplete_periods']} incomplete"),
             ("data in window", f"{lw['days_with_data']} of {lw['days']} days"),
             ("added flow", f"{v.added_gpd:,.0f} gpd" + (f" ({' + '.join(f'{a:,.0f}' for a in self.added_items_gpd)})" if len(self.added_items_gpd) > 1 else "")),
             ("worst period", f"{w['label']}: {v.worst_average_mgd:.4f} MGD" + ("" if w["complete"] else f" (incomplete: {w['days_present']} of {w['days_expected']} days)")),
-            ("violation in prior 12 months", f"{'yes' if v.violation_in_prior_12_months else 'no'} ({v.n_violations} period(s))"),
-            ("projected violation", f"{'yes' if v.projected_violation else 'no'} ({v.n_projected_violations} period(s) with the added flow)"),
-            ("headroom", f"{v.headroom_gpd:,.0f} gpd after the added flow ({v.headroom_before_gpd:,.0f} gpd before)"),
-            ("connection prohibited", ("yes: " + ", ".join(v.grounds)) if v.connection_prohibited else "no"),
         ]
+        if self.watershed:
+            rows += [
+                ("violation in prior 12 months", f"{'yes' if v.violation_in_prior_12_months else 'no'} ({v.n_violations} period(s))"),
+                ("projected violation", f"{'yes' if v.projected_violation else 'no'} ({v.n_projected_violations} period(s) with the added flow)"),
+                ("headroom", f"{v.headroom_gpd:,.0f} gpd after the added flow ({v.headroom_before_gpd:,.0f} gpd before)"),
+                ("connection prohibited", ("yes: " + ", ".join(v.grounds)) if v.connection_prohibited else "no"),
+            ]
+        else:
+            rows += [
+                ("limit exceeded in prior 12 months", f"{'yes' if v.violation_in_prior_12_months else 'no'} ({v.n_violations} period(s))"),
+                ("exceeded with the added flow", f"{'yes' if v.projected_violation else 'no'} ({v.n_projected_violations} period(s))"),
+                ("permitted-flow headroom", f"{v.headroom_gpd:,.0f} gpd after the added flow ({v.headroom_before_gpd:,.0f} gpd before)"),
+            ]
+        rows.append(("treatment capacity shown", "yes" if self.treatment_capacity_shown else "no"))
         return rows
+
+
+def _file_label(path, sha256: str | None) -> str:
+    """A file named by its name and SHA-256 (the form of :func:`capacitysim.report.html.file_label`)."""
+    name = PurePath(str(path)).name if path else "-"
+    return f"{name} (SHA-256 {sha256})" if sha256 else name
 
 
 # --------------------------------------------------------------------------------------------
@@ -227,16 +439,124 @@ def _added(added_gpd) -> list[float]:
     return items
 
 
-def check_daily(record: FlowRecord, limit_mgd: float, basis: str = "month", as_of=None, added_gpd=()) -> SpdesCheck:
-    """Check a daily record (as read by :func:`read_flow_csv`); ``as_of`` defaults to its last date."""
+def _watershed(watershed) -> bool:
+    if watershed is None:
+        raise InputError(
+            "--watershed or --not-watershed is required: does the plant discharge within the NYC watershed? "
+            "(15 RCNY § 18-37(b) applies only then); or give a --plant file with watershed = true or false"
+        )
+    if not isinstance(watershed, (bool, np.bool_)):
+        raise InputError(f"watershed must be true or false; got {watershed!r}")
+    return bool(watershed)
+
+
+def _date(value, option: str) -> np.datetime64:
+    try:
+        ts = pd.Timestamp(str(value))
+    except (ValueError, TypeError, OverflowError):
+        ts = None
+    if ts is None or pd.isna(ts):
+        raise InputError(f"{option} must be a date YYYY-MM-DD; got {value!r}")
+    return np.datetime64(ts.date(), "D")
+
+
+def today() -> _dt.date:
+    """Today's local date (the default as-of date; a function so tests can pin it)."""
+    return _dt.date.today()
+
+
+def resolve_as_of(as_of=None, application_date=None) -> tuple[np.datetime64, str]:
+    """The as-of date of a check and how it was set (policy ``as_of_default``).
+
+    Parameters
+    ----------
+    as_of : date-like, optional
+        An explicit date (``--as-of``): basis ``given``.
+    application_date : date-like, optional
+        The application date (``--application-date``), used when ``as_of`` is not given.
+
+    Returns
+    -------
+    (numpy.datetime64, str)
+        The date [day] and its basis: ``given``, ``application date`` or ``today`` (:func:`today`).
+
+    Raises
+    ------
+    InputError
+        Both given, or a value that is not a date.
+    """
+    if as_of is not None and application_date is not None:
+        raise InputError(f"give --as-of or --application-date, not both; got --as-of {as_of!r} and --application-date "
+                         f"{application_date!r}")
+    if as_of is not None:
+        return _date(as_of, "--as-of"), "given"
+    if application_date is not None:
+        return _date(application_date, "--application-date"), "application date"
+    return np.datetime64(today(), "D"), "today"
+
+
+def _record_age(record_end: np.datetime64, a: np.datetime64, as_of_basis: str, strict: bool, warnings: list[str]) -> int:
+    """Days from the record's end to the as-of date; past :data:`~capacitysim.rules.spdes.RECORD_MAX_AGE_DAYS`
+    a warning, or a refusal (exit 3) with ``strict``."""
+    age = rule.record_age_days(record_end, a)
+    if rule.record_is_stale(record_end, a):
+        msg = (f"the flow record ends {record_end}, {age} days before the as-of date {a} ({as_of_basis}): more than "
+               f"{rule.RECORD_MAX_AGE_DAYS} days (policy {rule.POLICY_RECORD_MAX_AGE} = {rule.RECORD_MAX_AGE_DAYS}, "
+               f"{rule.PROGRAM_INTERPRETATION}); give a record that reaches closer to the as-of date")
+        if strict:
+            raise RefusedError(msg + " (refused: --strict-record-age)")
+        warnings.append(msg)
+    return age
+
+
+def _verdict(periods, limit_mgd, a, items, record_end, age, as_of_basis) -> rule.SpdesVerdict:
+    try:
+        return rule.check_connection(periods, limit_mgd, a, items or 0.0)
+    except InputError as exc:
+        if age > 0:
+            raise InputError(
+                f"{exc}; the record ends {record_end}, {age} days before the as-of date ({as_of_basis}): check as of a "
+                "date the record covers with --as-of, or give a current record"
+            ) from None
+        raise
+
+
+def check_daily(record: FlowRecord, limit_mgd: float, basis: str = "month", as_of=None, added_gpd=(), *,
+                watershed: bool, application_date=None, strict_record_age: bool = False,
+                submittal: Submittal | None = None, source_sha256: str | None = None,
+                plant: PlantFile | None = None, limit_source: str = "--limit-mgd") -> SpdesCheck:
+    """Check a daily record (as read by :func:`read_flow_csv`).
+
+    Parameters
+    ----------
+    record : FlowRecord
+    limit_mgd : float
+        The permit's flow limit [MGD].
+    basis : {"month", "30day", "12month"}
+    as_of, application_date : date-like, optional
+        The as-of date (:func:`resolve_as_of`; default today).
+    added_gpd : float or sequence of float
+        Added average daily flow(s) [gpd].
+    watershed : bool
+        The plant discharges within the NYC watershed (15 RCNY § 18-37(b)); else the permitted-flow headroom.
+    strict_record_age : bool
+        Refuse (:class:`~capacitysim.errors.RefusedError`, exit 3) a record ending more than 45 days
+        before the as-of date; default a warning (policy ``record_max_age_days``).
+    submittal, source_sha256, plant, limit_source
+        Carried into the result document.
+    """
+    ws = _watershed(watershed)
     if basis not in rule.BASES:
         raise InputError(f"basis must be one of {', '.join(rule.BASES)}; got {basis!r}")
     _check_limit(limit_mgd, float(record.flow_mgd.median()))
     items = _added(added_gpd)
-    a = _as_of(as_of, record.last)
+    a, as_of_basis = resolve_as_of(as_of, application_date)
+    end = np.datetime64(record.last.date(), "D")
+    warnings: list[str] = []
+    age = _record_age(end, a, as_of_basis, strict_record_age, warnings)
     periods = rule.period_averages(record.dates, record.values_mgd, basis)
     monthly = periods if basis == "month" else rule.monthly_averages(record.dates, record.values_mgd)
-    verdict = rule.check_connection(periods, limit_mgd, a, items or 0.0)
+    verdict = _verdict(periods, limit_mgd, a, items, end, age, as_of_basis)
     lo = pd.Timestamp(verdict.window_start_exclusive) + pd.Timedelta(days=1)
     hi = pd.Timestamp(verdict.as_of)
     idx = record.flow_mgd.index
@@ -252,11 +572,19 @@ def check_daily(record: FlowRecord, limit_mgd: float, basis: str = "month", as_o
             f"({lo.date()} to {hi.date()}); periods with missing days are averaged over the days present and flagged, months without any day are left out"
         )
     return SpdesCheck(record.source, "daily", basis, float(limit_mgd), items, verdict, periods, monthly, gaps, notes,
-                      present, n_window)
+                      present, n_window, watershed=ws, as_of_basis=as_of_basis, warnings=warnings, submittal=submittal,
+                      source_sha256=source_sha256, record_end=str(end), plant=plant, limit_source=limit_source)
 
 
-def check_dmr(dmr: DmrRecord, limit_mgd: float | None = None, basis: str = "month", as_of=None, added_gpd=()) -> SpdesCheck:
-    """Check monthly DMR values (``MO AVG``); ``limit_mgd`` defaults to the DMR's own limit."""
+def check_dmr(dmr: DmrRecord, limit_mgd: float | None = None, basis: str = "month", as_of=None, added_gpd=(), *,
+              watershed: bool, application_date=None, strict_record_age: bool = False,
+              submittal: Submittal | None = None, source_sha256: str | None = None,
+              plant: PlantFile | None = None, limit_source: str | None = None) -> SpdesCheck:
+    """Check monthly DMR values (``MO AVG``); ``limit_mgd`` defaults to the DMR's own limit.
+
+    The other parameters are those of :func:`check_daily`; the record ends at the last month end with a value.
+    """
+    ws = _watershed(watershed)
     if basis not in ("month", "12month"):
         raise InputError(
             f"basis {basis!r} needs daily flows; a DMR's monthly averages support the month and 12month bases"
@@ -265,6 +593,7 @@ def check_dmr(dmr: DmrRecord, limit_mgd: float | None = None, basis: str = "mont
         if dmr.limit_mgd is None:
             raise InputError(f"{dmr.source}: the DMR gives no limit for {dmr.statistical_base}; give --limit-mgd")
         limit_mgd = dmr.limit_mgd
+        limit_source = "DMR"
     ok = dmr.monthly["average_mgd"].notna()
     if not ok.any():
         raise InputError(f"{dmr.source}: no monthly flow value reported")
@@ -273,38 +602,54 @@ def check_dmr(dmr: DmrRecord, limit_mgd: float | None = None, basis: str = "mont
     ends = dmr.monthly.loc[ok, "period_end"].to_numpy().astype("datetime64[D]")
     monthly = rule.monthly_periods_from_values(ends, dmr.monthly.loc[ok, "average_mgd"].to_numpy())
     periods = monthly if basis == "month" else rule.rolling_12month_averages(monthly)
-    a = _as_of(as_of, dmr.monthly["period_end"].max())
-    verdict = rule.check_connection(periods, limit_mgd, a, items or 0.0)
+    a, as_of_basis = resolve_as_of(as_of, application_date)
+    end = ends.max()
+    warnings: list[str] = []
+    age = _record_age(end, a, as_of_basis, strict_record_age, warnings)
+    verdict = _verdict(periods, limit_mgd, a, items, end, age, as_of_basis)
     in_w = rule.in_lookback(monthly.end, verdict.as_of)
     notes = list(dmr.notes)
     if dmr.limit_mgd is not None and not np.isclose(dmr.limit_mgd, limit_mgd):
         notes.append(f"the DMR's own limit is {dmr.limit_mgd:g} MGD; checked against {limit_mgd:g} MGD as given")
+    permit = submittal.spdes_permit if submittal is not None else None
+    if permit and dmr.npdes_id and dmr.npdes_id.upper().replace(" ", "") != permit:
+        warnings.append(f"the DMR is for permit {dmr.npdes_id}, the submittal names SPDES permit {permit}: "
+                        "the record of another plant?")
     missing = [str(np.datetime64(e, "M")) for e, have in zip(monthly.end, monthly.days_present > 0) if not have]
     gaps = [f"{m} (no DMR value)" for m in missing]
     lo = pd.Timestamp(verdict.window_start_exclusive) + pd.Timedelta(days=1)
     hi = pd.Timestamp(verdict.as_of)
     return SpdesCheck(dmr.source, "dmr", basis, float(limit_mgd), items, verdict, periods, monthly, gaps, notes,
-                      int(monthly.days_present[in_w].sum()), int((hi - lo).days) + 1)
+                      int(monthly.days_present[in_w].sum()), int((hi - lo).days) + 1, watershed=ws,
+                      as_of_basis=as_of_basis, warnings=warnings, submittal=submittal, source_sha256=source_sha256,
+                      record_end=str(end), plant=plant, limit_source=limit_source or "--limit-mgd")
 
 
-def _as_of(as_of, default) -> np.datetime64:
-    if as_of is None:
-        return np.datetime64(pd.Timestamp(default).date(), "D")
-    try:
-        return np.datetime64(pd.Timestamp(str(as_of)).date(), "D")
-    except (ValueError, TypeError):
-        raise InputError(f"--as-of must be a date YYYY-MM-DD; got {as_of!r}") from None
+def _bundled(ref: str, suffix: str) -> Path:
+    p = Path(ref)
+    if path_exists(p):
+        return p
+    candidate = bundled_dir("models") / "plants" / (p.name if p.suffix == suffix else f"{p.name}{suffix}")
+    if path_exists(candidate):
+        return candidate
+    return p  # the reader reports "file not found" with the path as given
 
 
 def resolve_flows_path(ref: str) -> Path:
     """A flow CSV path, or the name of a bundled record in ``models/plants/`` (``sample-wwtp``)."""
-    p = Path(ref)
-    if path_exists(p):
-        return p
-    candidate = bundled_dir("models") / "plants" / (p.name if p.suffix == ".csv" else f"{p.name}.csv")
-    if path_exists(candidate):
-        return candidate
-    return p  # the reader reports "file not found" with the path as given
+    return _bundled(ref, ".csv")
+
+
+def resolve_plant_path(ref: str) -> Path:
+    """A plant TOML path, or the name of a bundled plant file in ``models/plants/`` (``sample-wwtp``)."""
+    return _bundled(ref, ".toml")
+
+
+def plant_submittal(plant: PlantFile | None) -> Submittal:
+    """The submittal fields a plant file gives (``plant`` and ``spdes_permit``), the base the options override."""
+    if plant is None:
+        return Submittal()
+    return Submittal(plant=plant.name, spdes_permit=plant.spdes_permit)
 
 
 def run_check(
@@ -312,25 +657,94 @@ def run_check(
     flows: str | None = None,
     dmr: str | None = None,
     limit_mgd: float | None = None,
-    basis: str = "month",
+    basis: str | None = None,
     as_of=None,
+    application_date=None,
     added_gpd=(),
+    watershed: bool | None = None,
+    plant: str | PlantFile | None = None,
+    strict_record_age: bool = False,
+    submittal: Submittal | None = None,
     date_column: str = "date",
     flow_column: str = "flow_mgd",
     units: str | None = None,
     outfall: str | None = None,
     location: str | None = None,
 ) -> SpdesCheck:
-    """Read a record (daily CSV or ECHO DMR) and check it (the report is :func:`capacitysim.report.spdes.write_report`)."""
+    """Read a record (daily CSV or ECHO DMR) and check it (the report is :func:`capacitysim.report.spdes.write_report`).
+
+    Parameters
+    ----------
+    flows, dmr : str, optional
+        The record: a daily CSV (or a bundled name) or an ECHO DMR download; exactly one.
+    limit_mgd : float, optional
+        The permit's flow limit [MGD]; default the plant file's ``flow_limit_mgd``, then (DMR) the DMR's own.
+    basis : {"month", "30day", "12month"}, optional
+        Default the plant file's ``basis``, else ``month``.
+    as_of, application_date : date-like, optional
+        The as-of date (:func:`resolve_as_of`): given, else the application date, else today.
+    added_gpd : sequence of float
+        Average daily flow of the new connection(s) [gpd].
+    watershed : bool, optional
+        The plant discharges within the NYC watershed; required unless the plant file says it (and
+        must agree with it).
+    plant : path or PlantFile, optional
+        The plant file (:func:`capacitysim.io.plant_flows.read_plant_file`) or a bundled plant name.
+    strict_record_age : bool
+        Refuse a record ending more than 45 days before the as-of date (exit 3); default: warn.
+    submittal : Submittal, optional
+        The submittal identification; its fields override the plant file's name and permit.
+
+    Returns
+    -------
+    SpdesCheck
+
+    Raises
+    ------
+    InputError
+        Bad input (exit 2): no record or two, no limit, ``watershed`` missing or contradicting the plant file...
+    RefusedError
+        A record ending more than 45 days before the as-of date with ``strict_record_age`` (exit 3).
+    """
     if (flows is None) == (dmr is None):
         raise InputError("give the plant's flow record once: --flows (daily CSV) or --dmr (ECHO DMR download)")
+    pf = plant if isinstance(plant, PlantFile) or plant is None else read_plant_file(resolve_plant_path(plant))
+    notes: list[str] = []
+    if pf is not None:
+        if watershed is not None and bool(watershed) != pf.watershed:
+            raise InputError(
+                f"--{'' if watershed else 'not-'}watershed contradicts the plant file {PurePath(pf.source).name}: "
+                f"watershed = {str(pf.watershed).lower()}; allowed: the same answer, or leave the option out"
+            )
+        watershed = pf.watershed
+    ws = _watershed(watershed)
+    source_of_limit = "--limit-mgd"
+    if pf is not None and pf.flow_limit_mgd is not None:
+        if limit_mgd is None:
+            limit_mgd, source_of_limit = pf.flow_limit_mgd, "plant file"
+        elif not np.isclose(float(limit_mgd), pf.flow_limit_mgd):
+            notes.append(f"the plant file's flow limit is {pf.flow_limit_mgd:g} MGD; checked against {float(limit_mgd):g} "
+                         "MGD as given (--limit-mgd)")
+    if basis is None:
+        basis = pf.basis if pf is not None and pf.basis else "month"
+    elif pf is not None and pf.basis and pf.basis != basis:
+        notes.append(f"the plant file's basis is {pf.basis}; checked on the {basis} basis as given (--basis)")
+    sub = plant_submittal(pf).merged(**(submittal.to_dict() if submittal is not None else {}))
+    common = {"watershed": ws, "application_date": application_date, "strict_record_age": strict_record_age,
+              "submittal": sub, "plant": pf}
     if flows is not None:
         if limit_mgd is None:
-            raise InputError("--limit-mgd is required with --flows (the permit's flow limit in MGD)")
-        rec = read_flow_csv(resolve_flows_path(flows), date_column=date_column, flow_column=flow_column, units=units)
-        result = check_daily(rec, limit_mgd, basis, as_of, added_gpd)
+            raise InputError("--limit-mgd is required with --flows (the permit's flow limit in MGD), "
+                             "or flow_limit_mgd in the --plant file")
+        path = resolve_flows_path(flows)
+        rec = read_flow_csv(path, date_column=date_column, flow_column=flow_column, units=units)
+        result = check_daily(rec, limit_mgd, basis, as_of, added_gpd, source_sha256=file_sha256(path),
+                             limit_source=source_of_limit, **common)
     else:
-        result = check_dmr(read_echo_dmr(dmr, outfall=outfall, location=location), limit_mgd, basis, as_of, added_gpd)
+        rec = read_echo_dmr(dmr, outfall=outfall, location=location)
+        result = check_dmr(rec, limit_mgd, basis, as_of, added_gpd, source_sha256=file_sha256(dmr),
+                           limit_source=None if limit_mgd is None else source_of_limit, **common)
+    result.notes.extend(notes)
     return result
 
 
