@@ -59,14 +59,16 @@ def _ledger():
 
     def one():
         k = next(counter)
-        led = Ledger(folder / f"bank{k}.sqlite", actor="bench", create=True)
+        led = Ledger(folder / f"bank{k}.sqlite", actor="Bench Administrator Smith", create=True,
+                     administrator="Bench Administrator Smith")
         try:
             led.add_entity("City", municipal=True)
             led.add_basin("North")
             led.open_subaccount("North", "City")
-            led.deposit("North", "City", 10_000_000, "P-1", certified_on="2025-01-01")
+            dep = led.deposit("North", "City", 10_000_000, "P-1", certified_on="2025-01-01")
+            led.sign_off(dep["txn"])  # the administrator's sign-off (section H)
             for i in range(100):
-                led.withdraw("North", "City", 5_000, f"A-{i}")
+                led.withdraw("North", "City", 5_000, f"A-{i}", node="MH1")
         finally:
             led.close()
 

@@ -3,7 +3,11 @@
 Usage: python bank_worker.py MODE DB [ARGS...]
   withdraw DB PREFIX N SEED GO_FILE  - try N withdrawals of 2,501-3,500 gpd from (basin B, JC); print JSON
   hold DB                            - open a transaction, move credits, print "inside", sleep (to be killed)
-  batch DB PREFIX                    - endless withdraw/return/transfer cycle, one line per committed operation
+  batch DB PREFIX                    - endless withdraw/return/transfer+sign-off cycle, one line per committed operation
+
+The journal names a person (issue 14): each worker acts as "Worker <letters of its process id>" (so the
+concurrency test can tell writers apart); the batch worker acts as the bank administrator registered
+by the test (``ADMINISTRATOR``), since it signs off its transfers.
 """
 
 from __future__ import annotations
@@ -18,11 +22,19 @@ from capacitysim.bank import Ledger
 from capacitysim.errors import RefusedError
 
 B, JC, DEV = "JC CSO 4", "Village of Johnson City", "Acme Development"
+NODE = "MH-1"
+ADMINISTRATOR = "Ada Lee"
+
+
+def worker_name(pid: int) -> str:
+    """A person-like name unique to a process: 'Worker' and the process id spelt in letters (1234 -> 'Bcde')."""
+    letters = "".join(chr(ord("a") + int(d)) for d in str(pid))
+    return f"Worker {letters.capitalize()}"
 
 
 def main(argv):
     mode, db = argv[0], argv[1]
-    led = Ledger(db, actor=f"worker-{os.getpid()}", timeout_s=120)
+    led = Ledger(db, actor=ADMINISTRATOR if mode == "batch" else worker_name(os.getpid()), timeout_s=120)
     if mode == "withdraw":
         prefix, n, seed, go = argv[2], int(argv[3]), int(argv[4]), argv[5]
         rng = random.Random(seed)
@@ -34,7 +46,7 @@ def main(argv):
             amount = rng.randint(2501, 3500)
             app = f"{prefix}-{i}"
             try:
-                led.withdraw(B, JC, amount, app)
+                led.withdraw(B, JC, amount, app, node=NODE)
                 ok[app] = amount
             except RefusedError:
                 refused.append(amount)
@@ -50,10 +62,12 @@ def main(argv):
         i = 0
         while True:
             app = f"{prefix}-{i}"
-            led.withdraw(B, JC, 2600, app)
+            led.withdraw(B, JC, 2600, app, node=NODE)
             print(f"withdraw {app}", flush=True)
-            led.transfer(B, JC, DEV, 7, document="bill of sale")
+            txn = led.transfer(B, JC, DEV, 7, document="bill of sale")["txn"]
             print("transfer", flush=True)
+            led.sign_off(txn)
+            print("sign-off", flush=True)
             led.return_credits(app, reason="cycle")
             print(f"return {app}", flush=True)
             i += 1

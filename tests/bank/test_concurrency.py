@@ -20,12 +20,15 @@ B, JC, DEV = "JC CSO 4", "Village of Johnson City", "Acme Development"
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals")
 
 
+ADMINISTRATOR = "Ada Lee"  # bank_worker.ADMINISTRATOR
+
+
 def _bank(path, deposit_gpd):
-    led = Ledger(path, create=True, actor="setup")
+    led = Ledger(path, create=True, actor=ADMINISTRATOR, administrator=ADMINISTRATOR)
     led.add_entity(JC, municipal=True)
     led.add_entity(DEV)
     led.add_basin(B)
-    led.deposit(B, JC, deposit_gpd, "P-SEED")
+    led.sign_off(led.deposit(B, JC, deposit_gpd, "P-SEED")["txn"])
     led.close()
 
 
@@ -59,7 +62,11 @@ def test_many_processes_withdrawing_at_once_never_overdraw(tmp_path):
         withdraw_rows = [j for j in led.journal() if j["action"] == "withdraw"]
         assert len(withdraw_rows) == len(ok)
         assert sum(j["delta_gpd"] for j in led.journal() if j["owner"] == JC) == balance
-        assert len({j["actor"] for j in withdraw_rows}) > 1
+        assert len({j["actor"] for j in withdraw_rows}) > 1  # each process names its own person
+        assert all(j["actor"].startswith("Worker ") for j in withdraw_rows)
+        # every withdrawal is pending the administrator's sign-off, its credits reserved (program policy pending_reserve)
+        assert {p["ref"] for p in led.pending()} == set(ok)
+        assert sum(x["gpd"] for x in led.lots()) == balance  # the lots hold exactly the balance
         v = led.verify()
         assert v["ok"], v
 
@@ -74,11 +81,11 @@ def test_sigkill_inside_a_transaction_rolls_back(tmp_path):
     os.kill(p.pid, signal.SIGKILL)
     p.wait(timeout=30)
     assert p.returncode == -signal.SIGKILL
-    with Ledger(db, timeout_s=10) as led:
+    with Ledger(db, timeout_s=10, actor=ADMINISTRATOR) as led:
         assert led.balance(B, JC)["balance_gpd"] == 10_000
         assert len(led.journal()) == journal_before
         assert led.verify()["ok"]
-        led.withdraw(B, JC, 3000, "after-crash")  # the write lock died with the process
+        led.withdraw(B, JC, 3000, "after-crash", node="MH-1")  # the write lock died with the process
         assert led.balance(B, JC)["balance_gpd"] == 7000
 
 
@@ -97,10 +104,11 @@ def test_sigkill_mid_batch_leaves_the_books_consistent(tmp_path):
         v = led.verify()
         assert v["ok"], v
         journal = led.journal()
-        committed = [j for j in journal if j["action"] in ("withdraw", "transfer-out", "return")]
+        committed = [j for j in journal if j["action"] in ("withdraw", "transfer-out", "sign-off", "return")]
         # every operation the worker reported is committed; at most the one in flight when killed is extra
         assert len(done) <= len(committed) <= len(done) + 1
         held = led.balance(B, JC)["balance_gpd"] + led.balance(B, DEV)["balance_gpd"]
         reserved = sum(w["amount_gpd"] for w in led.withdrawals() if w["status"] == "pending")
-        assert held + reserved == 1_000_000
+        in_transit = sum(p["amount_gpd"] for p in led.pending() if p["kind"] == "transfer")  # killed before its sign-off
+        assert held + reserved + in_transit == 1_000_000 and v["in_transit_gpd"] == in_transit
         assert led.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -21,6 +21,15 @@ from capacitysim.bank.ledger import journal_hash
 from capacitysim.errors import InputError
 
 B, JC, DEV = "JC CSO 4", "Village of Johnson City", "Acme Development"
+CLERK = "Cal Clerk"  # the person acting, registered as bank administrator at init
+
+
+def sign_off_all(run):
+    """Sign off every deposit and transfer awaiting it (withdrawals stay pending)."""
+    for p in json.loads(run("pending", "--json").stdout)["pending"]:
+        if p["kind"] != "withdrawal":
+            res = run("sign-off", p["txn"])
+            assert res.exit_code == 0, res.output
 
 
 @pytest.fixture
@@ -29,14 +38,16 @@ def bank(tmp_path, run_cli):
     db = tmp_path / "bank.sqlite"
 
     def run(*args):
-        return run_cli("bank", "--db", str(db), "--actor", "clerk", *args)
+        return run_cli("bank", "--db", str(db), "--actor", CLERK, *args)
 
-    for args in (("init",), ("add-entity", JC, "--municipal"), ("add-entity", DEV), ("add-basin", B),
-                 ("deposit", "--basin", B, "--owner", JC, "--gpd", "9000", "--project", "P1"),
-                 ("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1"),
+    for args in (("init", "--administrator", CLERK), ("add-entity", JC, "--municipal"), ("add-entity", DEV),
+                 ("add-basin", B), ("deposit", "--basin", B, "--owner", JC, "--gpd", "9000", "--project", "P1"),
+                 ("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1", "--node", "MH0001"),
                  ("transfer", "--basin", B, "--from", JC, "--to", DEV, "--gpd", "1000", "--document", "bill 1")):
         res = run(*args)
         assert res.exit_code == 0, res.output
+        if args[0] in ("deposit", "transfer"):
+            sign_off_all(run)
     run.db = db
     run.tmp = tmp_path
     return run
@@ -89,9 +100,9 @@ def test_report_refuses_to_write_over_the_bank(tmp_path, run_cli):
     db = out / "journal.csv"  # a bank file that happens to carry the name of a report table
 
     def run(*args):
-        return run_cli("bank", "--db", str(db), "--actor", "clerk", *args)
+        return run_cli("bank", "--db", str(db), "--actor", CLERK, *args)
 
-    assert run("init").exit_code == 0
+    assert run("init", "--administrator", CLERK).exit_code == 0
     assert run("add-entity", JC, "--municipal").exit_code == 0
     before = digest(db)
     one_line_error(run("report", "--out", str(out)), 2, "--out")
@@ -109,7 +120,8 @@ def test_report_refuses_to_write_over_the_bank(tmp_path, run_cli):
 
 def _capacity_doc(node="MH0001", flow=5000.0, **extra) -> dict:
     """The keys of `capacitysim capacity --json` the bank reads (a real run is in tests/cli/test_bank_cli.py)."""
-    return {"verdict": "pass", "model": "/models/m.inp", "scenario": {"connections": [{"node": node, "flow_gpd": flow}]},
+    return {"kind": "capacity-demonstration", "verdict": "pass", "model": "/models/m.inp",
+            "scenario": {"connections": [{"node": node, "flow_gpd": flow}]},
             "external_files": [{"verb": "MODEL", "path": "/models/m.inp", "sha256": "ab" * 32}], **extra}
 
 
@@ -118,7 +130,7 @@ def test_outputs_never_replace_a_report_file_a_withdrawal_cites(bank):
     rep.mkdir()
     cited = rep / "journal.csv"  # evidence that happens to sit where a report table would go
     cited.write_text(json.dumps(_capacity_doc()))
-    assert bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A2",
+    assert bank("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A2", "--node", "MH0001",
                 "--capacity-ref", str(cited)).exit_code == 0
     before = digest(cited)
     one_line_error(bank("journal", "--csv", str(cited)), 2, "--csv")
@@ -183,6 +195,7 @@ def _rewrite_consistently(db, seq, reason):
 def test_verify_expect_head_detects_a_consistent_rewrite_that_plain_verify_cannot(bank):
     anchor = json.loads(bank("head", "--json").stdout)["head"]
     assert bank("deposit", "--basin", B, "--owner", JC, "--gpd", "500", "--project", "P2").exit_code == 0
+    sign_off_all(bank)
     assert bank("verify", "--expect-head", anchor).exit_code == 0
     assert bank("verify", "--expect-head", anchor.upper(), "--json").exit_code == 0
     current = json.loads(bank("head", "--json").stdout)["head"]
@@ -242,7 +255,8 @@ def test_help_says_what_verify_cannot_detect_without_an_anchor(run_cli):
 # --- 4. actor from the environment; CSV formula injection -------------------------------------------------
 
 
-@pytest.mark.parametrize("value", ["evil\n     9 2024-01-01 forged", "zero\u200bwidth", "x" * 501, "   "])
+@pytest.mark.parametrize("value", ["evil\n     9 2024-01-01 forged", "Zero\u200bWidth Name", "Jane " + "x" * 501, "   ",
+                                   "root", "jsmith", "Bank Administrator", "J. Smith 2"])
 def test_capacitysim_actor_is_validated_like_the_actor_option(bank, run_cli, monkeypatch, value):
     monkeypatch.setenv("CAPACITYSIM_ACTOR", value)
     before = digest(bank.db)
@@ -265,6 +279,7 @@ def test_csv_exports_neutralise_spreadsheet_formulas(bank):
     assert bank("transfer", "--basin", B, "--from", JC, "--to", "@SUM(A1)", "--gpd", "10", "--reason", "-2+3",
                 "--document", '=HYPERLINK("http://x","y")').exit_code == 0
     assert bank("deposit", "--basin", B, "--owner", JC, "--gpd", "400", "--project", "=1+1", "--reason", "-1.5e3").exit_code == 0
+    sign_off_all(bank)
     path = bank.tmp / "journal.csv"
     assert bank("journal", "--csv", str(path)).exit_code == 0
     with path.open(newline="") as fh:
@@ -342,15 +357,16 @@ def test_init_refuses_a_foreign_sqlite_file_and_leaves_it_untouched(tmp_path, ru
     c.commit()
     c.close()
     before = digest(db)
-    for args in (("init",), ("balance",), ("verify",), ("head",)):
-        res = run_cli("bank", "--db", str(db), "--actor", "clerk", *args)
+    for args in (("init", "--administrator", CLERK), ("balance",), ("verify",), ("head",)):
+        res = run_cli("bank", "--db", str(db), "--actor", CLERK, *args)
         one_line_error(res, 2, "not a capacitysim credit bank")
     assert digest(db) == before
     assert sorted(os.listdir(tmp_path)) == ["accounts.db"]  # no -wal/-shm left behind: never switched to WAL
 
 
 @pytest.mark.parametrize("kind", ["random", "sqlite-header", "tiny", "text"])
-@pytest.mark.parametrize("command", [("init",), ("verify",), ("balance",), ("journal",), ("head",), ("report", "--out", "R")])
+@pytest.mark.parametrize("command", [("init", "--administrator", CLERK), ("verify",), ("balance",), ("journal",), ("head",),
+                                     ("report", "--out", "R")])
 def test_bank_commands_on_a_file_that_is_not_sqlite_exit_2_with_one_line(tmp_path, run_cli, kind, command):
     rng = random.Random(12)
     data = {"random": bytes(rng.randrange(256) for _ in range(8192)),
@@ -360,7 +376,7 @@ def test_bank_commands_on_a_file_that_is_not_sqlite_exit_2_with_one_line(tmp_pat
     db = tmp_path / "bank.sqlite"
     db.write_bytes(data)
     command = tuple(str(tmp_path / a) if a == "R" else a for a in command)
-    res = run_cli("bank", "--db", str(db), "--actor", "clerk", *command)
+    res = run_cli("bank", "--db", str(db), "--actor", CLERK, *command)
     one_line_error(res, 2)
     assert db.read_bytes() == data
 

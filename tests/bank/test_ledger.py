@@ -1,4 +1,9 @@
-"""The credit bank ledger on a real SQLite file: rules of the program, guards in SQL, records."""
+"""The credit bank ledger on a real SQLite file: rules of the program, guards in SQL, records.
+
+Since issue 14 deposits, withdrawals and transfers take effect at the bank administrator's sign-off:
+the helpers ``dep``/``tr`` sign off at once (the acting tester is registered as administrator), and
+``approve`` cites the section H documents (JSON files written by ``evidence``) and signs off.
+"""
 
 from __future__ import annotations
 
@@ -15,10 +20,12 @@ from capacitysim.errors import InputError, RefusedError
 
 B, B2 = "JC CSO 4", "BG CSO 12"
 JC, BG, DEV, DEV2 = "Village of Johnson City", "City of Binghamton", "Acme Development", "Other LLC"
+TESTER = "Terry Tester"  # the person acting, registered as bank administrator
+NODE = "MH-1"
 
 
 def make(path, **kw) -> Ledger:
-    led = Ledger(path, create=True, actor="tester", **kw)
+    led = Ledger(path, create=True, actor=TESTER, administrator=TESTER, **kw)
     led.add_entity(JC, municipal=True)
     led.add_entity(BG, municipal=True)
     led.add_entity(DEV)
@@ -28,10 +35,48 @@ def make(path, **kw) -> Ledger:
     return led
 
 
+def dep(led, basin, owner, gpd, project, **kw) -> dict:
+    """Deposit and sign off (the deposit takes effect)."""
+    out = led.deposit(basin, owner, gpd, project, **kw)
+    led.sign_off(out["txn"], on=kw.get("certified_on"))
+    return out
+
+
+def tr(led, *args, **kw) -> dict:
+    """Transfer and sign off."""
+    out = led.transfer(*args, **kw)
+    led.sign_off(out["txn"])
+    return out
+
+
+def evidence(folder, *, node=NODE, gpd=3000.0, as_of="2024-05-01", added=None) -> tuple[str, str]:
+    """A passing capacity demonstration (connecting ``gpd`` at ``node``) and a SPDES check (``added`` gpd, as of ``as_of``)."""
+    import uuid
+
+    cap = {"kind": "capacity-demonstration", "verdict": "pass",
+           "scenario": {"connections": [{"node": node, "flow_gpd": gpd}]},
+           "external_files": [{"verb": "MODEL", "path": "/models/m.inp", "sha256": "ab" * 32}]}
+    spd = {"kind": "spdes-check", "verdict": "pass", "as_of": as_of, "added_gpd": gpd if added is None else added,
+           "connection_prohibited": False}
+    k = uuid.uuid4().hex[:8]
+    (folder / f"cap-{k}.json").write_text(json.dumps(cap))
+    (folder / f"spdes-{k}.json").write_text(json.dumps(spd))
+    return str(folder / f"cap-{k}.json"), str(folder / f"spdes-{k}.json")
+
+
+def approve(led, basin, owner, gpd, app, *, on, ratio=1.0, **kw) -> dict:
+    """A withdrawal citing its section H(1) documents and H(2) approval, signed off on ``on``."""
+    cap, spd = evidence(led.path.parent, gpd=gpd, as_of=on)
+    out = led.withdraw(basin, owner, gpd, app, node=NODE, capacity_ref=cap, spdes_ref=spd, application_approval=f"H2-{app}",
+                       offset_ratio=ratio, on=on, **kw)
+    led.sign_off(out["txn"], on=on)
+    return led.withdrawal(app)
+
+
 @pytest.fixture
 def led(tmp_path):
     ledger = make(tmp_path / "bank.sqlite")
-    ledger.deposit(B, JC, 10000, "P1", certified_on="2024-03-01", certificate="cert-P1.pdf")
+    dep(ledger, B, JC, 10000, "P1", certified_on="2024-03-01", certificate="cert-P1.pdf")
     yield ledger
     assert ledger.verify()["ok"], ledger.verify()
     ledger.close()
@@ -60,11 +105,15 @@ def test_missing_or_foreign_file_is_input_error(tmp_path):
 
 def test_deposit_books_whole_gpd_rounded_down_once(led):
     out = led.deposit(B, JC, 388.8, "P2")  # one minor paved manhole: 0.27 gpm x 1440
-    assert out["deposited_gpd"] == 388 and bal(led) == 10388
+    assert out["booked_gpd"] == 388 and out["status"] == "pending sign-off" and bal(led) == 10000  # not yet counted
+    with pytest.raises(RefusedError, match="already awaiting"):
+        led.deposit(B, JC, 388.8, "P2")
+    led.sign_off(out["txn"])
+    assert bal(led) == 10388
     with pytest.raises(RefusedError, match="already certified"):
         led.deposit(B, JC, 388.8, "P2")
     # float noise from gpm x 1440 does not lose a gallon: 2.2 gpm x 1440 = 3168.0000000000005
-    assert led.deposit(B, JC, 2.2 * 1440, "P3")["deposited_gpd"] == 3168
+    assert led.deposit(B, JC, 2.2 * 1440, "P3")["booked_gpd"] == 3168
 
 
 def test_deposit_goes_to_a_municipal_user(led):
@@ -80,7 +129,9 @@ def test_identified_project_then_certified(led):
     led.add_project("P5", B, JC, priority=1, estimated_gpd=2000, description="Main St sumps")
     with pytest.raises(RefusedError, match="another basin or jurisdiction"):
         led.deposit(B, BG, 2000, "P5")
-    led.deposit(B, JC, 1800, "P5", certified_on="2024-06-01")
+    out = led.deposit(B, JC, 1800, "P5", certified_on="2024-06-01")
+    assert {x["ref"]: x for x in led.projects()}["P5"]["status"] == "identified"  # certified only at the sign-off
+    led.sign_off(out["txn"])
     p = {x["ref"]: x for x in led.projects()}["P5"]
     assert p["status"] == "certified" and p["certified_gpd"] == 1800
     with pytest.raises(sqlite3.IntegrityError, match="certified project"):
@@ -93,65 +144,75 @@ def test_identified_project_then_certified(led):
 def test_withdrawal_at_or_under_threshold_refused(led):
     for gpd in (100, 2500):
         with pytest.raises(RefusedError, match="no offset is required"):
-            led.withdraw(B, JC, gpd, f"A-{gpd}")
+            led.withdraw(B, JC, gpd, f"A-{gpd}", node=NODE)
     assert bal(led) == 10000
-    out = led.withdraw(B, JC, 2500.2, "A-over")
+    out = led.withdraw(B, JC, 2500.2, "A-over", node=NODE)
     assert out["amount_gpd"] == 2501 and bal(led) == 10000 - 2501  # requirement rounded up
 
 
-def test_withdrawal_reserves_at_once_and_stays_pending(led):
-    w = led.withdraw(B, JC, 3000, "A1", capacity_ref="cap-run-17")
+def test_withdrawal_reserves_at_once_and_stays_pending_until_signed_off(led):
+    cap, spd = evidence(led.path.parent, as_of="2024-05-01")
+    w = led.withdraw(B, JC, 3000, "A1", node=NODE, capacity_ref=cap, on="2024-05-01")
     assert w["status"] == "pending" and w["note_issued_on"] is None
     assert bal(led) == 7000 and led.balance(B, JC)["reserved_gpd"] == 3000
-    w = led.attach("A1", spdes_ref="spdes-check-3", on="2024-05-01")
-    assert w["status"] == "approved" and w["note_issued_on"] == "2024-05-01" and w["co_due_on"] == "2025-05-01"
+    w = led.attach("A1", spdes_ref=spd, application_approval="Village permit 2024-88")
+    assert w["status"] == "pending" and w["missing_for_sign_off"] == []  # attaching never approves
+    led.sign_off(w["signoff_txn"], on="2024-05-03")
+    w = led.withdrawal("A1")
+    assert w["status"] == "approved" and w["note_issued_on"] == "2024-05-03" and w["co_due_on"] == "2025-05-03"
+    assert w["signed_off_by"] == TESTER
     assert bal(led) == 7000  # approval does not take credits twice
 
 
-def test_withdrawal_with_both_refs_is_approved_and_ratio_applies(led):
-    w = led.withdraw(B, JC, 3000, "A2", capacity_ref="c", spdes_ref="s", offset_ratio=2.0, on="2024-01-10")
-    assert w["status"] == "approved" and w["amount_gpd"] == 6000 and bal(led) == 4000
+def test_withdrawal_ratio_above_one_applies_as_a_flagged_policy(led):
+    cap, spd = evidence(led.path.parent, as_of="2024-01-10")
+    w = led.withdraw(B, JC, 3000, "A2", node=NODE, capacity_ref=cap, spdes_ref=spd, offset_ratio=2.0, on="2024-01-10")
+    assert w["status"] == "pending" and w["amount_gpd"] == 6000 and bal(led) == 4000
+    assert any(p["name"] == "offset_ratio" for p in w["policies"])
 
 
 def test_withdrawal_over_balance_refused_and_nothing_changes(led):
     before = len(led.journal())
     with pytest.raises(RefusedError, match="insufficient credits"):
-        led.withdraw(B, JC, 10001, "A3")
+        led.withdraw(B, JC, 10001, "A3", node=NODE)
     assert bal(led) == 10000 and len(led.journal()) == before
     assert [w for w in led.withdrawals() if w["application"] == "A3"] == []
 
 
 def test_withdrawal_from_private_holder_names_principal(led):
-    led.transfer(B, JC, DEV, 5000, document="bill of sale 2024-17 (notarized)")
+    tr(led, B, JC, DEV, 5000, document="bill of sale 2024-17 (notarized)")
     with pytest.raises(InputError, match="principal"):
-        led.withdraw(B, DEV, 3000, "A4")
+        led.withdraw(B, DEV, 3000, "A4", node=NODE)
     with pytest.raises(RefusedError, match="not a municipal user"):
-        led.withdraw(B, DEV, 3000, "A4", principal=DEV2)
-    assert led.withdraw(B, DEV, 3000, "A4", principal=JC)["principal"] == JC
+        led.withdraw(B, DEV, 3000, "A4", principal=DEV2, node=NODE)
+    assert led.withdraw(B, DEV, 3000, "A4", principal=JC, node=NODE)["principal"] == JC
     with pytest.raises(RefusedError, match="already has a withdrawal"):
-        led.withdraw(B, DEV, 3000, "A4", principal=JC)
+        led.withdraw(B, DEV, 3000, "A4", principal=JC, node=NODE)
 
 
 def test_return_of_reserved_credits(led):
-    led.withdraw(B, JC, 4000, "A5")
+    led.withdraw(B, JC, 4000, "A5", node=NODE)
     led.return_credits("A5", reason="application withdrawn by the applicant")
     assert bal(led) == 10000 and led.withdrawal("A5")["status"] == "returned"
+    assert led.withdrawal("A5")["signoff_status"] == "cancelled" and led.pending() == []
+    assert [(x["project"], x["gpd"]) for x in led.lots()] == [("P1", 10000)]  # back into the lot they came from
     with pytest.raises(RefusedError, match="returned"):
         led.return_credits("A5", reason="again")
 
 
 def test_default_one_year_after_note_unless_extended(led):
-    led.withdraw(B, JC, 3000, "A6", capacity_ref="c", spdes_ref="s", on="2024-02-01")
-    led.withdraw(B, JC, 3000, "A7", capacity_ref="c", spdes_ref="s", on="2024-02-01")
+    approve(led, B, JC, 3000, "A6", on="2024-02-01")
+    approve(led, B, JC, 3000, "A7", on="2024-02-01")
     assert led.check_defaults("2025-02-01") == []  # due on 2025-02-01: not yet in default
     with pytest.raises(RefusedError, match="later than"):
         led.extend("A7", "2025-01-15", document="Board letter", granted_on="2025-01-10")
-    # granted the day after the due date: the note is already in default (DEFAULT definition)
-    with pytest.raises(RefusedError, match="in default since the day after 2025-02-01"):
+    # granted the day after the due date: refused by the program policy extension_after_due_date (not the rule)
+    with pytest.raises(RefusedError, match="program policy extension_after_due_date .*after the due date 2025-02-01"):
         led.extend("A7", "2025-08-01", document="Board letter", granted_on="2025-02-02")
-    led.extend("A7", "2025-08-01", document="Board letter 2025-01-20", granted_on="2025-02-01")  # on the due date: in time
+    out = led.extend("A7", "2025-08-01", document="Board letter 2025-01-20", granted_on="2025-02-01")  # on the due date
+    assert [p["name"] for p in out["policies"]] == ["extension_after_due_date"]
     out = led.check_defaults("2025-02-02")
-    assert [d["application"] for d in out] == ["A6"]
+    assert [d["application"] for d in out] == ["A6"] and out[0]["policy"] == "default_credits"
     assert led.withdrawal("A6")["status"] == "defaulted" and bal(led) == 10000 - 3000
     with pytest.raises(RefusedError, match="after the due date"):
         led.complete("A7", "2025-09-01")
@@ -183,7 +244,11 @@ def test_transfer_across_basins_needs_board_approval(led):
         led.transfer(B, JC, BG, 100, document="memorandum of grant", to_basin=B2)
     assert bal(led) == 10000
     out = led.transfer(B, JC, BG, 100, document="memorandum of grant", to_basin=B2, board_approval="Board res. 2024-9")
-    assert out["from_balance_gpd"] == 9900 and bal(led, B2, BG) == 100
+    # reserved at the sender at once, counted at the receiver only once signed off (program policy pending_reserve)
+    assert out["from_balance_gpd"] == 9900 and bal(led, B2, BG) == 0
+    assert led.balance(B2, BG)["pending_in_gpd"] == 100 and led.verify()["in_transit_gpd"] == 100
+    led.sign_off(out["txn"])
+    assert bal(led, B2, BG) == 100 and led.verify()["in_transit_gpd"] == 0
 
 
 def test_transfer_over_balance_and_bad_amounts(led):
@@ -199,7 +264,7 @@ def test_transfer_over_balance_and_bad_amounts(led):
 
 
 def test_condemnation_rules(led):
-    led.transfer(B, JC, DEV, 3000, document="bill of sale")
+    tr(led, B, JC, DEV, 3000, document="bill of sale")
     with pytest.raises(RefusedError, match="only a municipal user"):
         led.condemn(B, DEV, DEV2, 100, project="P1", document="res")
     with pytest.raises(RefusedError, match="private entity"):
@@ -223,9 +288,10 @@ def test_journal_is_append_only_in_sql(led):
         c.execute("UPDATE journal SET delta_gpd = 0")
     with pytest.raises(sqlite3.IntegrityError, match="cannot be deleted"):
         c.execute("DELETE FROM journal")
-    led.withdraw(B, JC, 3000, "A-guard")
-    led.transfer(B, JC, DEV, 10, document="bill of sale")
-    for table in ("entities", "basins", "subaccounts", "projects", "withdrawals", "transfers"):
+    led.withdraw(B, JC, 3000, "A-guard", node=NODE)
+    tr(led, B, JC, DEV, 10, document="bill of sale")
+    for table in ("entities", "basins", "subaccounts", "projects", "withdrawals", "transfers", "administrators", "signoffs",
+                  "lots", "lot_moves"):
         with pytest.raises(sqlite3.IntegrityError, match="cannot be deleted"):
             c.execute(f"DELETE FROM {table}")
     with pytest.raises(sqlite3.IntegrityError, match="cannot be changed"):
@@ -244,14 +310,16 @@ def test_balance_cannot_go_negative_or_move_without_journal(led):
 
 
 def test_journal_records_who_when_what_why_documents(led):
-    led.transfer(B, JC, DEV, 250, document="memorandum of gift 7", reason="gift to the developer")
-    rows = [r for r in led.journal() if r["action"].startswith("transfer")]
-    assert [r["action"] for r in rows] == ["transfer-out", "transfer-in"]
-    assert {r["txn"] for r in rows} == {rows[0]["txn"]}  # one transaction
+    out = led.transfer(B, JC, DEV, 250, document="memorandum of gift 7", reason="gift to the developer")
+    led.sign_off(out["txn"], reason="gift to the developer")
+    rows = [r for r in led.journal() if r["ref"] == out["transfer"]]
+    assert [r["action"] for r in rows] == ["transfer-out", "sign-off", "transfer-in"]
+    assert rows[0]["txn"] == out["txn"] and rows[1]["txn"] == rows[2]["txn"] != out["txn"]  # recorded, then signed off
     for r in rows:
-        assert r["actor"] == "tester" and r["reason"] == "gift to the developer"
-        assert r["documents"] == ["memorandum of gift 7"] and r["at"]
-    assert [r["delta_gpd"] for r in rows] == [-250, 250]
+        assert r["actor"] == TESTER and r["reason"] == "gift to the developer" and r["at"]
+    assert rows[0]["documents"] == rows[2]["documents"] == ["memorandum of gift 7"]
+    assert rows[1]["detail"]["signed_off_by"] == TESTER and rows[1]["detail"]["txn"] == out["txn"]
+    assert [r["delta_gpd"] for r in rows] == [-250, 0, 250]
 
 
 # --- retention -------------------------------------------------------------------------------------------
@@ -260,10 +328,10 @@ def test_journal_records_who_when_what_why_documents(led):
 def test_purge_refused_for_young_records_and_under_dispute(tmp_path):
     clock = {"now": dt.datetime(2015, 1, 1, tzinfo=dt.timezone.utc)}
     led = make(tmp_path / "old.sqlite", clock=lambda: clock["now"])
-    led.deposit(B, JC, 9000, "OLD1")
-    led.withdraw(B, JC, 3000, "OLD-A")
+    dep(led, B, JC, 9000, "OLD1")
+    led.withdraw(B, JC, 3000, "OLD-A", node=NODE)
     clock["now"] = dt.datetime.now(dt.timezone.utc)
-    led.deposit(B, JC, 500, "NEW1")
+    dep(led, B, JC, 500, "NEW1")
     recent = (dt.date.today() - dt.timedelta(days=365)).isoformat()
     with pytest.raises(RefusedError, match="younger than 3 years"):
         led.purge(recent, reason="housekeeping")
@@ -285,33 +353,45 @@ def test_purge_refused_for_young_records_and_under_dispute(tmp_path):
 # --- a property: any sequence of operations keeps the books -------------------------------------------
 
 ops = st.lists(
-    st.tuples(st.sampled_from(["deposit", "withdraw", "transfer", "return", "condemn"]), st.integers(1, 6000),
-              st.sampled_from([JC, DEV, DEV2])),
+    st.tuples(st.sampled_from(["deposit", "deposit-bg", "withdraw", "transfer", "return", "condemn", "sign", "reject"]),
+              st.integers(1, 6000), st.sampled_from([JC, BG, DEV, DEV2])),
     min_size=1, max_size=25)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops)
-def test_any_sequence_keeps_balances_non_negative_and_journal_summing(tmp_path_factory, seq):
+def test_any_sequence_keeps_balances_lots_and_journal_in_step(tmp_path_factory, seq):
+    """Deposits by two jurisdictions, transfers and withdrawals left pending or decided in any order,
+    returns and condemnations: balances never negative, lots always sum to the balances, verify clean,
+    and a holder's credits condemned by Johnson City always came from Johnson City's projects."""
     led = make(tmp_path_factory.mktemp("prop") / "p.sqlite")
-    led.deposit(B, JC, 5000, "SEED")
+    dep(led, B, JC, 5000, "SEED")
     for i, (op, n, who) in enumerate(seq):
         try:
             if op == "deposit":
                 led.deposit(B, JC, n, f"P{i}")
+            elif op == "deposit-bg":
+                led.deposit(B, BG, n, f"BGP{i}")
             elif op == "withdraw":
-                led.withdraw(B, who, n + 2500, f"A{i}", principal=JC)
+                led.withdraw(B, who, n + 2500, f"A{i}", principal=JC, node=NODE)
             elif op == "transfer":
-                led.transfer(B, JC, who, n, document="bill of sale")
+                led.transfer(B, JC if who != JC else BG, who, n, document="bill of sale")
             elif op == "return":
                 apps = [w["application"] for w in led.withdrawals() if w["status"] == "pending"]
                 if apps:
                     led.return_credits(apps[0], reason="withdrawn")
+            elif op in ("sign", "reject"):
+                pend = [p for p in led.pending() if p["kind"] != "withdrawal"]
+                if pend:
+                    (led.sign_off(pend[0]["txn"]) if op == "sign" else led.reject(pend[0]["txn"], reason="no"))
             else:
-                led.condemn(B, who, JC, n, project="SEED", document="resolution")
+                out = led.condemn(B, who, JC, n, document="resolution")
+                assert {x["jurisdiction"] for x in out["lots_taken"]} == {JC}
         except (RefusedError, InputError):
             pass
         assert all(r["balance_gpd"] >= 0 for r in led.balances())
+    for r in led.balances():
+        assert sum(x["gpd"] for x in led.lots(r["basin"], r["owner"])) == r["balance_gpd"]
     v = led.verify()
     assert v["ok"], v
     led.close()
@@ -331,10 +411,10 @@ def _drop_guards(led):
 def busy(tmp_path):
     """A ledger with some history, to be tampered with (so no clean-books check at teardown)."""
     led = make(tmp_path / "tampered.sqlite")
-    led.deposit(B, JC, 10000, "P1", certified_on="2024-03-01")
-    led.withdraw(B, JC, 3000, "A-T1")
-    led.transfer(B, JC, DEV, 1000, document="bill of sale 9")
-    led.withdraw(B, JC, 2600, "A-T2")
+    dep(led, B, JC, 10000, "P1", certified_on="2024-03-01")
+    led.withdraw(B, JC, 3000, "A-T1", node=NODE)
+    tr(led, B, JC, DEV, 1000, document="bill of sale 9")
+    led.withdraw(B, JC, 2600, "A-T2", node=NODE)
     led.return_credits("A-T2", reason="withdrawn")
     assert led.verify()["ok"]
     yield led
@@ -391,11 +471,15 @@ def test_verify_catches_a_changed_withdrawal_amount_and_silent_status_change(bus
 
 
 def test_sql_guards_refuse_backward_status_and_swapped_refs(led):
-    led.withdraw(B, JC, 3000, "A-G", capacity_ref="cap-run-1")
+    cap, _ = evidence(led.path.parent)
+    led.withdraw(B, JC, 3000, "A-G", node=NODE, capacity_ref=cap)
     c = led.conn
     for sql in ("UPDATE withdrawals SET amount_gpd = 1",
                 "UPDATE withdrawals SET capacity_ref = 'cap-run-2'",
-                "UPDATE withdrawals SET status = 'completed', co_issued_on = '2024-01-01'"):
+                "UPDATE withdrawals SET node = 'MH-9'",
+                "UPDATE withdrawals SET status = 'completed', co_issued_on = '2024-01-01'",
+                # approved without the H(2) approval and the administrator's signed-off row
+                "UPDATE withdrawals SET status = 'approved', spdes_ref = 's', note_issued_on = '2024-01-01'"):
         with pytest.raises(sqlite3.IntegrityError, match="only moves forward"):
             c.execute(sql)
     led.return_credits("A-G", reason="withdrawn")
@@ -410,13 +494,13 @@ def test_hash_chain_links_every_row_and_survives_a_purge(tmp_path):
 
     clock = {"now": dt.datetime(2015, 1, 1, tzinfo=dt.timezone.utc)}
     led = make(tmp_path / "chain.sqlite", clock=lambda: clock["now"])
-    led.deposit(B, JC, 9000, "OLD1")
+    dep(led, B, JC, 9000, "OLD1")
     rows = led.conn.execute("SELECT * FROM journal ORDER BY seq").fetchall()
     assert rows[0]["prev_hash"] == GENESIS_HASH
     assert all(b["prev_hash"] == a["hash"] for a, b in zip(rows, rows[1:]))
     assert all(journal_hash(r) == r["hash"] for r in rows)
     clock["now"] = dt.datetime.now(dt.timezone.utc)
-    led.deposit(B, JC, 100, "NEW1")
+    dep(led, B, JC, 100, "NEW1")
     out = led.purge("2016-01-01", reason="retention")
     kept = led.conn.execute("SELECT * FROM journal ORDER BY seq").fetchall()
     purge_row = [r for r in kept if r["action"] == "purge"][0]
@@ -431,27 +515,36 @@ def test_amounts_are_bounded_and_whole(led):
     with pytest.raises(InputError, match="<= 1,000,000,000 gpd"):
         led.deposit(B, JC, 1e300, "HUGE")
     with pytest.raises(InputError, match="<= 1,000,000,000 gpd"):
-        led.withdraw(B, JC, 2e9, "HUGE-A")
+        led.withdraw(B, JC, 2e9, "HUGE-A", node=NODE)
     with pytest.raises(InputError, match="at most 1,000,000,000"):
-        led.withdraw(B, JC, 6e8, "HUGE-B", offset_ratio=2)
-    with pytest.raises(InputError, match="offset_ratio must be >= 1"):
-        led.withdraw(B, JC, 3000, "LOW", offset_ratio=0.99)
+        led.withdraw(B, JC, 6e8, "HUGE-B", offset_ratio=2, node=NODE)
+    # section F: one to one; below is refused by the rule (ii_offset.check_offset_ratio), not bad input
+    with pytest.raises(RefusedError, match="below the one-to-one offset ratio of section F"):
+        led.withdraw(B, JC, 3000, "LOW", offset_ratio=0.99, node=NODE)
+    with pytest.raises(InputError, match="offset_ratio"):
+        led.withdraw(B, JC, 3000, "HIGH", offset_ratio=11, node=NODE)
     with pytest.raises(sqlite3.IntegrityError, match="CHECK"):  # SQL keeps the balance an INTEGER
         led.conn.execute("UPDATE subaccounts SET balance_gpd = 9223372036854775807 + 1")
     assert bal(led) == 10000
 
 
-def test_condemnation_capped_by_what_the_project_generated(led):
-    led.deposit(B, JC, 5000, "P2")
-    led.transfer(B, JC, DEV, 12000, document="bill of sale")
-    led.condemn(B, DEV, JC, 4000, project="P2", document="res 1")
-    with pytest.raises(RefusedError, match="at most 1,000 gpd more"):
-        led.condemn(B, DEV, JC, 1001, project="P2", document="res 2")
-    led.condemn(B, DEV, JC, 1000, project="P2", document="res 2")
+def test_condemnation_capped_by_the_holders_lots_of_the_project(led):
+    """FIFO by certification date: P1 (2024-03-01, 10,000 gpd) leaves first, then P2 (2024-06-01, 5,000).
+    A transfer of 12,000 gpd gives the developer 10,000 of P1 and 2,000 of P2, so at most 2,000 gpd of
+    P2 can be condemned from it (the schema-2 ledger capped at P2's 5,000 certified, whoever held them)."""
+    dep(led, B, JC, 5000, "P2", certified_on="2024-06-01")
+    out = tr(led, B, JC, DEV, 12000, document="bill of sale")
+    assert [(x["project"], x["gpd"]) for x in out["lots_taken"]] == [("P1", 10000), ("P2", 2000)]
+    with pytest.raises(RefusedError, match="eligible 2,000 gpd, asked 2,001 gpd"):
+        led.condemn(B, DEV, JC, 2001, project="P2", document="res 1")
+    led.condemn(B, DEV, JC, 1500, project="P2", document="res 1")
+    with pytest.raises(RefusedError, match="eligible 500 gpd"):
+        led.condemn(B, DEV, JC, 501, project="P2", document="res 2")
+    led.condemn(B, DEV, JC, 500, project="P2", document="res 2")
 
 
 def test_completion_dates_are_checked(led):
-    led.withdraw(B, JC, 3000, "A-C", capacity_ref="c", spdes_ref="s", on="2024-05-01")
+    approve(led, B, JC, 3000, "A-C", on="2024-05-01")
     with pytest.raises(InputError, match="before the flow credit note"):
         led.complete("A-C", "2024-04-30")
     with pytest.raises(InputError, match="future"):
@@ -460,10 +553,12 @@ def test_completion_dates_are_checked(led):
 
 
 def test_application_ids_differing_only_in_case_or_normal_form_are_one(led):
-    led.withdraw(B, JC, 3000, "BG-2024-Caf\u00e9")
+    led.withdraw(B, JC, 3000, "BG-2024-Caf\u00e9", node=NODE)
     for dup in ("bg-2024-café", "BG-2024-Cafe\u0301"):
         with pytest.raises(RefusedError, match="already has a withdrawal"):
-            led.withdraw(B, JC, 3000, dup)
+            led.withdraw(B, JC, 3000, dup, node=NODE)
+        with pytest.raises(RefusedError, match="already has a withdrawal"):  # nor recorded again without credits
+            led.record_application(dup, JC, 2000)
     assert bal(led) == 7000
 
 
@@ -471,17 +566,17 @@ def test_a_lock_held_past_the_timeout_is_one_clean_error_and_changes_nothing(tmp
     from capacitysim.bank.ledger import BankBusyError
 
     path = tmp_path / "locked.sqlite"
-    make(path).deposit(B, JC, 10000, "P1")
+    dep(make(path), B, JC, 10000, "P1")
     other = sqlite3.connect(str(path), isolation_level=None)
     other.execute("BEGIN IMMEDIATE")  # another writer holds the write lock
     try:
-        led = Ledger(path, actor="tester", timeout_s=0.2)
+        led = Ledger(path, actor=TESTER, timeout_s=0.2)
         with pytest.raises(BankBusyError, match="nothing was changed") as info:
-            led.withdraw(B, JC, 3000, "A-busy")
+            led.withdraw(B, JC, 3000, "A-busy", node=NODE)
         assert "\n" not in str(info.value) and info.value.exit_code == 1
     finally:
         other.execute("ROLLBACK")
         other.close()
-    led.withdraw(B, JC, 3000, "A-busy")  # the same call succeeds once the lock is gone
+    led.withdraw(B, JC, 3000, "A-busy", node=NODE)  # the same call succeeds once the lock is gone
     assert bal(led) == 7000 and led.verify()["ok"]
     led.close()

@@ -7,18 +7,45 @@ the program's rules in code first, to refuse with a message that says why
 the same things again (:mod:`capacitysim.bank.schema`). Every change writes journal rows with who,
 when, what, why and which documents; a row that moves credits carries the balance after the move.
 
-The journal is hash-chained (each row's SHA-256 covers its content and the previous row's hash), and
-:meth:`Ledger.verify` audits the chain, the running balances and every record against its journal
-rows, so an edit made around the triggers (with the ``sqlite3`` shell) is found. Operations that
-cannot get the write lock within the timeout fail cleanly (:class:`BankBusyError`, nothing changed).
+Who acts
+--------
+Every command that writes names the person acting (``actor``: ``--actor`` or ``$CAPACITYSIM_ACTOR``),
+a person's given and family name checked by :func:`person_name`; the login name is never used. The
+journal records that name on every row.
+
+Sign-off by the bank administrator
+----------------------------------
+The definitions make the BANK ADMINISTRATOR "review and sign off on all approved applications for
+flow credit creation, bank deposits, withdrawals and transfers". Deposits, withdrawals and transfers
+are therefore recorded *pending* and take effect only when a person registered as bank administrator
+signs them off (:meth:`Ledger.sign_off`, who and when recorded in the journal and the ``signoffs``
+table) or are rejected (:meth:`Ledger.reject`). A withdrawal is signed off only with the capacity
+demonstration and the SPDES/treatment check of section H(1) and the connection application
+program's approval of section H(2). What a pending transaction does to a balance is the program
+policy ``pending_reserve`` (:data:`POLICIES`).
+
+Provenance of credits
+---------------------
+Section D lets a municipal user condemn only credits "generated in relation to an I/I remediation
+project within such municipal user's boundaries". Each signed-off deposit creates a *lot* (the
+project, hence its jurisdiction and basin); withdrawals, transfers and condemnations take credits out
+of a holder's lots in the order of the program policy ``allocation_policy`` (oldest deposit first),
+and the receiving side gets lots of the same origin. :meth:`Ledger.condemn` takes only lots whose
+project's jurisdiction is the condemning municipal user.
+
+The journal is hash-chained (each row's SHA-256 covers its content and the previous row's hash),
+and :meth:`Ledger.verify` audits the chain, the running balances, the lots and every record against
+its journal rows, so an edit made around the triggers (with the ``sqlite3`` shell) is found.
+Operations that cannot get the write lock within the timeout fail cleanly (:class:`BankBusyError`,
+nothing changed).
 
 What ``verify`` can and cannot detect
 -------------------------------------
 Without an anchor, ``verify`` finds any edit that leaves a trace inside the file: a row changed,
 removed, inserted or reordered without recomputing the hashes; a value of the wrong type; a balance
-that is not the sum of its journal rows; a record (project, withdrawal, transfer, condemnation)
-without its journal rows or with other amounts; a cited report file whose bytes changed. It
-**cannot** detect a *consistent* rewrite: someone with write access to the file who drops the
+that is not the sum of its journal rows or of its lots; a record (project, withdrawal, transfer,
+condemnation) without its journal rows or with other amounts; a cited report file whose bytes
+changed. It **cannot** detect a *consistent* rewrite: someone with write access to the file who drops the
 triggers, edits history, keeps the records and balances in step and recomputes the whole hash chain
 produces a file that verifies. Only a head hash kept *outside* the bank can show that: record the
 head (:meth:`Ledger.head`, ``capacitysim bank head``, printed in every annual report) somewhere the
@@ -30,6 +57,14 @@ only protected by the next anchor.
 Amounts are whole gallons per day, each at most :data:`MAX_GPD`. A certified figure is booked rounded *down* and a requirement
 rounded *up* (never credit more I/I removal than certified, never withdraw less than required).
 
+Program policies
+----------------
+Where the program text is silent the ledger applies a named program policy (:data:`POLICIES`):
+``allocation_policy``, ``pending_reserve``, ``default_credits``, ``extension_after_due_date``,
+``spdes_evidence_max_age_days``, ``condemnation_signoff`` and ``administrator_registration``. Each is
+returned in the JSON of the operations it governs and printed as "program interpretation — confirm
+with the bank administrator"; none is the rule.
+
 References
 ----------
 Binghamton-Johnson City I/I Offset Program: sewer flow credit bank sections A (basins; transfers
@@ -37,25 +72,27 @@ across basins only with Board approval), B (deposit into the subaccount of the m
 jurisdiction once a project is certified complete; transfers with written notice), C (excess stays
 on deposit, no expiration), D (condemnation), E (gpd), F (one-to-one offset), G (transfers need proper
 documentation), H (withdrawal subject to capacity demonstration and connection approval); definitions
-DEFAULT and FLOW CREDIT NOTE; records (three years, extended during a dispute; annual report A-D).
+BANK ADMINISTRATOR, DEFAULT and FLOW CREDIT NOTE; records (three years, extended during a dispute;
+annual report A-D).
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import datetime as _dt
-import getpass
 import hashlib
 import json
 import math
 import os
+import re
 import sqlite3
 import unicodedata
 import uuid
 from pathlib import Path
 
 from capacitysim.bank import refs as _refs
-from capacitysim.bank.schema import SCHEMA, SCHEMA_VERSION
+from capacitysim.bank.schema import MIGRATION_3, SCHEMA, SCHEMA_VERSION
 from capacitysim.errors import CapacitysimError, InputError, RefusedError
 from capacitysim.rules import ii_offset
 
@@ -74,6 +111,103 @@ MAX_TEXT = 500
 GENESIS_HASH = "0" * 64
 #: Unicode categories refused in names and ids: control, format (zero-width...), line/paragraph separators.
 _BAD_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+#: Kinds of a connection application (definitions: NEW OR MODIFIED SEWER CONNECTION, SEWER EXTENSION).
+APPLICATION_TYPES = ("connection", "extension")
+
+# --- who acts ------------------------------------------------------------------------------------
+#: Length of a person's name [characters].
+MIN_NAME, MAX_NAME = 2, 100
+#: Punctuation a person's name may hold besides letters: space, hyphen, apostrophes, period.
+_NAME_PUNCTUATION = frozenset(" -'\u2019.")
+#: Words that name a role, an account or a program, not a person: a name made only of them
+#: ("root", "Bank Administrator", "System User") is refused.
+ROLE_WORDS = frozenset({
+    "admin", "administrator", "administrators", "anonymous", "bank", "bench", "benchmark", "board", "bot", "ci",
+    "clerk", "daemon", "default", "dept", "department", "guest", "nobody", "office", "operator", "root", "server",
+    "service", "setup", "staff", "sys", "sysadmin", "system", "test", "tester", "unknown", "user", "users", "worker",
+})
+
+# --- program policies: where the program text is silent --------------------------------------------
+#: What every program policy's text says: it is the tool's reading, not the rule.
+POLICY_FLAG = "program interpretation — confirm with the bank administrator"
+#: Program policy ``allocation_policy``: the order in which credits leave a holder's lots.
+ALLOCATION_POLICY = "FIFO"
+#: Program policy ``spdes_evidence_max_age_days`` [days] (see :mod:`capacitysim.bank.refs`).
+SPDES_EVIDENCE_MAX_AGE_DAYS = _refs.SPDES_EVIDENCE_MAX_AGE_DAYS
+#: Program policy ``pending_reserve``.
+PENDING_RESERVE = "reserve-when-recorded"
+#: Program policy ``default_credits``: what happens to the credits of a defaulted flow credit note.
+DEFAULT_CREDITS = "return-to-holder"
+#: Program policy ``extension_after_due_date``.
+EXTENSION_AFTER_DUE_DATE = "refused"
+#: Program policy ``condemnation_signoff``.
+CONDEMNATION_SIGNOFF = "not-required"
+#: Program policy ``administrator_registration``.
+ADMINISTRATOR_REGISTRATION = "by-a-registered-administrator"
+
+#: The program policies, ``{"name", "value", "text", "alternative"}`` (the form of
+#: :func:`capacitysim.rules.ii_offset.check_offset_ratio`); each text starts with :data:`POLICY_FLAG`.
+POLICIES = {
+    "allocation_policy": {
+        "name": "allocation_policy", "value": ALLOCATION_POLICY,
+        "text": (f"{POLICY_FLAG}: the program does not say which of a holder's credits a withdrawal, transfer or "
+                 "condemnation takes; credits leave a holder's lots oldest first (FIFO: the certification date of "
+                 "the originating deposit, then the lot number); lots of unknown origin (from a migrated "
+                 "schema-2 bank) count as the oldest"),
+        "alternative": {"value": "LIFO", "text": "newest deposit first"}},
+    "pending_reserve": {
+        "name": "pending_reserve", "value": PENDING_RESERVE,
+        "text": (f"{POLICY_FLAG}: the bank administrator signs off deposits, withdrawals and transfers (definitions, "
+                 "BANK ADMINISTRATOR) but the program does not say what a transaction awaiting sign-off does to a "
+                 "balance; a withdrawal or transfer takes its credits out of the holder's available balance when "
+                 "it is recorded (reserved: they cannot be promised twice), a deposit and the receiving side of a "
+                 "transfer count only once signed off, and a rejection or return releases the reserve"),
+        "alternative": {"value": "nothing-until-signed-off",
+                        "text": "a pending withdrawal or transfer reserves nothing (the same credits could be promised "
+                                "twice; the second sign-off would be refused)"}},
+    "default_credits": {
+        "name": "default_credits", "value": DEFAULT_CREDITS,
+        "text": (f"{POLICY_FLAG}: the program defines DEFAULT (no certificate of occupancy within one year of the "
+                 "flow credit note, or the extended time) but not what happens to the note's credits; they return "
+                 "to the subaccount and lots they were withdrawn from and the note is closed as defaulted"),
+        "alternative": {"value": "forfeit", "text": "the credits are forfeited (to the Board or the principal "
+                                                     "municipal user); not implemented"}},
+    "extension_after_due_date": {
+        "name": "extension_after_due_date", "value": EXTENSION_AFTER_DUE_DATE,
+        "text": (f"{POLICY_FLAG}: the DEFAULT definition allows additional time 'when extended as provided "
+                 "herein' but the program sets no deadline for granting it; an extension granted after the "
+                 "certificate of occupancy's due date is refused (the note is taken to be in default from the "
+                 "day after the due date)"),
+        "alternative": {"value": "accepted-until-defaulted",
+                        "text": "an extension granted after the due date is accepted while the note has not been "
+                                "put in default"}},
+    "spdes_evidence_max_age_days": {
+        "name": "spdes_evidence_max_age_days", "value": SPDES_EVIDENCE_MAX_AGE_DAYS,
+        "text": (f"{POLICY_FLAG}: section H(1) asks for a demonstration of adequate treatment capacity and sets "
+                 f"no age for it; the cited SPDES/treatment check must be as of no more than "
+                 f"{SPDES_EVIDENCE_MAX_AGE_DAYS} days before the withdrawal date and before the administrator's "
+                 "sign-off"),
+        "alternative": {"value": None, "text": "no age limit"}},
+    "condemnation_signoff": {
+        "name": "condemnation_signoff", "value": CONDEMNATION_SIGNOFF,
+        "text": (f"{POLICY_FLAG}: section D lets the municipal user mandate a condemnation; the BANK "
+                 "ADMINISTRATOR definition lists deposits, withdrawals and transfers for sign-off, not "
+                 "condemnations, so a condemnation takes effect when recorded with the municipal user's "
+                 "resolution"),
+        "alternative": {"value": "required", "text": "a condemnation awaits the administrator's sign-off"}},
+    "administrator_registration": {
+        "name": "administrator_registration", "value": ADMINISTRATOR_REGISTRATION,
+        "text": (f"{POLICY_FLAG}: the bank administrator is 'the Board or its designee' (definitions); the "
+                 "program does not say how the bank learns who that is; the first administrator is registered "
+                 "when the bank is created (or migrated) and further ones only by a registered administrator"),
+        "alternative": {"value": "board-resolution-only",
+                        "text": "every administrator registered against a cited Board resolution"}},
+}
+
+
+def policies(*names: str) -> list[dict]:
+    """The program policies named (all of them by default), as independent copies."""
+    return [copy.deepcopy(POLICIES[n]) for n in (names or POLICIES)]
 
 
 class BankBusyError(CapacitysimError):
@@ -82,23 +216,59 @@ class BankBusyError(CapacitysimError):
     exit_code = 1
 
 
-def default_actor() -> str:
-    """Who is acting: ``$CAPACITYSIM_ACTOR``, else the login name, validated like ``--actor``.
+def person_name(name: str, value) -> str:
+    """A person's name for the journal (``actor``) or the administrator register.
+
+    Rules (issue 14, the journal names a person, never a login): NFC-normalised, stripped, runs of
+    spaces made one; :data:`MIN_NAME` to :data:`MAX_NAME` characters; only letters (any script, with
+    their combining marks), spaces, hyphens, apostrophes (``'`` and ``’``) and periods; starts with a
+    letter and every part holds a letter; at least two parts (given and family name: a single token
+    such as ``root`` or ``jsmith`` is what a login name looks like); not made only of role or
+    account words (:data:`ROLE_WORDS`: "Bank Administrator", "System User").
 
     Raises
     ------
     InputError
-        The variable (or the login name, which ``getpass`` takes from ``$LOGNAME``/``$USER``) holds a
-        control or invisible character (a newline would forge a journal line), is blank or too long.
+        Naming the field, the value and what is allowed.
+    """
+    allowed = ("allowed: a person's given and family name, e.g. \"Jane Q. Smith\" (letters, spaces, hyphens, "
+               f"apostrophes, periods; {MIN_NAME}-{MAX_NAME} characters)")
+    v = "" if value is None else re.sub(" +", " ", unicodedata.normalize("NFC", str(value)).strip())
+    if not v:
+        raise InputError(f"{name} must name the person acting; {allowed}")
+    shown = repr(v if len(v) <= 60 else v[:57] + "...")
+    bad = [ch for ch in v if ch not in _NAME_PUNCTUATION and unicodedata.category(ch)[0] not in "LM"]
+    if bad:
+        chars = ", ".join(f"U+{ord(ch):04X}" + (f" {ch!r}" if ch.isprintable() else "") for ch in dict.fromkeys(bad))
+        raise InputError(f"{name} {shown} contains {chars}; {allowed}")
+    if not MIN_NAME <= len(v) <= MAX_NAME:
+        raise InputError(f"{name} {shown} is {len(v)} characters long; {allowed}")
+    words = v.split(" ")
+    if unicodedata.category(v[0])[0] != "L" or not all(any(unicodedata.category(ch)[0] == "L" for ch in w) for w in words):
+        raise InputError(f"{name} {shown}: every part must hold a letter and the name must start with one; {allowed}")
+    if len(words) < 2:
+        raise InputError(f"{name} {shown} is a single word, as a login or account name is; {allowed}")
+    if all(w.casefold().strip(".'\u2019-") in ROLE_WORDS for w in words):
+        raise InputError(f"{name} {shown} names a role or an account, not a person; {allowed}")
+    return v
+
+
+def default_actor() -> str | None:
+    """Who is acting when no ``actor`` is given: ``$CAPACITYSIM_ACTOR`` (validated by :func:`person_name`), else None.
+
+    There is no fallback to the login name (issue 14): a command that writes without an actor is an
+    :class:`InputError`.
+
+    Raises
+    ------
+    InputError
+        The variable is set but not a person's name (a newline would forge a journal line; a login
+        such as ``root`` names no person).
     """
     env = os.environ.get("CAPACITYSIM_ACTOR")
-    if env:  # unset or empty: the login name
-        return _text("actor ($CAPACITYSIM_ACTOR)", env)
-    try:
-        login = getpass.getuser()
-    except Exception:  # pragma: no cover - no login name in some containers
-        return "unknown"
-    return _text("actor (the login name, from $LOGNAME/$USER)", login)
+    if not env:  # unset or empty: no actor (reading only)
+        return None
+    return person_name("actor ($CAPACITYSIM_ACTOR)", env)
 
 
 def parse_date(name: str, value) -> _dt.date | None:
@@ -120,6 +290,16 @@ def _positive_gpd(name: str, value) -> float:
         raise InputError(f"{name} must be a number of gallons per day, got {value!r}") from None
     if not math.isfinite(v) or v <= 0 or v > MAX_GPD:
         raise InputError(f"{name} must be > 0 and <= {MAX_GPD:,.0f} gpd, got {value!r}")
+    return v
+
+
+def _nonnegative_gpd(name: str, value) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a number of gallons per day, got {value!r}") from None
+    if not math.isfinite(v) or v < 0 or v > MAX_GPD:
+        raise InputError(f"{name} must be >= 0 and <= {MAX_GPD:,.0f} gpd, got {value!r}")
     return v
 
 
@@ -153,6 +333,26 @@ def _text(name: str, value, required: bool = True) -> str | None:
     return v
 
 
+def _app_type(value) -> str:
+    v = "connection" if value is None else str(value).strip().lower()
+    if v not in APPLICATION_TYPES:
+        raise InputError(f"type must be one of {', '.join(APPLICATION_TYPES)} (definitions: new or modified sewer "
+                         f"connection, sewer extension), got {value!r}")
+    return v
+
+
+#: Notes of lots whose origin the ledger did not see happen.
+LOT_NOTE_MIGRATED = ("attributed at the migration to schema 3 by replaying the journal with the allocation policy "
+                     f"({ALLOCATION_POLICY})")
+LOT_NOTE_UNKNOWN = ("origin unknown: credits of a schema-2 bank whose journal does not show the project they came "
+                    "from (purged, or moved before lots were kept); condemnation refuses to take them")
+#: Missing references that keep a withdrawal from being signed off (section H).
+_H_REFS = (("capacity_ref", "the capacity demonstration (--capacity-ref, section H(1))"),
+           ("spdes_ref", "the SPDES/treatment check (--spdes-ref, section H(1))"),
+           ("application_approval", ("the approval under the connection application program "
+                                     "(--application-approval, section H(2))")))
+
+
 class Ledger:
     """The flow credit bank in one SQLite file (WAL, foreign keys, one transaction per operation).
 
@@ -161,10 +361,17 @@ class Ledger:
     path : str or Path
         The bank file.
     actor : str, optional
-        Who acts (journal ``actor``); default :func:`default_actor`.
+        The person acting (journal ``actor``), checked by :func:`person_name`; default
+        :func:`default_actor` (``$CAPACITYSIM_ACTOR``). Required by every operation that writes
+        (an :class:`InputError` otherwise); reading needs none.
     create : bool, default False
         Create and initialise the file if needed; otherwise a missing or uninitialised file is an
         InputError.
+    administrator : str, optional
+        With ``create`` (a new bank) or ``migrate``: the first person registered as bank
+        administrator (required then).
+    migrate : bool, default False
+        Migrate a schema-2 bank to schema 3 (:meth:`_migrate_2_to_3`), in one transaction.
     timeout_s : float, default 60
         How long to wait for another writer's lock [s].
     clock : callable, optional
@@ -172,10 +379,11 @@ class Ledger:
     """
 
     def __init__(self, path=DEFAULT_DB, *, actor: str | None = None, create: bool = False,
-                 timeout_s: float = 60.0, clock=None):
+                 administrator: str | None = None, migrate: bool = False, timeout_s: float = 60.0, clock=None):
         self.path = Path(path)
-        self.actor = _text("actor", actor) if actor is not None else default_actor()
+        self._actor = person_name("actor", actor) if actor is not None else default_actor()
         self._clock = clock or (lambda: _dt.datetime.now(_dt.timezone.utc))
+        self._txn = None
         if not create and not self.path.is_file():
             raise InputError(f"no credit bank at {self.path} (create it with `capacitysim bank --db {self.path} init`)")
         try:
@@ -194,8 +402,14 @@ class Ledger:
             if state == "empty" and not create:
                 raise InputError(f"{self.path} is not an initialised credit bank "
                                  f"(run `capacitysim bank --db {self.path} init`)")
-            if state not in ("empty", str(SCHEMA_VERSION)):
-                raise InputError(f"{self.path}: bank schema version {state}, this capacitysim reads version {SCHEMA_VERSION}")
+            if state == "2" and not migrate:
+                raise InputError(f"{self.path}: bank schema version 2; this capacitysim uses version {SCHEMA_VERSION} "
+                                 "(administrator sign-off, credit lots): migrate it with `capacitysim bank --db "
+                                 f"{self.path} migrate --actor NAME --administrator NAME` (one transaction; keep a "
+                                 "copy of the file first)")
+            if state not in ("empty", "2", str(SCHEMA_VERSION)):
+                raise InputError(f"{self.path}: bank schema version {state}, this capacitysim reads version {SCHEMA_VERSION}"
+                                 " (and migrates version 2)")
             mode = c.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             c.execute("PRAGMA foreign_keys = ON")
             c.execute("PRAGMA synchronous = FULL")
@@ -211,12 +425,23 @@ class Ledger:
         if str(mode).lower() != "wal":  # pragma: no cover - e.g. a read-only medium
             c.close()
             raise InputError(f"{self.path}: cannot switch the bank to WAL mode (got {mode})")
-        if create:
-            try:
-                self._init_schema()
-            except BaseException:
-                c.close()
-                raise
+        try:
+            if create and state != "2":
+                self._init_schema(administrator)
+            if migrate:
+                self._migrate(administrator)
+        except BaseException:
+            c.close()
+            raise
+
+    @property
+    def actor(self) -> str | None:
+        """The person acting (None when not given: reading only)."""
+        return self._actor
+
+    @actor.setter
+    def actor(self, value) -> None:
+        self._actor = person_name("actor", value)
 
     @staticmethod
     def _inspect(c) -> str:
@@ -259,14 +484,22 @@ class Ledger:
     def _today(self) -> _dt.date:
         return self._clock().astimezone(_dt.timezone.utc).date()
 
+    def _require_actor(self) -> str:
+        if self._actor is None:
+            raise InputError("actor: a command that changes the bank needs the person acting: give --actor \"Given "
+                             "Family\" or set $CAPACITYSIM_ACTOR (a person's name; the login name is not used)")
+        return self._actor
+
     @contextlib.contextmanager
     def _tx(self):
         """One transaction, write lock first (BEGIN IMMEDIATE); rollback on any error.
 
-        SQLite errors become one-line capacitysim errors: a constraint or trigger refusing the change
-        is a :class:`RefusedError`; a lock held past the timeout or a damaged file a
+        Refused (:class:`InputError`) before anything is locked when no actor is known. SQLite errors
+        become one-line capacitysim errors: a constraint or trigger refusing the change is a
+        :class:`RefusedError`; a lock held past the timeout or a damaged file a
         :class:`BankBusyError`. Nothing is committed in either case.
         """
+        self._require_actor()
         c = self.conn
         try:
             c.execute("BEGIN IMMEDIATE")
@@ -293,19 +526,33 @@ class Ledger:
                     c.execute("ROLLBACK")
                 raise BankBusyError(f"credit bank {self.path}: commit failed ({exc}); nothing was changed") from None
 
-    def _init_schema(self) -> None:
+    def _init_schema(self, administrator: str | None) -> None:
+        """Create a new bank (schema 2 tables, then :data:`MIGRATION_3`) with its first administrator;
+        on an existing bank, check the version (and that ``administrator``, if given, is registered)."""
+        adm = person_name("administrator", administrator) if administrator is not None else None
         with self._tx() as c:
-            for stmt in _split_sql(SCHEMA):
-                c.execute(stmt)
-            row = c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None:
-                c.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-                c.execute("INSERT INTO meta(key, value) VALUES ('created_at', ?)", (self._now(),))
-                c.execute("INSERT INTO meta(key, value) VALUES ('journal_anchor', ?)", (GENESIS_HASH,))
-                c.execute("INSERT INTO meta(key, value) VALUES ('journal_head', ?)", (GENESIS_HASH,))
+            state = self._inspect(c)
+            if state == "empty":
+                if adm is None:
+                    raise InputError("administrator: a new bank needs its first bank administrator (--administrator "
+                                     "\"Given Family\"): only a registered administrator signs off deposits, "
+                                     "withdrawals and transfers (definitions, BANK ADMINISTRATOR)")
+                for stmt in _split_sql(SCHEMA) + _split_sql(MIGRATION_3):
+                    c.execute(stmt)
+                now = self._now()
+                for key, value in (("schema_version", str(SCHEMA_VERSION)), ("created_at", now),
+                                   ("journal_anchor", GENESIS_HASH), ("journal_head", GENESIS_HASH),
+                                   ("signoff_required_since", now)):
+                    c.execute("INSERT INTO meta(key, value) VALUES (?, ?)", (key, value))
                 self._log(c, "init", reason="bank created", detail={"schema_version": SCHEMA_VERSION})
-            elif int(row[0]) != SCHEMA_VERSION:
-                raise InputError(f"{self.path}: schema version {row[0]}, this capacitysim knows {SCHEMA_VERSION}")
+                self._register_administrator(c, adm, None, "first bank administrator, registered when the bank was created")
+            elif state == str(SCHEMA_VERSION):
+                if adm is not None and self._administrator(c, adm) is None:
+                    raise RefusedError(f"{self.path} already has its bank administrator(s) "
+                                       f"({', '.join(self._administrator_names(c))}); {adm!r} can be registered only by "
+                                       "one of them (`bank add-administrator`; program policy administrator_registration)")
+            else:
+                raise InputError(f"{self.path}: schema version {state}, this capacitysim knows {SCHEMA_VERSION}")
 
     def _log(self, c, action: str, *, reason: str = "", documents=(), basin_id=None, subaccount_id=None,
              delta_gpd: int = 0, ref: str | None = None, detail: dict | None = None) -> int:
@@ -315,7 +562,7 @@ class Ledger:
         last = c.execute("SELECT seq FROM sqlite_sequence WHERE name='journal'").fetchone()
         seq = (last[0] if last else 0) + 1
         prev = c.execute("SELECT value FROM meta WHERE key='journal_head'").fetchone()[0]
-        row = {"seq": seq, "txn": self._txn, "at": self._now(), "actor": self.actor, "action": action,
+        row = {"seq": seq, "txn": self._txn, "at": self._now(), "actor": self._require_actor(), "action": action,
                "reason": reason or "", "documents": json.dumps([d for d in documents if d], ensure_ascii=False),
                "basin_id": basin_id, "subaccount_id": subaccount_id, "delta_gpd": int(delta_gpd),
                "balance_after": balance_after, "ref": ref,
@@ -328,11 +575,306 @@ class Ledger:
 
     def _move(self, c, subaccount_id: int, delta: int, action: str, **log) -> int:
         """Change a balance (never below zero) and journal it, in the caller's transaction."""
-        bal = c.execute("SELECT balance_gpd FROM subaccounts WHERE id=?", (subaccount_id,)).fetchone()[0]
-        if bal + delta < 0:
-            raise RefusedError(f"insufficient credits: the subaccount holds {bal:,} gpd, {-delta:,} gpd needed")
+        self._need(c, subaccount_id, -delta)
         c.execute("UPDATE subaccounts SET balance_gpd = balance_gpd + ? WHERE id=?", (delta, subaccount_id))
         return self._log(c, action, subaccount_id=subaccount_id, delta_gpd=delta, **log)
+
+    @staticmethod
+    def _need(c, subaccount_id: int, amount: int) -> None:
+        """Refuse taking ``amount`` gpd from a subaccount holding less."""
+        bal = c.execute("SELECT balance_gpd FROM subaccounts WHERE id=?", (subaccount_id,)).fetchone()[0]
+        if amount > 0 and bal - amount < 0:
+            raise RefusedError(f"insufficient credits: the subaccount holds {bal:,} gpd, {amount:,} gpd needed")
+
+    # --- lots: the provenance of credits (section D) ----------------------------------------------------
+    def _new_lot(self, c, subaccount_id: int, project_id, deposited_on, *, source_lot_id=None, note: str = "",
+                 at: str | None = None) -> int:
+        cur = c.execute("INSERT INTO lots(subaccount_id, project_id, deposited_on, source_lot_id, note, created_at)"
+                        " VALUES (?,?,?,?,?,?)", (subaccount_id, project_id, deposited_on, source_lot_id, note,
+                                                  at or self._now()))
+        return cur.lastrowid
+
+    def _lot_move(self, c, lot_id: int, delta: int, action: str, ref: str, *, txn: str | None = None,
+                  at: str | None = None) -> None:
+        """Move credits into (+) or out of (-) a lot: the move row, then the lot's gpd (a trigger keeps them equal)."""
+        c.execute("INSERT INTO lot_moves(lot_id, delta_gpd, action, ref, txn, at) VALUES (?,?,?,?,?,?)",
+                  (lot_id, int(delta), action, ref, txn or self._txn, at or self._now()))
+        c.execute("UPDATE lots SET gpd = gpd + ? WHERE id=?", (int(delta), lot_id))
+
+    @staticmethod
+    def _holder_lots(c, subaccount_id: int) -> list[sqlite3.Row]:
+        """The subaccount's lots holding credits, in the order of the allocation policy (FIFO: the
+        originating deposit's certification date, unknown origin first, then the lot number)."""
+        return c.execute(
+            "SELECT l.id, l.gpd, l.project_id, l.deposited_on, p.ref AS project, p.jurisdiction_id, e.name AS jurisdiction,"
+            " pb.name AS project_basin FROM lots l LEFT JOIN projects p ON p.id = l.project_id"
+            " LEFT JOIN entities e ON e.id = p.jurisdiction_id LEFT JOIN basins pb ON pb.id = p.basin_id"
+            " WHERE l.subaccount_id = ? AND l.gpd > 0 ORDER BY l.deposited_on IS NOT NULL, l.deposited_on, l.id",
+            (subaccount_id,)).fetchall()
+
+    def _take(self, c, lots, amount: int, action: str, ref: str, *, txn=None, at=None) -> tuple[list[dict], int]:
+        """Take ``amount`` gpd out of ``lots`` in their order; returns the pieces taken and what is left untaken."""
+        pieces, left = [], int(amount)
+        for lot in lots:
+            if left <= 0:
+                break
+            g = min(int(lot["gpd"]), left)
+            self._lot_move(c, lot["id"], -g, action, ref, txn=txn, at=at)
+            pieces.append({"lot": lot["id"], "gpd": g, "project": lot["project"], "jurisdiction": lot["jurisdiction"],
+                           "deposited_on": lot["deposited_on"]})
+            left -= g
+        return pieces, left
+
+    def _consume(self, c, subaccount_id: int, amount: int, action: str, ref: str) -> list[dict]:
+        """Take ``amount`` gpd out of a holder's lots by the allocation policy (in the caller's transaction)."""
+        self._need(c, subaccount_id, amount)
+        pieces, left = self._take(c, self._holder_lots(c, subaccount_id), amount, action, ref)
+        if left:
+            raise RefusedError(f"the lots of subaccount {subaccount_id} hold {amount - left:,} gpd, less than its balance: "
+                               "the bank was edited outside capacitysim (run `capacitysim bank verify`)")
+        return pieces
+
+    @staticmethod
+    def _pieces(c, ref: str, action: str) -> list[dict]:
+        """The pieces an operation took out of lots (``action``, ``ref``), in the order taken."""
+        return [{"lot": r["lot_id"], "gpd": r["gpd"]} for r in c.execute(
+            "SELECT lot_id, -delta_gpd AS gpd FROM lot_moves WHERE ref=? AND action=? AND delta_gpd < 0 ORDER BY id",
+            (ref, action))]
+
+    def _restore(self, c, pieces, amount: int, action: str, ref: str, subaccount_id: int, *, txn=None, at=None) -> None:
+        """Put ``amount`` gpd back into the lots ``pieces`` came from (a return, a default, a rejection);
+        what no piece accounts for goes to a lot of unknown origin."""
+        left = int(amount)
+        for pc in pieces:
+            g = min(int(pc["gpd"]), left)
+            if g > 0:
+                self._lot_move(c, pc["lot"], g, action, ref, txn=txn, at=at)
+                left -= g
+        if left > 0:
+            lot = self._new_lot(c, subaccount_id, None, None, note=LOT_NOTE_UNKNOWN, at=at)
+            self._lot_move(c, lot, left, action, ref, txn=txn, at=at)
+
+    def _mirror(self, c, pieces, amount: int, subaccount_id: int, action: str, ref: str, *, txn=None, at=None,
+                note: str = "") -> list[int]:
+        """Give the receiving subaccount lots of the same origin as ``pieces`` (a transfer, a condemnation)."""
+        left, made = int(amount), []
+        for pc in pieces:
+            g = min(int(pc["gpd"]), left)
+            if g <= 0:
+                continue
+            src = c.execute("SELECT project_id, deposited_on FROM lots WHERE id=?", (pc["lot"],)).fetchone()
+            lot = self._new_lot(c, subaccount_id, src["project_id"], src["deposited_on"], source_lot_id=pc["lot"],
+                                note=note, at=at)
+            self._lot_move(c, lot, g, action, ref, txn=txn, at=at)
+            made.append(lot)
+            left -= g
+        if left > 0:
+            lot = self._new_lot(c, subaccount_id, None, None, note=LOT_NOTE_UNKNOWN, at=at)
+            self._lot_move(c, lot, left, action, ref, txn=txn, at=at)
+            made.append(lot)
+        return made
+
+    @staticmethod
+    def _show_pieces(pieces) -> list[dict]:
+        return [{"lot": p["lot"], "gpd": p["gpd"], "project": p.get("project"), "jurisdiction": p.get("jurisdiction")}
+                for p in pieces]
+
+    # --- sign-off records ---------------------------------------------------------------------------
+    def _record_signoff(self, c, kind: str, ref: str, subaccount_id: int, amount: int, detail: dict | None = None) -> str:
+        """A pending sign-off row for what this transaction recorded; returns its id (the transaction's txn)."""
+        c.execute("INSERT INTO signoffs(txn, kind, ref, subaccount_id, amount_gpd, detail, status, recorded_at, recorded_by)"
+                  " VALUES (?,?,?,?,?,?,'pending',?,?)",
+                  (self._txn, kind, ref, subaccount_id, int(amount), json.dumps(detail or {}, sort_keys=True,
+                                                                                ensure_ascii=False),
+                   self._now(), self._require_actor()))
+        return self._txn
+
+    @staticmethod
+    def _signoff_row(c, txn: str) -> sqlite3.Row:
+        t = str(txn or "").strip().lower()
+        if not re.fullmatch(r"[0-9a-f]{8,32}", t):
+            raise InputError(f"txn {str(txn)[:60]!r}: allowed: the transaction id printed when the deposit, withdrawal or "
+                             "transfer was recorded (`bank pending`), 8 to 32 hexadecimal digits")
+        rows = c.execute("SELECT * FROM signoffs WHERE txn LIKE ? ORDER BY id LIMIT 2", (t + "%",)).fetchall()
+        if not rows:
+            raise InputError(f"txn {t!r}: no deposit, withdrawal or transfer was recorded with this id (see `bank pending`)")
+        if len(rows) > 1:
+            raise InputError(f"txn {t!r} is the start of more than one transaction id; give more digits")
+        return rows[0]
+
+    def _decide(self, c, s, status: str, reason: str, on: _dt.date | None = None, *, by: str | None = None) -> None:
+        c.execute("UPDATE signoffs SET status=?, decided_at=?, decided_on=?, decided_by=?, decision=? WHERE id=?",
+                  (status, self._now(), (on or self._today()).isoformat(), by or self._require_actor(), reason or "",
+                   s["id"]))
+
+    # --- administrators ---------------------------------------------------------------------------------
+    @staticmethod
+    def _administrator(c, name: str) -> str | None:
+        """The registered administrator's name matching ``name`` (ignoring case), or None."""
+        row = c.execute("SELECT name FROM administrators WHERE name_key=?", (name.casefold(),)).fetchone()
+        return row[0] if row else None
+
+    @staticmethod
+    def _administrator_names(c) -> list[str]:
+        return [r[0] for r in c.execute("SELECT name FROM administrators ORDER BY id")]
+
+    def _require_administrator(self, c, what: str) -> str:
+        """The acting person's registered administrator name; refused (exit 3) when not registered."""
+        actor = self._require_actor()
+        name = self._administrator(c, actor)
+        if name is None:
+            names = ", ".join(self._administrator_names(c)) or "none"
+            raise RefusedError(f"{actor!r} is not a registered bank administrator; only the bank administrator {what} "
+                               f"(definitions, BANK ADMINISTRATOR: 'review and sign off on ... bank deposits, "
+                               f"withdrawals and transfers'); registered: {names}")
+        return name
+
+    def _register_administrator(self, c, name: str, document: str | None, reason: str) -> dict:
+        same = self._administrator(c, name)
+        if same is not None:
+            raise RefusedError(f"{name!r} is already a registered bank administrator" + ("" if same == name else f" as {same!r}"))
+        c.execute("INSERT INTO administrators(name, name_key, document, registered_at, registered_by) VALUES (?,?,?,?,?)",
+                  (name, name.casefold(), document, self._now(), self._require_actor()))
+        self._log(c, "add-administrator", reason=reason, documents=[document] if document else (),
+                  detail={"administrator": name, "policy": "administrator_registration"})
+        return {"administrator": name, "registered_by": self._actor, "document": document}
+
+    def add_administrator(self, name: str, *, document: str | None = None, reason: str = "") -> dict:
+        """Register a person as bank administrator (definitions: "the Board or its designee").
+
+        Only a registered administrator registers another (program policy
+        ``administrator_registration``; the first is registered by ``init``/``migrate``).
+
+        Raises
+        ------
+        InputError
+            ``name`` is not a person's name (:func:`person_name`).
+        RefusedError
+            The actor is not a registered administrator, or ``name`` already is one.
+        """
+        name = person_name("administrator", name)
+        document = _text("document", document, required=False)
+        with self._tx() as c:
+            self._require_administrator(c, "registers another administrator")
+            out = self._register_administrator(c, name, document, reason or "bank administrator registered")
+        return out | {"policies": policies("administrator_registration")}
+
+    def administrators(self) -> list[dict]:
+        """The persons registered as bank administrator, oldest first."""
+        return [{"name": r["name"], "registered_at": r["registered_at"], "registered_by": r["registered_by"],
+                 "document": r["document"]}
+                for r in self.conn.execute("SELECT * FROM administrators ORDER BY id")]
+
+    # --- migration ----------------------------------------------------------------------------------------
+    def _migrate(self, administrator: str | None) -> None:
+        """Migrate a schema-2 bank to schema 3 in one transaction (nothing to do on a schema-3 bank).
+
+        * :data:`MIGRATION_3` adds the tables, columns and triggers; existing withdrawals get their
+          ``requested_on`` (the date of ``requested_at``) and ``node`` (from their journal row, when
+          it recorded one);
+        * lots are rebuilt by replaying the journal with the allocation policy (FIFO): a deposit row
+          makes a lot of its project; withdrawals, transfers and condemnations take from lots, the
+          receiving side gets lots of the same origin, returns and defaults put credits back; what the
+          journal does not show (a purge's carry-forward, a movement older than the surviving rows)
+          becomes a lot of **unknown origin**, which condemnation refuses to take. Each subaccount's
+          lots are then made to sum to its balance (any difference is a lot of unknown origin);
+        * a withdrawal still *pending* gets a pending sign-off record (it now needs the section H(2)
+          approval and the administrator's sign-off); deposits, transfers and withdrawals already
+          effective stay so, recorded as made before sign-off existed (no sign-off row);
+        * ``administrator`` is registered as the first bank administrator, and one ``migrate``
+          journal row (the actor, the counts) closes the transaction. The existing journal rows,
+          their actors (login names then) and hashes are kept: ``verify --expect-head`` with a head
+          taken before the migration still passes.
+        """
+        if administrator is None:
+            raise InputError("administrator: migrating to schema 3 registers the first bank administrator: give "
+                             "--administrator \"Given Family\"")
+        adm = person_name("administrator", administrator)
+        with self._tx() as c:
+            state = self._inspect(c)
+            if state == str(SCHEMA_VERSION):
+                return
+            if state != "2":
+                raise InputError(f"{self.path}: schema version {state}; only version 2 can be migrated")
+            stmts = _split_sql(MIGRATION_3)
+            trigger = [s for s in stmts if "TRIGGER IF NOT EXISTS withdrawals_forward_only" in s]
+            for stmt in stmts:
+                c.execute(stmt)
+            c.execute("DROP TRIGGER withdrawals_forward_only")  # fill the new columns of existing rows, then guard them
+            c.execute("UPDATE withdrawals SET requested_on = substr(requested_at, 1, 10)")
+            for w in c.execute("SELECT id, application FROM withdrawals").fetchall():
+                node = self._withdrawal_node(c, w["application"])
+                if node is not None:
+                    c.execute("UPDATE withdrawals SET node=? WHERE id=?", (node, w["id"]))
+            for stmt in trigger:
+                c.execute(stmt)
+            pending = 0
+            for w in c.execute("SELECT * FROM withdrawals WHERE status='pending' ORDER BY id").fetchall():
+                row = c.execute("SELECT txn, actor FROM journal WHERE action='withdraw' AND ref=? ORDER BY seq LIMIT 1",
+                                (w["application"],)).fetchone()
+                txn = row["txn"] if row and not c.execute("SELECT 1 FROM signoffs WHERE txn=?", (row["txn"],)).fetchone() \
+                    else uuid.uuid4().hex
+                c.execute("INSERT INTO signoffs(txn, kind, ref, subaccount_id, amount_gpd, detail, status, recorded_at,"
+                          " recorded_by) VALUES (?,?,?,?,?,?,'pending',?,?)",
+                          (txn, "withdrawal", w["application"], w["subaccount_id"], w["amount_gpd"],
+                           json.dumps({"migrated_from_schema": 2}), w["requested_at"],
+                           row["actor"] if row else "(schema 2: not recorded)"))
+                pending += 1
+            lots = self._replay_lots(c)
+            now = self._now()
+            c.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+            c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('signoff_required_since', ?)", (now,))
+            c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('migrated_from_2_at', ?)", (now,))
+            self._register_administrator(c, adm, None, "first bank administrator, registered by the migration to schema 3")
+            self._log(c, "migrate", reason="schema 2 -> 3: administrator sign-off, credit lots (provenance), "
+                                          "applications without credits",
+                      detail={"from": 2, "to": SCHEMA_VERSION, "pending_withdrawals": pending, **lots,
+                              "allocation_policy": ALLOCATION_POLICY})
+
+    def _replay_lots(self, c) -> dict:
+        """Rebuild the lots of a schema-2 bank from its journal (see :meth:`_migrate`); returns counts."""
+        projects = {r["ref"]: r for r in c.execute("SELECT id, ref, certified_on FROM projects WHERE status='certified'")}
+        condemned = {f"condemnation-{r['id']}": r["project_id"] for r in c.execute("SELECT id, project_id FROM condemnations")}
+        taken: dict[str, list] = {}
+        # a purge's carry-forward rows stand for movements older than every surviving row: they open the books
+        rows = c.execute("SELECT seq, txn, at, action, subaccount_id, delta_gpd, ref FROM journal"
+                         " WHERE subaccount_id IS NOT NULL AND delta_gpd <> 0"
+                         " ORDER BY action = 'carry-forward' DESC, seq").fetchall()
+        for r in rows:
+            sub, d, ref, action = r["subaccount_id"], int(r["delta_gpd"]), r["ref"] or f"journal-{r['seq']}", r["action"]
+            kw = {"txn": r["txn"], "at": r["at"]}
+            if d > 0 and action == "deposit" and ref in projects:
+                p = projects[ref]
+                lot = self._new_lot(c, sub, p["id"], p["certified_on"], note=LOT_NOTE_MIGRATED, at=r["at"])
+                self._lot_move(c, lot, d, action, ref, **kw)
+            elif d > 0 and action in ("return", "default"):
+                self._restore(c, taken.pop(ref, []), d, action, ref, sub, **kw)
+            elif d > 0 and action in ("transfer-in", "condemn-in"):
+                self._mirror(c, taken.get(ref, []), d, sub, action, ref, note=LOT_NOTE_MIGRATED, **kw)
+            elif d > 0:  # carry-forward of purged rows, or any movement the journal does not explain
+                lot = self._new_lot(c, sub, None, None, note=LOT_NOTE_UNKNOWN, at=r["at"])
+                self._lot_move(c, lot, d, action, ref, **kw)
+            else:
+                lots = self._holder_lots(c, sub)
+                if action == "condemn-out" and condemned.get(ref) is not None:  # the cited project's lots first
+                    lots = sorted(lots, key=lambda lot: lot["project_id"] != condemned[ref])
+                pieces, _left = self._take(c, lots, -d, action, ref, **kw)
+                taken.setdefault(ref, []).extend(pieces)
+        adjusted = 0
+        for s in c.execute("SELECT id, balance_gpd FROM subaccounts ORDER BY id").fetchall():
+            held = c.execute("SELECT coalesce(sum(gpd), 0) FROM lots WHERE subaccount_id=?", (s["id"],)).fetchone()[0]
+            if held < s["balance_gpd"]:
+                lot = self._new_lot(c, s["id"], None, None, note=LOT_NOTE_UNKNOWN)
+                self._lot_move(c, lot, s["balance_gpd"] - held, "migrate", "schema-3 migration")
+                adjusted += 1
+            elif held > s["balance_gpd"]:
+                self._take(c, self._holder_lots(c, s["id"]), held - s["balance_gpd"], "migrate", "schema-3 migration")
+                adjusted += 1
+        count = lambda sql: c.execute(sql).fetchone()[0]
+        return {"lots": count("SELECT count(*) FROM lots WHERE gpd > 0"),
+                "lots_gpd": count("SELECT coalesce(sum(gpd), 0) FROM lots"),
+                "unknown_origin_gpd": count("SELECT coalesce(sum(gpd), 0) FROM lots WHERE project_id IS NULL"),
+                "subaccounts_adjusted": adjusted}
 
     # --- lookups ------------------------------------------------------------------------------------
     def _entity(self, c, name: str) -> sqlite3.Row:
@@ -368,6 +910,20 @@ class Ledger:
         if row is None:
             raise InputError(f"unknown application {application!r}")
         return row
+
+    @staticmethod
+    def _application_row(c, application: str) -> sqlite3.Row | None:
+        return c.execute("SELECT * FROM applications WHERE application=?", (application,)).fetchone()
+
+    @staticmethod
+    def _app_taken(c, application: str) -> str | None:
+        """The recorded application id equal to ``application`` ignoring case, with or without credits."""
+        key = application.casefold()
+        for table in ("withdrawals", "applications"):
+            row = c.execute(f"SELECT application FROM {table} WHERE app_key=?", (key,)).fetchone()
+            if row:
+                return row[0]
+        return None
 
     # --- registry -----------------------------------------------------------------------------------
     def add_entity(self, name: str, municipal: bool = False, *, reason: str = "", documents=()) -> dict:
@@ -426,11 +982,21 @@ class Ledger:
     # --- credits in -----------------------------------------------------------------------------------
     def deposit(self, basin: str, owner: str, gpd: float, project: str, *, certified_on=None, certificate: str | None = None,
                 description: str = "", reason: str = "", documents=()) -> dict:
-        """Deposit the credits of a project certified complete (section B).
+        """Record the deposit of the credits of a project certified complete (section B), pending sign-off.
 
         The credits go to the subaccount of the municipal user having jurisdiction over the project
-        site (``owner``, a municipal user; the subaccount is opened if needed). A project is deposited
-        once. The certified figure is booked rounded down to whole gpd.
+        site (``owner``, a municipal user; the subaccount is opened if needed). The certified figure
+        is booked rounded down to whole gpd. The deposit takes effect, and the project is recorded as
+        certified with a lot of its credits, only when the bank administrator signs it off
+        (:meth:`sign_off`; definitions, BANK ADMINISTRATOR): until then the balance does not count
+        it (program policy ``pending_reserve``). A project is deposited once.
+
+        Returns
+        -------
+        dict
+            ``project``, ``basin``, ``owner``, ``booked_gpd`` (whole gpd to be deposited),
+            ``stated_gpd``, ``status`` (``pending sign-off``), ``txn`` (give it to ``sign_off``),
+            ``balance_gpd`` (unchanged until the sign-off) and ``policies``.
         """
         stated = _positive_gpd("gpd", gpd)
         amount = book_down(stated)
@@ -456,59 +1022,103 @@ class Ledger:
                     raise RefusedError(f"project {ref!r} was already certified and deposited ({p['certified_gpd']:,} gpd)")
                 if p["basin_id"] != b["id"] or p["jurisdiction_id"] != e["id"]:
                     raise RefusedError(f"project {ref!r} is recorded in another basin or jurisdiction")
-                c.execute("UPDATE projects SET status='certified', certified_gpd=?, certified_on=?, certificate=?,"
-                          " description=CASE WHEN ?<>'' THEN ? ELSE description END WHERE id=?",
-                          (amount, on.isoformat(), certificate, description, description, p["id"]))
+                open_ = c.execute("SELECT txn FROM signoffs WHERE kind='deposit' AND ref=? AND status='pending'", (ref,)).fetchone()
+                if open_ is not None:
+                    raise RefusedError(f"a deposit of project {ref!r} is already awaiting the administrator's sign-off "
+                                       f"(txn {open_[0]})")
             else:
-                c.execute("INSERT INTO projects(ref, basin_id, jurisdiction_id, description, status, certified_gpd, certified_on,"
-                          " certificate, created_at) VALUES (?,?,?,?,'certified',?,?,?,?)",
-                          (ref, b["id"], e["id"], description or "", amount, on.isoformat(), certificate, self._now()))
+                c.execute("INSERT INTO projects(ref, basin_id, jurisdiction_id, description, status, created_at)"
+                          " VALUES (?,?,?,?,'identified',?)", (ref, b["id"], e["id"], description or "", self._now()))
             sub = self._subaccount(c, basin, owner, open_if_missing=True, reason=f"deposit of project {ref}")
-            self._move(c, sub["id"], amount, "deposit", reason=reason or f"project {ref} certified complete",
-                       documents=docs, basin_id=b["id"], ref=ref,
-                       detail={"stated_gpd": stated, "booked_gpd": amount, "certified_on": on.isoformat()})
-        return {"project": ref, "basin": basin, "owner": owner, "deposited_gpd": amount, "stated_gpd": stated,
-                "balance_gpd": self.balance(basin, owner)["balance_gpd"]}
+            detail = {"stated_gpd": stated, "booked_gpd": amount, "certified_on": on.isoformat(), "certificate": certificate,
+                      "description": description or "", "documents": docs, "reason": reason or ""}
+            txn = self._record_signoff(c, "deposit", ref, sub["id"], amount, detail)
+            self._log(c, "record-deposit", reason=reason or f"project {ref} certified complete", documents=docs,
+                      basin_id=b["id"], ref=ref, detail=detail | {"sign_off": "pending", "owner": owner})
+            balance = c.execute("SELECT balance_gpd FROM subaccounts WHERE id=?", (sub["id"],)).fetchone()[0]
+        return {"project": ref, "basin": basin, "owner": owner, "booked_gpd": amount, "stated_gpd": stated,
+                "status": "pending sign-off", "txn": txn, "balance_gpd": balance, "policies": policies("pending_reserve")}
 
     # --- credits out: flow credit notes ----------------------------------------------------------------
-    def withdraw(self, basin: str, owner: str, peak_flow_gpd: float, application: str, *, capacity_ref: str | None = None,
-                 spdes_ref: str | None = None, principal: str | None = None,
-                 offset_ratio: float = ii_offset.DEFAULT_OFFSET_RATIO, threshold_gpd: float = ii_offset.OFFSET_THRESHOLD_GPD,
-                 on=None, description: str = "", reason: str = "", documents=(), node: str | None = None) -> dict:
-        """Reserve credits for an application at once; approve when the capacity and SPDES refs are attached.
+    def _offset_ratio(self, value) -> tuple[float, dict | None]:
+        """Section F's offset ratio through :func:`capacitysim.rules.ii_offset.check_offset_ratio`:
+        below one refused, above one a program policy (returned)."""
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                raise InputError(f"offset_ratio must be a number, got {value!r}") from None
+        checked = ii_offset.check_offset_ratio(value)
+        return float(checked["offset_ratio"]), checked["policy"]
+
+    def _spdes_date_ok(self, spd: dict | None) -> None:
+        if spd is not None and spd["as_of"] > self._today().isoformat():
+            raise InputError(f"spdes_ref: the SPDES check {spd['ref']} is as of {spd['as_of']}, in the future; allowed: a "
+                             f"check of records up to today ({self._today()})")
+
+    def withdraw(self, basin: str, owner: str, peak_flow_gpd: float, application: str, *, node: str | None = None,
+                 capacity_ref: str | None = None, spdes_ref: str | None = None, application_approval: str | None = None,
+                 principal: str | None = None, offset_ratio: float = ii_offset.DEFAULT_OFFSET_RATIO,
+                 threshold_gpd: float = ii_offset.OFFSET_THRESHOLD_GPD, on=None, app_type: str = "connection",
+                 description: str = "", reason: str = "", documents=()) -> dict:
+        """Reserve credits for an application; it is approved (the flow credit note issued) only at the sign-off.
 
         ``peak_flow_gpd`` is the estimated peak sewage flow rate increase of the connection; the
-        credits reserved are ``offset_ratio`` times it, rounded up (section F; a ratio below one would
-        offset less than the flow added and is refused). A connection adding no more than 2,500 gpd
-        needs no offset, so its withdrawal is refused. Without both the capacity demonstration ref and
-        the SPDES/treatment ref the withdrawal stays *pending* (section H(1)); with both, the flow
-        credit note is issued (``on``, default today, never in the future) and the certificate of
-        occupancy falls due one year later (DEFAULT). A ref that is a file is fingerprinted with
-        SHA-256 and, if it is a capacitysim JSON document, is read (:mod:`capacitysim.bank.refs`): the
-        capacity demonstration must pass and connect at least ``peak_flow_gpd`` (at ``node``, the
-        connection's model node, when given; it is recorded for a later :meth:`attach`); an HTML
-        report is refused (cite the JSON).
+        credits reserved are ``offset_ratio`` times it, rounded up (section F;
+        :func:`~capacitysim.rules.ii_offset.check_offset_ratio` refuses a ratio below one and flags one
+        above as a program policy). A connection adding no more than 2,500 gpd needs no offset, so its
+        withdrawal is refused (record it with :meth:`record_application`). The credits leave the
+        holder's lots by the allocation policy and are reserved at once (program policy
+        ``pending_reserve``). The withdrawal is *pending* until the bank administrator signs it off
+        (:meth:`sign_off`), which needs the capacity demonstration and SPDES check of section H(1)
+        (``capacity_ref``, ``spdes_ref``, or :meth:`attach` later) and the connection application
+        program's approval of section H(2) (``application_approval``).
+
+        Parameters
+        ----------
+        node : str
+            The model node where the connection is made (required): the capacity demonstration must
+            connect at least ``peak_flow_gpd`` there.
+        capacity_ref, spdes_ref : str, optional
+            Paths of the JSON documents of ``capacitysim capacity --json`` and
+            ``capacitysim spdes check --json`` (:func:`capacitysim.bank.refs.resolve_ref`): the SPDES
+            check must show treatment capacity with ``added_gpd`` >= ``peak_flow_gpd`` and be as of
+            no more than ``spdes_evidence_max_age_days`` (program policy) before ``on``.
+        application_approval : str, optional
+            The approval reference under the new or modified sewer connection application program
+            (section H(2)).
+        on : date or str, optional
+            The withdrawal date (default today, never in the future).
+        app_type : {"connection", "extension"}
+            A new or modified sewer connection, or a sewer extension (annual report part C).
         """
         peak = _positive_gpd("peak_flow_gpd", peak_flow_gpd)
         application = _text("application", application)
-        ratio = _offset_ratio(offset_ratio)
+        ratio, ratio_policy = self._offset_ratio(offset_ratio)
         node = _text("node", node, required=False)
-        cap = _refs.resolve_ref("capacity", _text("capacity_ref", capacity_ref, required=False), gpd=peak, node=node)
-        spd = _refs.resolve_ref("spdes", _text("spdes_ref", spdes_ref, required=False))
+        if node is None:
+            raise InputError("node is required: the model node where the connection is made (the capacity demonstration "
+                             "must connect the application's peak flow there, credit bank section H(1))")
+        app_type = _app_type(app_type)
+        on = self._not_future("on", parse_date("on", on)) or self._today()
+        approval = _text("application_approval", application_approval, required=False)
         if not ii_offset.offset_required(peak, threshold_gpd):
             raise RefusedError(f"no offset is required: {peak:,.0f} gpd does not exceed the {threshold_gpd:,.0f} gpd "
-                               "threshold (definitions, NEW OR MODIFIED SEWER CONNECTION); no credits withdrawn")
+                               "threshold (definitions, NEW OR MODIFIED SEWER CONNECTION); no credits withdrawn (record "
+                               "the application with `bank record-application`)")
         need = book_up(float(ii_offset.credits_required_gpd(peak, ratio, threshold_gpd)))
         if need > MAX_GPD:
             raise InputError(f"peak_flow_gpd x offset_ratio = {need:,} gpd; allowed: at most {MAX_GPD:,.0f} gpd")
-        on = self._not_future("on", parse_date("on", on))
+        cap = _refs.resolve_ref("capacity", _text("capacity_ref", capacity_ref, required=False), gpd=peak, node=node)
+        spd = _refs.resolve_ref("spdes", _text("spdes_ref", spdes_ref, required=False), gpd=peak, on=on,
+                                max_age_days=SPDES_EVIDENCE_MAX_AGE_DAYS)
+        self._spdes_date_ok(spd)
         principal = _text("principal", principal, required=False)
         with self._tx() as c:
             b, e = self._basin(c, basin), self._entity(c, owner)
-            row = c.execute("SELECT application FROM withdrawals WHERE app_key=?", (application.casefold(),)).fetchone()
-            same = row[0] if row else None
+            same = self._app_taken(c, application)
             if same is not None:
-                raise RefusedError(f"application {application!r} already has a withdrawal"
+                raise RefusedError(f"application {application!r} already has a withdrawal or record"
                                    + ("" if same == application else f" (as {same!r})"))
             if principal is None:
                 if not e["municipal"]:
@@ -520,75 +1130,89 @@ class Ledger:
                 if not p["municipal"]:
                     raise RefusedError(f"{principal} is not a municipal user")
             sub = self._subaccount(c, basin, owner)
-            approved = cap is not None and spd is not None
-            note_on = (on or self._today()) if approved else None
-            due = _add_years(note_on, ii_offset.CERTIFICATE_OF_OCCUPANCY_YEARS) if note_on else None
-            status = "approved" if approved else "pending"
-            cur = c.execute(
+            c.execute(
                 "INSERT INTO withdrawals(application, app_key, subaccount_id, principal_id, peak_flow_gpd, offset_ratio, amount_gpd,"
-                " status, capacity_ref, capacity_sha256, spdes_ref, spdes_sha256, description, requested_at, note_issued_on,"
-                " co_due_on) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (application, application.casefold(), sub["id"], p["id"], peak, ratio, need, status,
-                 cap and cap["ref"], cap and cap["sha256"], spd and spd["ref"], spd and spd["sha256"],
-                 description or "", self._now(), note_on.isoformat() if note_on else None, due.isoformat() if due else None))
+                " status, capacity_ref, capacity_sha256, spdes_ref, spdes_sha256, spdes_as_of, description, requested_at,"
+                " requested_on, node, application_approval, app_type) VALUES (?,?,?,?,?,?,?,'pending',?,?,?,?,?,?,?,?,?,?,?)",
+                (application, application.casefold(), sub["id"], p["id"], peak, ratio, need,
+                 cap and cap["ref"], cap and cap["sha256"], spd and spd["ref"], spd and spd["sha256"], spd and spd["as_of"],
+                 description or "", self._now(), on.isoformat(), node, approval, app_type))
+            self._need(c, sub["id"], need)
+            pieces = self._consume(c, sub["id"], need, "withdraw", application)
+            txn = self._record_signoff(c, "withdrawal", application, sub["id"], need)
             self._move(c, sub["id"], -need, "withdraw", reason=reason or f"application {application}",
-                       documents=[*documents, *_ref_docs(cap, spd)], basin_id=b["id"], ref=application,
-                       detail={"peak_flow_gpd": peak, "offset_ratio": ratio, "reserved_gpd": need, "status": status,
-                               "principal": p["name"], **({"node": node} if node else {}), **_ref_detail(cap, spd),
-                               **({"note_issued_on": note_on.isoformat(), "co_due_on": due.isoformat()} if note_on else {})})
-            wid = cur.lastrowid
-        return self.withdrawal(application) | {"id": wid}
+                       documents=[*documents, *_ref_docs(cap, spd), *([approval] if approval else [])], basin_id=b["id"],
+                       ref=application,
+                       detail={"peak_flow_gpd": peak, "offset_ratio": ratio, "reserved_gpd": need, "status": "pending",
+                               "sign_off": "pending", "principal": p["name"], "node": node, "withdrawal_date": on.isoformat(),
+                               "application_approval": approval, "type": app_type, **_ref_detail(cap, spd),
+                               "lots": self._show_pieces(pieces), "allocation_policy": ALLOCATION_POLICY,
+                               **({"offset_ratio_policy": ratio_policy} if ratio_policy else {})})
+        out = self.withdrawal(application)
+        return out | {"txn": txn, "lots_taken": self._show_pieces(pieces),
+                      "policies": policies("allocation_policy", "pending_reserve", "spdes_evidence_max_age_days")
+                      + ([ratio_policy] if ratio_policy else [])}
 
-    def attach(self, application: str, *, capacity_ref: str | None = None, spdes_ref: str | None = None, on=None,
-               reason: str = "", documents=(), node: str | None = None) -> dict:
-        """Attach the capacity demonstration and/or SPDES refs; a pending withdrawal with both is approved.
+    def attach(self, application: str, *, capacity_ref: str | None = None, spdes_ref: str | None = None,
+               application_approval: str | None = None, node: str | None = None, reason: str = "", documents=()) -> dict:
+        """Attach the section H references to a pending withdrawal (or the H(2) approval to an application
+        without credits); nothing is approved here: the bank administrator signs off (:meth:`sign_off`).
 
-        A capacity JSON is checked against the withdrawal (its peak flow, and ``node`` or the node
-        recorded at :meth:`withdraw`). A reference already recorded cannot be replaced (the note was,
-        or will be, issued on it): return the credits and apply again instead.
+        A capacity JSON is checked against the withdrawal's peak flow at its node, a SPDES JSON
+        against its flow and its withdrawal date (program policy ``spdes_evidence_max_age_days``).
+        ``node`` may be given only for a withdrawal recorded without one (a migrated schema-2 bank).
+        A reference already recorded cannot be replaced: return the credits and apply again instead.
         """
+        application = _text("application", application)
         node = _text("node", node, required=False)
+        approval = _text("application_approval", application_approval, required=False)
         capacity_ref = _text("capacity_ref", capacity_ref, required=False)
-        peak = None
-        if capacity_ref is not None:
-            w = self._withdrawal(self.conn, application)  # peak flow and node never change: read before the transaction
-            peak = w["peak_flow_gpd"]
-            recorded = self._withdrawal_node(self.conn, w["application"])
-            if node is not None and recorded is not None and node != recorded:
-                raise InputError(f"node {node!r}: application {w['application']!r} was made for node {recorded!r}")
-            node = node or recorded
-        cap = _refs.resolve_ref("capacity", capacity_ref, gpd=peak, node=node)
-        spd = _refs.resolve_ref("spdes", _text("spdes_ref", spdes_ref, required=False))
-        if cap is None and spd is None:
-            raise InputError("give capacity_ref and/or spdes_ref to attach")
-        on = self._not_future("on", parse_date("on", on))
+        spdes_ref = _text("spdes_ref", spdes_ref, required=False)
+        if capacity_ref is None and spdes_ref is None and approval is None and node is None:
+            raise InputError("give capacity_ref, spdes_ref and/or application_approval to attach")
+        app = self._application_row(self.conn, application)
+        if app is not None:
+            if capacity_ref or spdes_ref or node:
+                raise InputError(f"application {application!r} withdraws no credits: only --application-approval can be "
+                                 "attached to it")
+            return self._approve_application(application, approval, reason, documents)
+        w = self._withdrawal(self.conn, application)  # peak flow, node and date never change: read before the transaction
+        if node is not None and w["node"] is not None and node != w["node"]:
+            raise InputError(f"node {node!r}: application {w['application']!r} was made for node {w['node']!r}")
+        node = w["node"] or node
+        if capacity_ref is not None and node is None:
+            raise InputError(f"node is required: application {w['application']!r} has no connection node recorded; give "
+                             "--node with the capacity demonstration")
+        requested = parse_date("requested_on", w["requested_on"]) or self._today()
+        cap = _refs.resolve_ref("capacity", capacity_ref, gpd=w["peak_flow_gpd"], node=node)
+        spd = _refs.resolve_ref("spdes", spdes_ref, gpd=w["peak_flow_gpd"], on=requested,
+                                max_age_days=SPDES_EVIDENCE_MAX_AGE_DAYS)
+        self._spdes_date_ok(spd)
         with self._tx() as c:
             w = self._withdrawal(c, application)
-            if w["status"] not in ("pending", "approved"):
-                raise RefusedError(f"application {application!r} is {w['status']}; nothing to attach")
-            for new, col in ((cap, "capacity_ref"), (spd, "spdes_ref")):
+            if w["status"] != "pending":
+                raise RefusedError(f"application {application!r} is {w['status']}; references are attached before the "
+                                   "administrator's sign-off")
+            for new, col in ((cap, "capacity_ref"), (spd, "spdes_ref"), (approval, "application_approval")):
                 if new is not None and w[col] is not None:
                     raise RefusedError(f"application {application!r} already cites {col} {w[col]!r}; a recorded reference "
                                        "cannot be replaced (return the credits and apply again)")
             cap_ref, cap_sha = (cap["ref"], cap["sha256"]) if cap else (w["capacity_ref"], w["capacity_sha256"])
-            spd_ref, spd_sha = (spd["ref"], spd["sha256"]) if spd else (w["spdes_ref"], w["spdes_sha256"])
-            status, note_on, due = w["status"], w["note_issued_on"], w["co_due_on"]
-            if status == "pending" and cap_ref and spd_ref:
-                status = "approved"
-                d = on or self._today()
-                note_on, due = d.isoformat(), _add_years(d, ii_offset.CERTIFICATE_OF_OCCUPANCY_YEARS).isoformat()
-            c.execute("UPDATE withdrawals SET capacity_ref=?, capacity_sha256=?, spdes_ref=?, spdes_sha256=?, status=?,"
-                      " note_issued_on=?, co_due_on=? WHERE id=?",
-                      (cap_ref, cap_sha, spd_ref, spd_sha, status, note_on, due, w["id"]))
+            spd_ref, spd_sha, spd_as_of = ((spd["ref"], spd["sha256"], spd["as_of"]) if spd
+                                           else (w["spdes_ref"], w["spdes_sha256"], w["spdes_as_of"]))
+            c.execute("UPDATE withdrawals SET capacity_ref=?, capacity_sha256=?, spdes_ref=?, spdes_sha256=?, spdes_as_of=?,"
+                      " application_approval=?, node=? WHERE id=?",
+                      (cap_ref, cap_sha, spd_ref, spd_sha, spd_as_of, approval or w["application_approval"], node, w["id"]))
             basin_id = c.execute("SELECT basin_id FROM subaccounts WHERE id=?", (w["subaccount_id"],)).fetchone()[0]
-            self._log(c, "attach", reason=reason, documents=[*documents, *_ref_docs(cap, spd)], basin_id=basin_id,
-                      ref=application, detail={"status": status, "note_issued_on": note_on, "co_due_on": due,
-                                               **_ref_detail(cap, spd)})
-        return self.withdrawal(application)
+            self._log(c, "attach", reason=reason, documents=[*documents, *_ref_docs(cap, spd), *([approval] if approval else [])],
+                      basin_id=basin_id, ref=application,
+                      detail={"status": "pending", "node": node, **({"application_approval": approval} if approval else {}),
+                              **_ref_detail(cap, spd)})
+        return self.withdrawal(application) | {"policies": policies("spdes_evidence_max_age_days")}
 
     @staticmethod
     def _withdrawal_node(c, application: str) -> str | None:
-        """The connection node recorded when ``application`` was withdrawn (None if none was given)."""
+        """The connection node recorded in the journal when ``application`` was withdrawn (None if none was given)."""
         row = c.execute("SELECT detail FROM journal WHERE action='withdraw' AND ref=? ORDER BY seq DESC LIMIT 1",
                         (application,)).fetchone()
         detail = _json_or_raw(row[0]) if row else None
@@ -600,28 +1224,203 @@ class Ledger:
             raise InputError(f"{name} {d} is in the future; allowed: today ({self._today()}) or earlier")
         return d
 
-    def return_credits(self, application: str, *, reason: str, documents=()) -> dict:
-        """Return the credits reserved by a pending or approved withdrawal to its subaccount."""
+    # --- the bank administrator's sign-off ------------------------------------------------------------
+    def pending(self) -> list[dict]:
+        """Deposits, withdrawals and transfers awaiting the bank administrator's sign-off, oldest first.
+
+        Each has ``txn``, ``kind``, ``ref``, ``amount_gpd``, ``basin``, ``owner`` (receiving, or paying
+        for a withdrawal), ``recorded_by``, ``recorded_at`` and, for a withdrawal, ``missing`` (the
+        section H references still to attach before it can be signed off).
+        """
+        out = []
+        rows = self.conn.execute(
+            "SELECT s.*, b.name AS basin, e.name AS owner FROM signoffs s JOIN subaccounts a ON a.id = s.subaccount_id"
+            " JOIN basins b ON b.id = a.basin_id JOIN entities e ON e.id = a.owner_id WHERE s.status = 'pending'"
+            " ORDER BY s.id").fetchall()
+        for s in rows:
+            item = {"txn": s["txn"], "kind": s["kind"], "ref": s["ref"], "amount_gpd": s["amount_gpd"], "basin": s["basin"],
+                    "owner": s["owner"], "recorded_by": s["recorded_by"], "recorded_at": s["recorded_at"]}
+            if s["kind"] == "withdrawal":
+                w = self.conn.execute("SELECT * FROM withdrawals WHERE application=?", (s["ref"],)).fetchone()
+                item["missing"] = [what for col, what in _H_REFS if w is not None and w[col] is None]
+            out.append(item)
+        return out
+
+    def sign_off(self, txn: str, *, on=None, reason: str = "", documents=()) -> dict:
+        """The bank administrator signs off a pending deposit, withdrawal or transfer: it takes effect.
+
+        Only a person registered as bank administrator signs off (definitions, BANK ADMINISTRATOR);
+        the journal records who (the actor) and when, with ``on`` (the date of the sign-off, default
+        today: the date of the flow credit note for a withdrawal).
+
+        * a deposit: the project is recorded as certified, a lot of its credits is created and the
+          subaccount's balance rises;
+        * a withdrawal: refused unless it cites the capacity demonstration and the SPDES check
+          (section H(1)) and the connection application program's approval (section H(2)), the cited
+          files are unchanged since they were recorded, and the SPDES check is as of no more than
+          ``spdes_evidence_max_age_days`` (program policy) before ``on``. The flow credit note is
+          issued on ``on`` and the certificate of occupancy falls due one year later (DEFAULT);
+        * a transfer: the receiving holder gets lots of the same origin as the credits taken.
+
+        Raises
+        ------
+        InputError
+            An unknown or ambiguous ``txn``; ``on`` in the future or before the withdrawal date.
+        RefusedError
+            The actor is not a registered administrator; the transaction is not pending; a
+            withdrawal lacks a section H reference, its evidence changed or is too old.
+        """
+        on = self._not_future("on", parse_date("on", on)) or self._today()
+        reason = _text("reason", reason, required=False) or ""
+        with self._tx() as c:
+            s = self._signoff_row(c, txn)
+            admin = self._require_administrator(c, "signs off deposits, withdrawals and transfers")
+            if s["status"] != "pending":
+                raise RefusedError(f"{s['kind']} {s['ref']} (txn {s['txn']}) is {s['status']}, not awaiting sign-off")
+            sub = c.execute("SELECT * FROM subaccounts WHERE id=?", (s["subaccount_id"],)).fetchone()
+            detail = _json_or_raw(s["detail"]) if isinstance(_json_or_raw(s["detail"]), dict) else {}
+            common = {"txn": s["txn"], "kind": s["kind"], "signed_off_by": admin, "signed_off_on": on.isoformat(),
+                      "recorded_by": s["recorded_by"], "recorded_at": s["recorded_at"]}
+            if s["kind"] == "deposit":
+                p = c.execute("SELECT * FROM projects WHERE ref=?", (s["ref"],)).fetchone()
+                if on.isoformat() < detail.get("certified_on", ""):
+                    raise InputError(f"on {on} is before the project's certification ({detail['certified_on']}); allowed: "
+                                     "on or after it")
+                self._decide(c, s, "signed-off", reason, on, by=admin)
+                desc = detail.get("description") or ""
+                c.execute("UPDATE projects SET status='certified', certified_gpd=?, certified_on=?, certificate=?,"
+                          " description=CASE WHEN ?<>'' THEN ? ELSE description END WHERE id=?",
+                          (s["amount_gpd"], detail.get("certified_on"), detail.get("certificate"), desc, desc, p["id"]))
+                lot = self._new_lot(c, sub["id"], p["id"], detail.get("certified_on"))
+                self._lot_move(c, lot, s["amount_gpd"], "deposit", s["ref"])
+                self._log(c, "sign-off", reason=reason, documents=documents, basin_id=sub["basin_id"], ref=s["ref"],
+                          detail=common)
+                self._move(c, sub["id"], s["amount_gpd"], "deposit",
+                           reason=detail.get("reason") or f"project {s['ref']} certified complete",
+                           documents=detail.get("documents") or [], basin_id=sub["basin_id"], ref=s["ref"],
+                           detail={"stated_gpd": detail.get("stated_gpd"), "booked_gpd": s["amount_gpd"],
+                                   "certified_on": detail.get("certified_on"), "lot": lot, **common})
+                out = {"project": s["ref"], "deposited_gpd": s["amount_gpd"], "lot": lot}
+            elif s["kind"] == "withdrawal":
+                w = self._withdrawal(c, s["ref"])
+                missing = [what for col, what in _H_REFS if w[col] is None]
+                if missing:
+                    raise RefusedError(f"application {w['application']!r} cannot be signed off without "
+                                       + "; ".join(missing) + " (attach them with `bank attach`)")
+                if w["capacity_sha256"] is None or w["spdes_sha256"] is None:
+                    raise RefusedError(f"application {w['application']!r} cites a run id, not a JSON result document; "
+                                       "the bank reads the document itself: return the credits and apply again citing "
+                                       "the JSON files")
+                for kind in ("capacity", "spdes"):
+                    status = _refs.check_ref(w[f"{kind}_ref"], w[f"{kind}_sha256"])
+                    if status != "ok":
+                        raise RefusedError(f"application {w['application']!r}: the cited {kind} document {w[f'{kind}_ref']} "
+                                           f"is {status} since it was recorded; the administrator cannot sign off on it")
+                if on.isoformat() < (w["requested_on"] or ""):
+                    raise InputError(f"on {on} is before the withdrawal date {w['requested_on']}; allowed: on or after it")
+                as_of = parse_date("spdes_as_of", w["spdes_as_of"])
+                if as_of is not None and (on - as_of).days > SPDES_EVIDENCE_MAX_AGE_DAYS:
+                    raise RefusedError(f"application {w['application']!r}: the cited SPDES check is as of {as_of}, "
+                                       f"{(on - as_of).days} days before the sign-off on {on}; allowed: at most "
+                                       f"{SPDES_EVIDENCE_MAX_AGE_DAYS} days (program policy spdes_evidence_max_age_days, "
+                                       f"{POLICY_FLAG})")
+                self._decide(c, s, "signed-off", reason, on, by=admin)
+                due = _add_years(on, ii_offset.CERTIFICATE_OF_OCCUPANCY_YEARS)
+                c.execute("UPDATE withdrawals SET status='approved', note_issued_on=?, co_due_on=? WHERE id=?",
+                          (on.isoformat(), due.isoformat(), w["id"]))
+                self._log(c, "sign-off", reason=reason, documents=documents, basin_id=sub["basin_id"], ref=s["ref"],
+                          detail=common | {"status": "approved", "note_issued_on": on.isoformat(),
+                                           "co_due_on": due.isoformat()})
+                out = {"application": s["ref"], "note_issued_on": on.isoformat(), "co_due_on": due.isoformat()}
+            else:
+                t = c.execute("SELECT * FROM transfers WHERE id=?", (int(s["ref"].split("-")[-1]),)).fetchone()
+                self._decide(c, s, "signed-off", reason, on, by=admin)
+                lots = self._mirror(c, self._pieces(c, s["ref"], "transfer-out"), t["amount_gpd"], sub["id"],
+                                    "transfer-in", s["ref"])
+                self._log(c, "sign-off", reason=reason, documents=documents, basin_id=sub["basin_id"], ref=s["ref"],
+                          detail=common)
+                self._move(c, sub["id"], t["amount_gpd"], "transfer-in", reason=reason, documents=[t["document"],
+                                                                                                   t["board_approval"]],
+                           basin_id=sub["basin_id"], ref=s["ref"], detail={**common, "gpd": t["amount_gpd"], "lots": lots})
+                out = {"transfer": s["ref"], "gpd": t["amount_gpd"], "lots": lots}
+            owner = c.execute("SELECT e.name FROM entities e WHERE e.id=?", (sub["owner_id"],)).fetchone()[0]
+            basin = c.execute("SELECT name FROM basins WHERE id=?", (sub["basin_id"],)).fetchone()[0]
+            balance = c.execute("SELECT balance_gpd FROM subaccounts WHERE id=?", (sub["id"],)).fetchone()[0]
+        return {"txn": s["txn"], "kind": s["kind"], "ref": s["ref"], "status": "signed-off", "signed_off_by": admin,
+                "signed_off_on": on.isoformat(), "basin": basin, "owner": owner, "balance_gpd": balance, **out}
+
+    def reject(self, txn: str, *, reason: str, documents=()) -> dict:
+        """The bank administrator rejects a pending deposit, withdrawal or transfer (nothing takes effect).
+
+        A rejected deposit leaves the project identified (not certified); a rejected withdrawal is
+        closed as ``returned`` and its credits go back to the lots they came from; a rejected
+        transfer's credits go back to the sender's lots (``transfer-reject``).
+        """
         reason = _text("reason", reason)
         with self._tx() as c:
-            w = self._withdrawal(c, application)
-            if w["status"] not in ("pending", "approved"):
-                raise RefusedError(f"application {application!r} is {w['status']}; its credits cannot be returned")
-            self._close_and_return(c, w, "returned", "return", reason, documents)
-        return self.withdrawal(application)
+            s = self._signoff_row(c, txn)
+            admin = self._require_administrator(c, "rejects deposits, withdrawals and transfers")
+            if s["status"] != "pending":
+                raise RefusedError(f"{s['kind']} {s['ref']} (txn {s['txn']}) is {s['status']}, not awaiting sign-off")
+            self._decide(c, s, "rejected", reason, by=admin)
+            sub = c.execute("SELECT * FROM subaccounts WHERE id=?", (s["subaccount_id"],)).fetchone()
+            common = {"txn": s["txn"], "kind": s["kind"], "rejected_by": admin}
+            self._log(c, "reject", reason=reason, documents=documents, basin_id=sub["basin_id"], ref=s["ref"], detail=common)
+            if s["kind"] == "withdrawal":
+                self._close_and_return(c, self._withdrawal(c, s["ref"]), "returned", "return", reason, documents)
+            elif s["kind"] == "transfer":
+                t = c.execute("SELECT * FROM transfers WHERE id=?", (int(s["ref"].split("-")[-1]),)).fetchone()
+                self._restore(c, self._pieces(c, s["ref"], "transfer-out"), t["amount_gpd"], "transfer-reject", s["ref"],
+                              t["from_id"])
+                src = c.execute("SELECT basin_id FROM subaccounts WHERE id=?", (t["from_id"],)).fetchone()
+                self._move(c, t["from_id"], t["amount_gpd"], "transfer-reject", reason=reason, documents=documents,
+                           basin_id=src["basin_id"], ref=s["ref"], detail=common | {"gpd": t["amount_gpd"]})
+        return {"txn": s["txn"], "kind": s["kind"], "ref": s["ref"], "status": "rejected", "rejected_by": admin,
+                "reason": reason}
+
+    # --- closing notes and applications ----------------------------------------------------------------
+    def return_credits(self, application: str, *, reason: str, documents=()) -> dict:
+        """Return the credits reserved by a pending or approved withdrawal to the lots they came from;
+        for an application without credits, close it as returned."""
+        reason = _text("reason", reason)
+        application = _text("application", application)
+        with self._tx() as c:
+            app = self._application_row(c, application)
+            if app is not None:
+                if app["status"] not in ("received", "approved"):
+                    raise RefusedError(f"application {application!r} is {app['status']}; it cannot be returned")
+                c.execute("UPDATE applications SET status='returned', closed_at=? WHERE id=?", (self._now(), app["id"]))
+                self._log(c, "return-application", reason=reason, documents=documents, basin_id=app["basin_id"],
+                          ref=application, detail={"status": "returned"})
+                return_app = True
+            else:
+                return_app = False
+                w = self._withdrawal(c, application)
+                if w["status"] not in ("pending", "approved"):
+                    raise RefusedError(f"application {application!r} is {w['status']}; its credits cannot be returned")
+                s = c.execute("SELECT * FROM signoffs WHERE kind='withdrawal' AND ref=? AND status='pending'",
+                              (w["application"],)).fetchone()
+                if s is not None:
+                    self._decide(c, s, "cancelled", reason)
+                self._close_and_return(c, w, "returned", "return", reason, documents)
+        return self.application(application) if return_app else self.withdrawal(application)
 
     def _close_and_return(self, c, w, status: str, action: str, reason: str, documents) -> None:
         c.execute("UPDATE withdrawals SET status=?, closed_at=? WHERE id=?", (status, self._now(), w["id"]))
         basin_id = c.execute("SELECT basin_id FROM subaccounts WHERE id=?", (w["subaccount_id"],)).fetchone()[0]
+        self._restore(c, self._pieces(c, w["application"], "withdraw"), w["amount_gpd"], action, w["application"],
+                      w["subaccount_id"])
         self._move(c, w["subaccount_id"], w["amount_gpd"], action, reason=reason, documents=documents, basin_id=basin_id,
-                   ref=w["application"], detail={"returned_gpd": w["amount_gpd"]})
+                   ref=w["application"], detail={"returned_gpd": w["amount_gpd"],
+                                                 **({"policy": "default_credits", "default_credits": DEFAULT_CREDITS}
+                                                    if action == "default" else {})})
 
     def extend(self, application: str, until, *, document: str, granted_on=None, reason: str = "") -> dict:
         """Record an extension of the time allowed for the certificate of occupancy (DEFAULT).
 
-        The extension must be granted (``granted_on``, default today) on or before the current due
-        date: the day after it the note is in default by definition, whether or not
-        :meth:`check_defaults` has run yet.
+        The DEFAULT definition allows additional time "when extended as provided herein" but sets no
+        deadline for granting it. Program policy ``extension_after_due_date`` (:data:`POLICIES`): an
+        extension granted (``granted_on``, default today) after the current due date is refused.
         """
         until = parse_date("until", until)
         if until is None:
@@ -633,8 +1432,10 @@ class Ledger:
             if w["status"] != "approved":
                 raise RefusedError(f"application {application!r} is {w['status']}; only an issued flow credit note can be extended")
             if granted.isoformat() > w["co_due_on"]:
-                raise RefusedError(f"the note of {application!r} has been in default since the day after {w['co_due_on']} "
-                                   f"(DEFAULT); an extension granted on {granted} comes too late")
+                raise RefusedError(f"program policy extension_after_due_date ({POLICY_FLAG}): an extension granted on "
+                                   f"{granted}, after the due date {w['co_due_on']} of the note of {application!r}, is "
+                                   "refused (the program sets no deadline for extensions; this policy takes the note to be "
+                                   "in default from the day after the due date)")
             if until.isoformat() <= w["co_due_on"]:
                 raise RefusedError(f"the extension must be later than the current due date {w['co_due_on']}")
             c.execute("INSERT INTO extensions(withdrawal_id, old_due_on, new_due_on, document, created_at) VALUES (?,?,?,?,?)",
@@ -642,39 +1443,63 @@ class Ledger:
             c.execute("UPDATE withdrawals SET co_due_on=? WHERE id=?", (until.isoformat(), w["id"]))
             basin_id = c.execute("SELECT basin_id FROM subaccounts WHERE id=?", (w["subaccount_id"],)).fetchone()[0]
             self._log(c, "extend", reason=reason, documents=[document], basin_id=basin_id, ref=application,
-                      detail={"old_due_on": w["co_due_on"], "new_due_on": until.isoformat(), "granted_on": granted.isoformat()})
-        return self.withdrawal(application)
+                      detail={"old_due_on": w["co_due_on"], "new_due_on": until.isoformat(), "granted_on": granted.isoformat(),
+                              "policy": "extension_after_due_date"})
+        return self.withdrawal(application) | {"policies": policies("extension_after_due_date")}
 
     def complete(self, application: str, co_issued_on, *, reason: str = "", documents=()) -> dict:
-        """Record the certificate of occupancy: the connection is complete (report part D)."""
+        """Record the certificate of occupancy (or, without credits, the completion): the connection is
+        complete (annual report part D)."""
         co = parse_date("co_issued_on", co_issued_on)
         if co is None:
             raise InputError("co_issued_on must be a date YYYY-MM-DD")
         self._not_future("co_issued_on", co)
+        application = _text("application", application)
         with self._tx() as c:
-            w = self._withdrawal(c, application)
-            if w["status"] != "approved":
-                raise RefusedError(f"application {application!r} is {w['status']}; only an approved withdrawal can be completed")
-            if co.isoformat() < w["note_issued_on"]:
-                raise InputError(f"co_issued_on {co} is before the flow credit note of {w['note_issued_on']}; "
-                                 "allowed: on or after the note")
-            if co.isoformat() > w["co_due_on"]:
-                raise RefusedError(f"the certificate of occupancy ({co}) is after the due date {w['co_due_on']}: "
-                                   "the note is in default unless an extension is recorded first")
-            c.execute("UPDATE withdrawals SET status='completed', co_issued_on=?, closed_at=? WHERE id=?",
-                      (co.isoformat(), self._now(), w["id"]))
-            basin_id = c.execute("SELECT basin_id FROM subaccounts WHERE id=?", (w["subaccount_id"],)).fetchone()[0]
-            self._log(c, "complete", reason=reason, documents=documents, basin_id=basin_id, ref=application,
-                      detail={"co_issued_on": co.isoformat()})
-        return self.withdrawal(application)
+            app = self._application_row(c, application)
+            if app is not None:
+                if app["status"] != "approved":
+                    raise RefusedError(f"application {application!r} is {app['status']}; only an application approved under "
+                                       "the connection application program (--application-approval) can be completed")
+                if co.isoformat() < app["received_on"]:
+                    raise InputError(f"co_issued_on {co} is before the application was received ({app['received_on']}); "
+                                     "allowed: on or after it")
+                c.execute("UPDATE applications SET status='completed', completed_on=?, closed_at=? WHERE id=?",
+                          (co.isoformat(), self._now(), app["id"]))
+                self._log(c, "complete", reason=reason, documents=documents, basin_id=app["basin_id"], ref=application,
+                          detail={"co_issued_on": co.isoformat(), "credits": "none"})
+            else:
+                w = self._withdrawal(c, application)
+                if w["status"] != "approved":
+                    raise RefusedError(f"application {application!r} is {w['status']}; only a withdrawal approved (signed off) "
+                                       "can be completed")
+                if co.isoformat() < w["note_issued_on"]:
+                    raise InputError(f"co_issued_on {co} is before the flow credit note of {w['note_issued_on']}; "
+                                     "allowed: on or after the note")
+                if co.isoformat() > w["co_due_on"]:
+                    raise RefusedError(f"the certificate of occupancy ({co}) is after the due date {w['co_due_on']}: "
+                                       "the note is in default unless an extension is recorded first")
+                c.execute("UPDATE withdrawals SET status='completed', co_issued_on=?, closed_at=? WHERE id=?",
+                          (co.isoformat(), self._now(), w["id"]))
+                basin_id = c.execute("SELECT basin_id FROM subaccounts WHERE id=?", (w["subaccount_id"],)).fetchone()[0]
+                self._log(c, "complete", reason=reason, documents=documents, basin_id=basin_id, ref=application,
+                          detail={"co_issued_on": co.isoformat()})
+        return self.application(application) if app is not None else self.withdrawal(application)
 
     def check_defaults(self, as_of=None, *, reason: str = "") -> list[dict]:
         """Put in default every approved note whose certificate of occupancy is past due on ``as_of``.
 
         The program defines DEFAULT (no certificate of occupancy within one year of the note, or the
-        extended time) but not its consequence; here the reserved credits return to the subaccount
-        they came from, and the note is closed as ``defaulted``. ``as_of`` cannot be in the future:
-        a default is final, and a note is not in default before its due date has passed.
+        extended time) but not its consequence. Program policy ``default_credits``
+        (:data:`POLICIES`, value ``return-to-holder``): the reserved credits return to the subaccount
+        and lots they came from, and the note is closed as ``defaulted``. ``as_of`` cannot be in the
+        future: a default is final, and a note is not in default before its due date has passed.
+
+        Returns
+        -------
+        list of dict
+            ``application``, ``returned_gpd``, ``co_due_on`` and ``policy`` (``default_credits``) per
+            note put in default.
         """
         as_of = self._not_future("as_of", parse_date("as_of", as_of)) or self._today()
         out = []
@@ -684,17 +1509,76 @@ class Ledger:
             for w in rows:
                 self._close_and_return(c, w, "defaulted", "default",
                                        reason or f"no certificate of occupancy by {w['co_due_on']} (as of {as_of})", ())
-                out.append({"application": w["application"], "returned_gpd": w["amount_gpd"], "co_due_on": w["co_due_on"]})
+                out.append({"application": w["application"], "returned_gpd": w["amount_gpd"], "co_due_on": w["co_due_on"],
+                            "policy": "default_credits"})
         return out
+
+    def record_application(self, application: str, principal: str, peak_flow_gpd: float, *, basin: str | None = None,
+                           node: str | None = None, app_type: str = "connection", received_on=None,
+                           application_approval: str | None = None, description: str = "", reason: str = "",
+                           documents=()) -> dict:
+        """Record an application for a new or modified connection or extension that withdraws no credits.
+
+        The records section lists *every* application (part C) and every connection completed
+        since 2013-01-01 (part D), not only those that used credits: one adding 2,500 gpd or less
+        needs no offset (definitions) but is still an application. Its status moves from
+        ``received`` to ``approved`` (``application_approval``, the connection application program's
+        approval) and then ``completed`` (:meth:`complete`) or ``returned`` (:meth:`return_credits`).
+        An application that needs an offset (more than 2,500 gpd) withdraws credits with
+        :meth:`withdraw` instead; recorded here it is flagged ``offset_required``.
+        """
+        application = _text("application", application)
+        peak = _nonnegative_gpd("peak_flow_gpd", peak_flow_gpd)
+        app_type = _app_type(app_type)
+        node = _text("node", node, required=False)
+        received = self._not_future("received_on", parse_date("received_on", received_on)) or self._today()
+        approval = _text("application_approval", application_approval, required=False)
+        with self._tx() as c:
+            same = self._app_taken(c, application)
+            if same is not None:
+                raise RefusedError(f"application {application!r} already has a withdrawal or record"
+                                   + ("" if same == application else f" (as {same!r})"))
+            p = self._entity(c, principal)
+            if not p["municipal"]:
+                raise RefusedError(f"{principal} is not a municipal user (the principal municipal user receives the connection)")
+            b = self._basin(c, basin) if basin is not None else None
+            c.execute("INSERT INTO applications(application, app_key, app_type, principal_id, basin_id, node, peak_flow_gpd,"
+                      " description, received_on, application_approval, status, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                      (application, application.casefold(), app_type, p["id"], b["id"] if b else None, node, peak,
+                       description or "", received.isoformat(), approval, "approved" if approval else "received", self._now()))
+            self._log(c, "record-application", reason=reason, documents=[*documents, *([approval] if approval else [])],
+                      basin_id=b["id"] if b else None, ref=application,
+                      detail={"principal": p["name"], "peak_flow_gpd": peak, "type": app_type, "credits": "none",
+                              "offset_required": bool(ii_offset.offset_required(peak)),
+                              "received_on": received.isoformat(), "application_approval": approval})
+        return self.application(application)
+
+    def _approve_application(self, application: str, approval: str | None, reason: str, documents) -> dict:
+        if approval is None:
+            raise InputError("application_approval is required")
+        with self._tx() as c:
+            app = self._application_row(c, application)
+            if app["application_approval"] is not None:
+                raise RefusedError(f"application {application!r} already cites application_approval "
+                                   f"{app['application_approval']!r}; a recorded reference cannot be replaced")
+            if app["status"] != "received":
+                raise RefusedError(f"application {application!r} is {app['status']}")
+            c.execute("UPDATE applications SET application_approval=?, status='approved' WHERE id=?", (approval, app["id"]))
+            self._log(c, "attach", reason=reason, documents=[*documents, approval], basin_id=app["basin_id"], ref=application,
+                      detail={"application_approval": approval, "status": "approved", "credits": "none"})
+        return self.application(application)
 
     # --- credits between holders ---------------------------------------------------------------------
     def transfer(self, basin: str, from_owner: str, to_owner: str, gpd: float, *, document: str,
                  to_basin: str | None = None, board_approval: str | None = None, reason: str = "") -> dict:
-        """Transfer credits between holders (sections B, C, G), within a basin unless the Board approved (A).
+        """Record a transfer of credits between holders (sections B, C, G), pending the administrator's sign-off.
 
         Refused without a document (notarized bill of sale, memorandum of gift or grant, written
-        notice), across basins without a recorded Board approval, or for more than the balance.
-        The receiving subaccount is opened if needed. ``gpd`` must be whole gallons per day.
+        notice), across basins without a recorded Board approval (section A), or for more than the
+        balance. The credits leave the sender's lots by the allocation policy and are reserved at
+        once (program policy ``pending_reserve``); the receiver gets lots of the same origin when the
+        bank administrator signs the transfer off (:meth:`sign_off`). ``gpd`` must be whole gallons
+        per day; the receiving subaccount is opened if needed.
         """
         amount = _whole_gpd("gpd", gpd)
         document = _text("document", document, required=False)
@@ -713,31 +1597,40 @@ class Ledger:
             if not cross and from_owner == to_owner:
                 raise InputError("a transfer needs two different holders")
             dst = self._subaccount(c, to_basin, to_owner, open_if_missing=True, reason=f"transfer from {from_owner}")
+            self._need(c, src["id"], amount)
             cur = c.execute("INSERT INTO transfers(from_id, to_id, amount_gpd, document, board_approval, cross_basin, created_at)"
                             " VALUES (?,?,?,?,?,?,?)", (src["id"], dst["id"], amount, document, board_approval, int(cross), self._now()))
             ref = f"transfer-{cur.lastrowid}"
             docs = [document, board_approval]
             detail = {"from": from_owner, "to": to_owner, "basin": basin, "to_basin": to_basin, "gpd": amount}
+            pieces = self._consume(c, src["id"], amount, "transfer-out", ref)
+            txn = self._record_signoff(c, "transfer", ref, dst["id"], amount, detail)
             self._move(c, src["id"], -amount, "transfer-out", reason=reason, documents=docs, basin_id=src["basin_id"],
-                       ref=ref, detail=detail)
-            self._move(c, dst["id"], amount, "transfer-in", reason=reason, documents=docs, basin_id=dst["basin_id"],
-                       ref=ref, detail=detail)
-        return {"transfer": ref, **detail, "from_balance_gpd": self.balance(basin, from_owner)["balance_gpd"],
-                "to_balance_gpd": self.balance(to_basin, to_owner)["balance_gpd"]}
+                       ref=ref, detail=detail | {"sign_off": "pending", "lots": self._show_pieces(pieces),
+                                                 "allocation_policy": ALLOCATION_POLICY})
+        return {"transfer": ref, **detail, "status": "pending sign-off", "txn": txn,
+                "from_balance_gpd": self.balance(basin, from_owner)["balance_gpd"],
+                "to_balance_gpd": self.balance(to_basin, to_owner)["balance_gpd"], "lots_taken": self._show_pieces(pieces),
+                "policies": policies("allocation_policy", "pending_reserve")}
 
-    def condemn(self, basin: str, from_owner: str, by: str, gpd: float, *, project: str, document: str,
+    def condemn(self, basin: str, from_owner: str, by: str, gpd: float, *, project: str | None = None, document: str,
                 reason: str = "") -> dict:
         """Condemn credits on deposit in a private entity's name for a public purpose (section D).
 
-        ``by`` must be a municipal user having jurisdiction over the project the credits were
-        generated by (the project's jurisdiction), in the same basin; ``from_owner`` a private
-        entity; ``document`` the condemnation resolution. The credits move to ``by``'s subaccount.
+        Section D: a municipal user "can mandate that credits 'on deposit' in the name of a private
+        entity generated in relation to an I/I remediation project within such municipal user's
+        boundaries shall be 'condemned'". Only the holder's lots whose project's jurisdiction is
+        ``by`` (and, with ``project``, of that project) can be taken, in the order of the allocation
+        policy; a lot of unknown origin (migrated schema-2 bank) never. Asking for more is refused,
+        naming the holder's lots and their jurisdictions. One condemnation record is made per project
+        taken from; the credits move to ``by``'s subaccount as lots of the same origin, at once
+        (program policy ``condemnation_signoff``). ``document`` is the condemnation resolution.
         """
         amount = _whole_gpd("gpd", gpd)
         document = _text("document", document, required=False)
         if document is None:
             raise RefusedError("a condemnation needs a cited document (the municipal user's resolution)")
-        ref = _text("project", project)
+        ref = _text("project", project, required=False)
         with self._tx() as c:
             b = self._basin(c, basin)
             m, f = self._entity(c, by), self._entity(c, from_owner)
@@ -745,30 +1638,55 @@ class Ledger:
                 raise RefusedError(f"{by} is not a municipal user; only a municipal user can condemn credits (section D)")
             if f["municipal"]:
                 raise RefusedError(f"{from_owner} is a municipal user; only credits in a private entity's name can be condemned")
-            p = c.execute("SELECT * FROM projects WHERE ref=?", (ref,)).fetchone()
-            if p is None or p["status"] != "certified":
-                raise RefusedError(f"project {ref!r} is not a certified project of the bank")
-            if p["basin_id"] != b["id"] or p["jurisdiction_id"] != m["id"]:
-                raise RefusedError(f"{by} does not have jurisdiction over project {ref!r} in basin {basin} (section D)")
-            taken = c.execute("SELECT coalesce(sum(amount_gpd), 0) FROM condemnations WHERE project_id=?", (p["id"],)).fetchone()[0]
-            if amount > p["certified_gpd"] - taken:
-                raise RefusedError(f"project {ref!r} generated {p['certified_gpd']:,} gpd, {taken:,} gpd of it already condemned: "
-                                   f"at most {p['certified_gpd'] - taken:,} gpd more can be condemned under it (section D)")
+            p = None
+            if ref is not None:
+                p = c.execute("SELECT * FROM projects WHERE ref=?", (ref,)).fetchone()
+                if p is None or p["status"] != "certified":
+                    raise RefusedError(f"project {ref!r} is not a certified project of the bank")
+                if p["jurisdiction_id"] != m["id"]:
+                    raise RefusedError(f"{by} does not have jurisdiction over project {ref!r} (section D: only credits of an "
+                                       "I/I remediation project within the condemning municipal user's boundaries)")
             src = self._subaccount(c, basin, from_owner)
+            lots = self._holder_lots(c, src["id"])
+            eligible = [lot for lot in lots if lot["jurisdiction_id"] == m["id"] and (p is None or lot["project_id"] == p["id"])]
+            available = sum(lot["gpd"] for lot in eligible)
+            if amount > available:
+                scope = f" of project {ref}" if ref else ""
+                raise RefusedError(f"insufficient eligible credits: {by} can condemn only credits generated by an I/I "
+                                   f"remediation project within its boundaries (section D){scope}; {from_owner} holds in "
+                                   f"basin {basin} {_describe_lots(lots)}; eligible {available:,} gpd, asked {amount:,} gpd")
             dst = self._subaccount(c, basin, by, open_if_missing=True, reason="condemnation")
-            cur = c.execute("INSERT INTO condemnations(from_id, to_id, project_id, amount_gpd, document, created_at)"
-                            " VALUES (?,?,?,?,?,?)", (src["id"], dst["id"], p["id"], amount, document, self._now()))
-            cref = f"condemnation-{cur.lastrowid}"
-            detail = {"from": from_owner, "by": by, "project": ref, "gpd": amount}
-            self._move(c, src["id"], -amount, "condemn-out", reason=reason or "public purpose", documents=[document],
-                       basin_id=b["id"], ref=cref, detail=detail)
-            self._move(c, dst["id"], amount, "condemn-in", reason=reason or "public purpose", documents=[document],
-                       basin_id=b["id"], ref=cref, detail=detail)
-        return {"condemnation": cref, **detail, "basin": basin,
+            plan, left = {}, amount  # project -> ([its lots taken], gpd), in the allocation order (FIFO)
+            for lot in eligible:
+                if left <= 0:
+                    break
+                g = min(int(lot["gpd"]), left)
+                lots_g = plan.setdefault(lot["project_id"], [[], 0])
+                lots_g[0].append(lot)
+                lots_g[1] += g
+                left -= g
+            pieces, made = [], []
+            for project_id, (group_lots, g) in plan.items():
+                cur = c.execute("INSERT INTO condemnations(from_id, to_id, project_id, amount_gpd, document, created_at)"
+                                " VALUES (?,?,?,?,?,?)", (src["id"], dst["id"], project_id, g, document, self._now()))
+                cref = f"condemnation-{cur.lastrowid}"
+                group, _ = self._take(c, group_lots, g, "condemn-out", cref)
+                pieces += group
+                new_lots = self._mirror(c, group, g, dst["id"], "condemn-in", cref)
+                detail = {"from": from_owner, "by": by, "project": group[0]["project"], "gpd": g,
+                          "lots": self._show_pieces(group), "allocation_policy": ALLOCATION_POLICY,
+                          "policy": "condemnation_signoff"}
+                self._move(c, src["id"], -g, "condemn-out", reason=reason or "public purpose", documents=[document],
+                           basin_id=b["id"], ref=cref, detail=detail)
+                self._move(c, dst["id"], g, "condemn-in", reason=reason or "public purpose", documents=[document],
+                           basin_id=b["id"], ref=cref, detail=detail | {"new_lots": new_lots})
+                made.append({"condemnation": cref, "project": group[0]["project"], "gpd": g})
+        return {"condemnation": ", ".join(x["condemnation"] for x in made), "condemnations": made, "from": from_owner,
+                "by": by, "project": ref, "gpd": amount, "basin": basin, "lots_taken": self._show_pieces(pieces),
                 "from_balance_gpd": self.balance(basin, from_owner)["balance_gpd"],
-                "to_balance_gpd": self.balance(basin, by)["balance_gpd"]}
+                "to_balance_gpd": self.balance(basin, by)["balance_gpd"],
+                "policies": policies("allocation_policy", "condemnation_signoff")}
 
-    # --- records --------------------------------------------------------------------------------------
     def open_dispute(self, basin: str, subject: str, *, reason: str = "", documents=()) -> dict:
         """Record an unresolved dispute: the basin's records cannot be purged until it is closed."""
         subject = _text("subject", subject)
@@ -833,25 +1751,98 @@ class Ledger:
                                                          "last_purged_hash": anchor})
         return {"purged_rows": n, "before": cut}
 
+
     # --- reading ----------------------------------------------------------------------------------------
-    def balance(self, basin: str, owner: str) -> dict:
-        """Balance of one subaccount: on deposit, and reserved by pending/approved withdrawals [gpd]."""
+    def _pending_sums(self, subaccount_id: int) -> dict:
+        c = self.conn
+        q = lambda sql: c.execute(sql, (subaccount_id,)).fetchone()[0]
+        return {
+            "pending_in_gpd": q("SELECT coalesce(sum(amount_gpd), 0) FROM signoffs WHERE status='pending' AND "
+                               "kind IN ('deposit', 'transfer') AND subaccount_id=?"),
+            "pending_out_gpd": q("SELECT coalesce(sum(t.amount_gpd), 0) FROM transfers t JOIN signoffs s ON s.kind='transfer'"
+                                " AND s.ref = 'transfer-' || t.id WHERE s.status='pending' AND t.from_id=?")
+            + q("SELECT coalesce(sum(amount_gpd), 0) FROM signoffs WHERE status='pending' AND kind='withdrawal' "
+                "AND subaccount_id=?"),
+        }
+
+    def balance(self, basin: str, owner: str, *, lots: bool = False) -> dict:
+        """Balance of one subaccount [gpd].
+
+        Returns
+        -------
+        dict
+            ``balance_gpd`` (on deposit and available: signed-off credits in, minus what withdrawals
+            and transfers took, pending ones included: program policy ``pending_reserve``),
+            ``reserved_gpd`` (by pending or approved withdrawals), ``pending_in_gpd`` (deposits and
+            transfers to it awaiting sign-off: not counted), ``pending_out_gpd`` (withdrawals and
+            transfers from it awaiting sign-off: already taken out), ``allocation_policy`` and, with
+            ``lots``, the subaccount's ``lots`` (:meth:`lots`).
+        """
         c = self.conn
         sub = self._subaccount(c, basin, owner)
         reserved = c.execute("SELECT coalesce(sum(amount_gpd), 0) FROM withdrawals WHERE subaccount_id=? AND "
                              "status IN ('pending', 'approved')", (sub["id"],)).fetchone()[0]
-        return {"basin": basin, "owner": owner, "balance_gpd": sub["balance_gpd"], "reserved_gpd": reserved}
+        out = {"basin": basin, "owner": owner, "balance_gpd": sub["balance_gpd"], "reserved_gpd": reserved,
+               **self._pending_sums(sub["id"]), "allocation_policy": ALLOCATION_POLICY}
+        if lots:
+            out["lots"] = self.lots(basin, owner)
+            out["policies"] = policies("allocation_policy", "pending_reserve")
+        return out
 
-    def balances(self) -> list[dict]:
-        """Every subaccount's balance, by basin then owner."""
+    def balances(self, *, lots: bool = False) -> list[dict]:
+        """Every subaccount's balance, by basin then owner (with ``lots``: each subaccount's lots)."""
         rows = self.conn.execute(
             "SELECT b.name AS basin, e.name AS owner, e.municipal, s.balance_gpd, s.id,"
             " (SELECT coalesce(sum(amount_gpd),0) FROM withdrawals w WHERE w.subaccount_id=s.id AND w.status IN ('pending','approved')) AS reserved_gpd"
             " FROM subaccounts s JOIN basins b ON b.id=s.basin_id JOIN entities e ON e.id=s.owner_id ORDER BY b.name, e.name").fetchall()
-        return [{"basin": r["basin"], "owner": r["owner"], "municipal": bool(r["municipal"]), "balance_gpd": r["balance_gpd"],
-                 "reserved_gpd": r["reserved_gpd"]} for r in rows]
+        out = []
+        for r in rows:
+            item = {"basin": r["basin"], "owner": r["owner"], "municipal": bool(r["municipal"]),
+                    "balance_gpd": r["balance_gpd"], "reserved_gpd": r["reserved_gpd"], **self._pending_sums(r["id"])}
+            if lots:
+                item["lots"] = self.lots(r["basin"], r["owner"])
+            out.append(item)
+        return out
+
+    def lots(self, basin: str | None = None, owner: str | None = None, *, empty: bool = False) -> list[dict]:
+        """The lots holding credits (with ``empty``, also those emptied), in the allocation order per subaccount.
+
+        Each: ``lot``, ``basin``, ``owner``, ``gpd``, ``project`` (None: unknown origin),
+        ``project_basin``, ``jurisdiction`` (the municipal user with jurisdiction over the project
+        site: who may condemn it, section D), ``deposited_on``, ``source_lot`` (the lot it was split
+        from by a transfer or condemnation), ``origin`` (``project`` or ``unknown``) and ``note``.
+        """
+        where, args = ["1"], []
+        if basin is not None:
+            where.append("b.name = ?")
+            args.append(basin)
+        if owner is not None:
+            where.append("o.name = ?")
+            args.append(owner)
+        if not empty:
+            where.append("l.gpd > 0")
+        rows = self.conn.execute(
+            "SELECT l.*, b.name AS basin, o.name AS owner, p.ref AS project, pb.name AS project_basin, j.name AS jurisdiction"
+            " FROM lots l JOIN subaccounts s ON s.id = l.subaccount_id JOIN basins b ON b.id = s.basin_id"
+            " JOIN entities o ON o.id = s.owner_id LEFT JOIN projects p ON p.id = l.project_id"
+            " LEFT JOIN basins pb ON pb.id = p.basin_id LEFT JOIN entities j ON j.id = p.jurisdiction_id"
+            f" WHERE {' AND '.join(where)}"
+            " ORDER BY b.name, o.name, l.deposited_on IS NOT NULL, l.deposited_on, l.id", args).fetchall()
+        return [{"lot": r["id"], "basin": r["basin"], "owner": r["owner"], "gpd": r["gpd"], "project": r["project"],
+                 "project_basin": r["project_basin"], "jurisdiction": r["jurisdiction"], "deposited_on": r["deposited_on"],
+                 "source_lot": r["source_lot_id"], "origin": "project" if r["project_id"] is not None else "unknown",
+                 "note": r["note"]} for r in rows]
+
+    def _signoff_of(self, kind: str, ref: str) -> sqlite3.Row | None:
+        return self.conn.execute("SELECT * FROM signoffs WHERE kind=? AND ref=? ORDER BY id DESC LIMIT 1", (kind, ref)).fetchone()
 
     def withdrawal(self, application: str) -> dict:
+        """One withdrawal (flow credit note) with its section H references and its sign-off.
+
+        ``signoff_status`` is ``pending``, ``signed-off``, ``rejected``, ``cancelled`` or, for a
+        withdrawal made before sign-off existed (migrated schema-2 bank), ``none (schema 2)``;
+        ``missing_for_sign_off`` lists the section H references still to attach.
+        """
         r = self.conn.execute(
             "SELECT w.*, b.name AS basin, e.name AS owner, p.name AS principal FROM withdrawals w JOIN subaccounts s ON s.id=w.subaccount_id"
             " JOIN basins b ON b.id=s.basin_id JOIN entities e ON e.id=s.owner_id JOIN entities p ON p.id=w.principal_id"
@@ -859,12 +1850,60 @@ class Ledger:
         if r is None:
             raise InputError(f"unknown application {application!r}")
         keys = ("application", "basin", "owner", "principal", "status", "peak_flow_gpd", "offset_ratio", "amount_gpd",
-                "capacity_ref", "capacity_sha256", "spdes_ref", "spdes_sha256", "description", "requested_at", "note_issued_on", "co_due_on", "co_issued_on", "closed_at")
-        return {k: r[k] for k in keys}
+                "node", "application_approval", "capacity_ref", "capacity_sha256", "spdes_ref", "spdes_sha256",
+                "spdes_as_of", "description", "requested_at", "requested_on", "note_issued_on", "co_due_on", "co_issued_on",
+                "closed_at")
+        out = {k: r[k] for k in keys}
+        out["type"] = r["app_type"]
+        s = self._signoff_of("withdrawal", r["application"])
+        out.update(signoff_txn=s["txn"] if s else None, signoff_status=s["status"] if s else "none (schema 2)",
+                   recorded_by=s["recorded_by"] if s else None, signed_off_by=s["decided_by"] if s else None,
+                   signed_off_at=s["decided_at"] if s else None)
+        out["missing_for_sign_off"] = ([what for col, what in _H_REFS if r[col] is None]
+                                       if r["status"] == "pending" else [])
+        return out
 
     def withdrawals(self) -> list[dict]:
         apps = [r[0] for r in self.conn.execute("SELECT application FROM withdrawals ORDER BY id")]
         return [self.withdrawal(a) for a in apps]
+
+    def application(self, application: str) -> dict:
+        """One application recorded without credits (:meth:`record_application`)."""
+        r = self.conn.execute(
+            "SELECT a.*, p.name AS principal, b.name AS basin FROM applications a JOIN entities p ON p.id = a.principal_id"
+            " LEFT JOIN basins b ON b.id = a.basin_id WHERE a.application=?", (application,)).fetchone()
+        if r is None:
+            raise InputError(f"unknown application {application!r}")
+        return {"application": r["application"], "type": r["app_type"], "principal": r["principal"], "basin": r["basin"],
+                "node": r["node"], "peak_flow_gpd": r["peak_flow_gpd"], "credits": "none",
+                "offset_required": bool(ii_offset.offset_required(r["peak_flow_gpd"])), "description": r["description"],
+                "received_on": r["received_on"], "application_approval": r["application_approval"], "status": r["status"],
+                "completed_on": r["completed_on"], "closed_at": r["closed_at"]}
+
+    def applications(self) -> list[dict]:
+        """Applications recorded without credits, in the order recorded."""
+        return [self.application(r[0]) for r in self.conn.execute("SELECT application FROM applications ORDER BY id")]
+
+    def transfers(self) -> list[dict]:
+        """Every transfer with its sign-off status (``none (schema 2)`` for one made before sign-off existed)."""
+        out = []
+        for t in self.conn.execute(
+                "SELECT t.*, fb.name AS basin, fe.name AS from_owner, tb.name AS to_basin, te.name AS to_owner FROM transfers t"
+                " JOIN subaccounts f ON f.id=t.from_id JOIN basins fb ON fb.id=f.basin_id JOIN entities fe ON fe.id=f.owner_id"
+                " JOIN subaccounts d ON d.id=t.to_id JOIN basins tb ON tb.id=d.basin_id JOIN entities te ON te.id=d.owner_id"
+                " ORDER BY t.id").fetchall():
+            s = self._signoff_of("transfer", f"transfer-{t['id']}")
+            out.append({"transfer": f"transfer-{t['id']}", "basin": t["basin"], "from": t["from_owner"],
+                        "to_basin": t["to_basin"], "to": t["to_owner"], "gpd": t["amount_gpd"], "document": t["document"],
+                        "board_approval": t["board_approval"], "created_at": t["created_at"],
+                        "signoff_status": s["status"] if s else "none (schema 2)",
+                        "signed_off_by": s["decided_by"] if s else None, "signed_off_at": s["decided_at"] if s else None})
+        return out
+
+    @staticmethod
+    def policies() -> list[dict]:
+        """Every program policy in force (:data:`POLICIES`), each flagged as a program interpretation."""
+        return policies()
 
     def projects(self) -> list[dict]:
         rows = self.conn.execute(
@@ -937,11 +1976,15 @@ class Ledger:
         never a crash); the journal's hash chain (every row's SHA-256, each row linked to the one
         before, the first to the recorded anchor, the last to the recorded head); per subaccount,
         each row's ``balance_after`` equals the running sum of its deltas and the sum equals the
-        balance, never negative; credits deposited = held + withdrawn; every certified project has
-        its deposit row of the certified amount, every withdrawal its ``withdraw`` row (once) and,
-        when returned or defaulted, its return row (once), every transfer and condemnation its out
-        and in rows (records older than a purge are exempt); and, with ``check_files``, that every
-        report file a withdrawal cites still has the SHA-256 recorded.
+        balance, never negative; each subaccount's lots sum to its balance and each lot to its moves;
+        credits deposited = held + withdrawn + in transit (transfers awaiting sign-off); every
+        certified project has its deposit row of the certified amount, every withdrawal its
+        ``withdraw`` row (once) and, when returned or defaulted, its return row (once), every transfer
+        its out row and, once signed off, its in row (or, rejected, its ``transfer-reject`` row), every
+        condemnation its out and in rows (records older than a purge are exempt); every deposit,
+        withdrawal and transfer made since sign-off became required has its sign-off record, decided
+        by a registered administrator when decided; and, with ``check_files``, that every report file
+        a withdrawal cites still has the SHA-256 recorded.
 
         Without ``expect_head`` these checks cannot detect a *consistent* rewrite (history edited
         and the whole chain recomputed by someone with write access); see the module docstring.
@@ -959,7 +2002,7 @@ class Ledger:
         Returns
         -------
         dict
-            ``ok``, ``problems``, ``deposited_gpd``, ``held_gpd``, ``withdrawn_gpd``, ``journal_rows``,
+            ``ok``, ``problems``, ``deposited_gpd``, ``held_gpd``, ``withdrawn_gpd``, ``in_transit_gpd``, ``journal_rows``,
             ``journal_head``, ``refs`` and, with ``expect_head``, ``expected_head``
             (``{"hash", "found", "seq"}``).
 
@@ -970,7 +2013,8 @@ class Ledger:
         """
         expect = _head_hash("expect_head", expect_head) if expect_head is not None else None
         c = self.conn
-        out = {"ok": False, "problems": [], "deposited_gpd": 0, "held_gpd": 0, "withdrawn_gpd": 0, "journal_rows": 0,
+        out = {"ok": False, "problems": [], "deposited_gpd": 0, "held_gpd": 0, "withdrawn_gpd": 0, "in_transit_gpd": 0,
+               "journal_rows": 0,
                "journal_head": GENESIS_HASH, "refs": []}
         if expect is not None:
             out["expected_head"] = {"hash": expect, "found": False, "seq": None}
@@ -1057,10 +2101,14 @@ class Ledger:
         held = c.execute("SELECT coalesce(sum(balance_gpd),0) FROM subaccounts").fetchone()[0]
         withdrawn = c.execute("SELECT coalesce(sum(amount_gpd),0) FROM withdrawals "
                               "WHERE status IN ('pending','approved','completed')").fetchone()[0]
-        out.update(deposited_gpd=deposits, held_gpd=held, withdrawn_gpd=withdrawn)
-        if deposits != held + withdrawn:
-            problems.append(f"credits deposited {deposits} != held {held} + withdrawn {withdrawn}")
-        problems += self._cross_check(c, by_ref, purged_before, bad_rows)
+        transit = c.execute("SELECT coalesce(sum(t.amount_gpd), 0) FROM transfers t JOIN signoffs s ON s.kind='transfer' "
+                            "AND s.ref = 'transfer-' || t.id WHERE s.status='pending'").fetchone()[0]
+        out.update(deposited_gpd=deposits, held_gpd=held, withdrawn_gpd=withdrawn, in_transit_gpd=transit)
+        if deposits != held + withdrawn + transit:
+            problems.append(f"credits deposited {deposits} != held {held} + withdrawn {withdrawn}"
+                            + (f" + in transit {transit}" if transit else ""))
+        problems += _lot_problems(c, bad_rows)
+        problems += self._cross_check(c, by_ref, purged_before, bad_rows, meta.get("signoff_required_since"))
         if check_files:
             for w in c.execute("SELECT id, application, capacity_ref, capacity_sha256, spdes_ref, spdes_sha256 FROM withdrawals"):
                 if w["id"] in bad_rows["withdrawals"]:
@@ -1075,10 +2123,34 @@ class Ledger:
                                             "since it was recorded")
 
     @staticmethod
-    def _cross_check(c, by_ref: dict, purged_before: str, bad_rows: dict | None = None) -> list[str]:
-        """Every record that moved credits has exactly its journal rows, of its amounts."""
+    def _cross_check(c, by_ref: dict, purged_before: str, bad_rows: dict | None = None, since=None) -> list[str]:
+        """Every record that moved credits has exactly its journal rows, of its amounts, and its sign-off record."""
         problems = []
         bad_rows = bad_rows or {}
+        since = since if isinstance(since, str) else None
+        signoffs = {}
+        for r in c.execute("SELECT * FROM signoffs ORDER BY id"):
+            if r["id"] not in bad_rows.get("signoffs", ()):
+                signoffs[(r["kind"], r["ref"])] = r
+        admins = {r[0] for r in c.execute("SELECT name FROM administrators")}
+        for (kind, ref), s in signoffs.items():
+            if s["status"] in ("signed-off", "rejected") and s["decided_by"] not in admins:
+                problems.append(f"{kind} {ref}: {s['status']} by {s['decided_by']!r}, who is not a registered bank administrator")
+        if since is not None:
+            for r in c.execute("SELECT ref FROM journal WHERE action='deposit' AND delta_gpd > 0 AND at >= ?", (since,)):
+                s = signoffs.get(("deposit", r[0]))
+                if s is None or s["status"] != "signed-off":
+                    problems.append(f"project {r[0]}: deposited without the administrator's sign-off")
+            for w in c.execute("SELECT application, status, note_issued_on FROM withdrawals WHERE requested_at >= ?", (since,)):
+                s = signoffs.get(("withdrawal", w["application"]))
+                if s is None:
+                    problems.append(f"application {w['application']}: no sign-off record")
+                elif w["note_issued_on"] is not None and s["status"] != "signed-off":
+                    problems.append(f"application {w['application']}: flow credit note issued without the administrator's "
+                                    "sign-off")
+            for t in c.execute("SELECT id FROM transfers WHERE created_at >= ?", (since,)):
+                if ("transfer", f"transfer-{t['id']}") not in signoffs:
+                    problems.append(f"transfer-{t['id']}: no sign-off record")
 
         def expect(action, ref, amounts, what):
             got = by_ref.get((action, ref), [])
@@ -1117,8 +2189,12 @@ class Ledger:
                     continue
                 if t["created_at"] >= purged_before:
                     ref = f"{name}-{t['id']}"
+                    status = signoffs[("transfer", ref)]["status"] if ("transfer", ref) in signoffs else None
                     expect(f"{short}-out", ref, [-t["amount_gpd"]], ref)
-                    expect(f"{short}-in", ref, [t["amount_gpd"]], ref)
+                    arrived = name == "condemnation" or status in (None, "signed-off")
+                    expect(f"{short}-in", ref, [t["amount_gpd"]] if arrived else [], ref)
+                    if name == "transfer":
+                        expect("transfer-reject", ref, [t["amount_gpd"]] if status == "rejected" else [], ref)
         return problems
 
 
@@ -1142,6 +2218,10 @@ _AUDITED = (
     ("transfers", "id", {"id": _INT, "amount_gpd": _INT, "created_at": _TEXT}),
     ("condemnations", "id", {"id": _INT, "amount_gpd": _INT, "created_at": _TEXT}),
     ("meta", "key", {"key": _TEXT, "value": _TEXT}),
+    ("lots", "id", {"id": _INT, "subaccount_id": _INT, "project_id": _INT_NULL, "gpd": _INT}),
+    ("lot_moves", "id", {"id": _INT, "lot_id": _INT, "delta_gpd": _INT, "action": _TEXT, "ref": _TEXT}),
+    ("signoffs", "id", {"id": _INT, "txn": _TEXT, "kind": _TEXT, "ref": _TEXT, "amount_gpd": _INT, "status": _TEXT,
+                        "decided_by": _TEXT_NULL}),
 )
 
 
@@ -1241,20 +2321,44 @@ def _same_name(c, table: str, column: str, value: str):
     return None
 
 
-#: Largest offset ratio accepted [-] (other programs use up to 4:1; 10 leaves room, catches typos).
-MAX_OFFSET_RATIO = 10.0
+def _lot_problems(c, bad_rows: dict) -> list[str]:
+    """Each subaccount's lots sum to its balance; each lot's gpd is the sum of its moves, never negative."""
+    problems = []
+    bad_moves = bad_rows.get("lot_moves", set())
+    bad_lots = set(bad_rows.get("lots", set()))
+    if bad_moves:
+        bad_lots |= {r[0] for r in c.execute("SELECT DISTINCT lot_id FROM lot_moves WHERE typeof(delta_gpd) <> 'integer'"
+                                             " OR typeof(lot_id) <> 'integer'")}
+    for r in c.execute("SELECT l.id, l.gpd, (SELECT coalesce(sum(m.delta_gpd), 0) FROM lot_moves m WHERE m.lot_id = l.id)"
+                       " AS moved FROM lots l"):
+        if r["id"] in bad_lots:
+            continue
+        if r["gpd"] != r["moved"]:
+            problems.append(f"lot {r['id']}: {r['gpd']} gpd but its moves sum to {r['moved']}")
+        if r["gpd"] < 0:
+            problems.append(f"lot {r['id']}: negative")
+    if bad_lots or bad_rows.get("subaccounts"):
+        return problems
+    for r in c.execute("SELECT s.id, s.balance_gpd, (SELECT coalesce(sum(l.gpd), 0) FROM lots l WHERE l.subaccount_id = s.id)"
+                       " AS lots FROM subaccounts s"):
+        if r["balance_gpd"] != r["lots"]:
+            problems.append(f"subaccount {r['id']}: balance {r['balance_gpd']} but its lots hold {r['lots']}")
+    return problems
 
 
-def _offset_ratio(value) -> float:
-    """Offset ratio, >= 1: section F requires credits *equal* to the peak flow increase (one to one);
-    a program may ask more (up to 4:1 elsewhere), never less."""
-    try:
-        r = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"offset_ratio must be a number, got {value!r}") from None
-    if not math.isfinite(r) or r < 1.0 or r > MAX_OFFSET_RATIO:
-        raise InputError(f"offset_ratio must be >= 1 and <= {MAX_OFFSET_RATIO:g} (section F: at least one to one), got {value!r}")
-    return r
+def _describe_lots(lots, limit: int = 6) -> str:
+    """The lots of a holder in one line: number, gpd, project and its jurisdiction (or unknown origin)."""
+    if not lots:
+        return "no credits"
+    parts = []
+    for lot in lots[:limit]:
+        if lot["project"] is None:
+            parts.append(f"lot {lot['id']}: {lot['gpd']:,} gpd of unknown origin (migrated schema-2 bank: cannot be condemned)")
+        else:
+            parts.append(f"lot {lot['id']}: {lot['gpd']:,} gpd from project {lot['project']} (jurisdiction "
+                         f"{lot['jurisdiction']})")
+    more = f"; and {len(lots) - limit} more lot(s)" if len(lots) > limit else ""
+    return "; ".join(parts) + more
 
 
 def _ref_docs(*refs) -> list[str]:
@@ -1269,7 +2373,7 @@ def _ref_detail(cap, spd) -> dict:
     for kind, r in (("capacity", cap), ("spdes", spd)):
         if r is not None:
             out[f"{kind}_ref"], out[f"{kind}_sha256"], out[f"{kind}_verdict"] = r["ref"], r["sha256"], r["verdict"]
-            for key in ("model", "model_sha256", "connection", "added_gpd"):
+            for key in ("model", "model_sha256", "connection", "added_gpd", "as_of", "watershed", "basis"):
                 if r.get(key) is not None:
                     out[f"{kind}_{key}"] = r[key]
     return out

@@ -2,34 +2,41 @@
 
 Credit bank section H(1) makes a withdrawal subject to "demonstration by the applicant of adequate
 hydraulic and treatment capacity". A withdrawal cites that demonstration (``--capacity-ref``) and the
-treatment/SPDES check (``--spdes-ref``) either as a run id (any text that is not a file path) or as
-the path of a file. For a file:
+treatment/SPDES check (``--spdes-ref``) as the path of the JSON result document of a capacitysim
+command (issue 14: a free-text run id is no longer accepted; a run id of a future service job may be
+accepted later, and is refused now with a message saying so). For the file:
 
 * its absolute path and SHA-256 are recorded, so the evidence cannot silently change afterwards
-  (:meth:`capacitysim.bank.Ledger.verify` re-hashes it);
+  (:meth:`capacitysim.bank.Ledger.verify` re-hashes it; the sign-off refuses a changed file);
 * the bank reads only the machine-readable document: the JSON printed by
-  ``capacitysim capacity ... --json`` (capacity) or ``capacitysim spdes check ... --json`` (SPDES).
-  Fields are read by key and type, never by searching prose, so no node, storm or label text can
-  change what is read. An HTML report is refused (it embeds no JSON): cite the JSON instead;
+  ``capacitysim capacity ... --json`` (``"kind": "capacity-demonstration"``) or
+  ``capacitysim spdes check ... --json`` (``"kind": "spdes-check"``). Fields are read by key and
+  type, never by searching prose, so no node, storm or label text can change what is read. An HTML
+  report, a PDF or any other file that is not such a JSON document is an input error: cite the JSON;
 * a capacity demonstration must have the verdict ``pass`` and a connection
   (``scenario.connections[]``, each with ``node`` and ``flow_gpd``) of at least the withdrawal's
-  peak flow, at the withdrawal's node when one is given; the SHA-256 of the model it ran
-  (``external_files`` entry with verb ``MODEL``, or ``model.sha256``) is recorded with the connection
-  matched. A demonstration that did not pass (``fail``/``untrusted``), one that does not cover the
-  withdrawal, or a SPDES check that prohibits the connection is refused
+  peak flow *at the application's node*; the SHA-256 of the model it ran (``external_files`` entry
+  with verb ``MODEL``, or ``model.sha256``) is recorded with the connection matched;
+* a SPDES/treatment check must show treatment capacity: ``treatment_capacity_shown`` when the
+  document has it (watershed plants: the connection is not prohibited under 15 RCNY § 18-37(b);
+  other plants: the permitted-flow headroom after the added flow is >= 0), else
+  ``not connection_prohibited``; its ``added_gpd`` must be at least the withdrawal's flow (a check
+  run with 0 gpd added shows nothing about the connection), and its ``as_of`` date no more than
+  :data:`SPDES_EVIDENCE_MAX_AGE_DAYS` days before the withdrawal date (program policy
+  ``spdes_evidence_max_age_days``: the program sets no age; program interpretation — confirm with
+  the bank administrator);
+* a demonstration that did not pass (``fail``/``untrusted``), or does not cover the withdrawal, or a
+  check that does not show treatment capacity, added too little flow or is too old is refused
   (:class:`~capacitysim.errors.RefusedError`): it does not demonstrate adequate capacity;
 * a JSON document of the wrong kind (a SPDES check cited as the capacity demonstration, or the
   reverse), malformed JSON (``NaN``/``Infinity`` included), JSON nested deeper than
   :data:`MAX_DEPTH` or holding more than :data:`MAX_CONTAINERS` arrays/objects, or a file over
-  :data:`MAX_REF_BYTES` is an input error (never a RecursionError or MemoryError);
-* any other file (a consultant's PDF) is fingerprinted, its verdict recorded as ``not read``.
-
-Text that looks like a path (has a path separator or a report/document extension) but names no file
-is an input error, so that a mistyped path is not recorded as an opaque run id.
+  :data:`MAX_REF_BYTES` is an input error (never a RecursionError or MemoryError).
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import json
 import math
@@ -38,8 +45,6 @@ from pathlib import Path
 
 from capacitysim.errors import InputError, RefusedError
 
-#: Extensions that mark a reference as a file path rather than a run id.
-_PATH_SUFFIXES = (".json", ".html", ".htm", ".pdf", ".txt", ".csv", ".rpt", ".out")
 _HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 #: Largest cited file read [bytes]: a capacity JSON of a 500-node model is a few MB.
 MAX_REF_BYTES = 20 * 1024 * 1024
@@ -55,6 +60,11 @@ KINDS = ("capacity", "spdes")
 #: The ``kind`` of the result documents cited (``Demonstration.to_dict``, ``SpdesCheck.to_dict``).
 CAPACITY_KIND = "capacity-demonstration"
 SPDES_KIND = "spdes-check"
+#: Program policy ``spdes_evidence_max_age_days``: the cited SPDES check's ``as_of`` may be at most this
+#: many days before the withdrawal date (and before the administrator's sign-off) [days]. Section H(1)
+#: asks for a demonstration of adequate treatment capacity and sets no age; 90 days is about one
+#: quarter of plant flow records. Program interpretation — confirm with the bank administrator.
+SPDES_EVIDENCE_MAX_AGE_DAYS = 90
 
 
 def sha256_file(path: Path) -> str:
@@ -64,10 +74,6 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
-
-
-def _looks_like_path(ref: str) -> bool:
-    return "/" in ref or "\\" in ref or ref.lower().endswith(_PATH_SUFFIXES)
 
 
 def _show(value) -> str:
@@ -163,12 +169,14 @@ def _read_capacity(field: str, path: Path, doc, gpd: float | None, node: str | N
     if not isinstance(doc, dict):
         raise InputError(f"{field}: {path} is JSON but not a capacitysim capacity document (expected an object, "
                          f"got {_show(doc)})")
-    # a result document names its kind (issue 13); older ones are told apart by their keys
+    # a result document names its kind (issue 13): it is required
     looks_spdes = doc.get("kind") == SPDES_KIND or "connection_prohibited" in doc
-    if "verdict" not in doc or looks_spdes or doc.get("kind", CAPACITY_KIND) != CAPACITY_KIND:
+    if doc.get("kind") != CAPACITY_KIND or "verdict" not in doc:
         hint = " (it looks like a SPDES check: cite it with --spdes-ref)" if looks_spdes else ""
-        why = f"kind {_show(doc['kind'])}" if "kind" in doc else ("a SPDES check" if looks_spdes else "no 'verdict' key")
-        raise InputError(f"{field}: {path} is not a capacity demonstration JSON ({why}){hint}")
+        why = (f"kind {_show(doc['kind'])}" if "kind" in doc else "no 'kind' key") if doc.get("kind") != CAPACITY_KIND \
+            else "no 'verdict' key"
+        raise InputError(f"{field}: {path} is not a capacity demonstration JSON ({why}; allowed: \"kind\": "
+                         f"\"{CAPACITY_KIND}\", the output of `capacitysim capacity --connect NODE=GPD --json`){hint}")
     verdict = doc["verdict"]
     if not isinstance(verdict, str) or verdict.lower() not in ("pass", "fail", "untrusted"):
         raise InputError(f"{field}: {path} has verdict {_show(verdict)}; allowed: pass, fail, untrusted")
@@ -208,21 +216,68 @@ def _read_capacity(field: str, path: Path, doc, gpd: float | None, node: str | N
             "connection": None if match is None else {"node": match[0], "flow_gpd": match[1]}}
 
 
-def _read_spdes(field: str, path: Path, doc) -> dict:
+def _as_of(field: str, path: Path, value) -> _dt.date:
+    """The ``as_of`` date of a SPDES check (``YYYY-MM-DD``, or an ISO date-time whose date is taken)."""
+    if not isinstance(value, str):
+        raise InputError(f"{field}: {path}: as_of must be a date YYYY-MM-DD, got {_show(value)}; allowed: the JSON of "
+                         "`capacitysim spdes check --json`")
+    try:
+        return _dt.date.fromisoformat(value[:10])
+    except ValueError:
+        raise InputError(f"{field}: {path}: as_of must be a date YYYY-MM-DD, got {_show(value)}") from None
+
+
+def _read_spdes(field: str, path: Path, doc, gpd: float | None, on: _dt.date | None, max_age_days: int) -> dict:
     if not isinstance(doc, dict):
         raise InputError(f"{field}: {path} is JSON but not a capacitysim SPDES check (expected an object, got {_show(doc)})")
-    if "connection_prohibited" not in doc:
+    if doc.get("kind") != SPDES_KIND:
         looks_capacity = doc.get("kind") == CAPACITY_KIND or ("verdict" in doc and "scenario" in doc)
         hint = " (it looks like a capacity demonstration: cite it with --capacity-ref)" if looks_capacity else ""
-        raise InputError(f"{field}: {path} is not a SPDES check JSON (no 'connection_prohibited' key){hint}")
-    prohibited = doc["connection_prohibited"]
-    if not isinstance(prohibited, bool):
-        raise InputError(f"{field}: {path}: connection_prohibited must be true or false, got {_show(prohibited)}")
-    if prohibited:
-        raise RefusedError(f"{field}: the SPDES check {path} finds the connection PROHIBITED: it does not demonstrate "
-                           "adequate treatment capacity (credit bank section H(1)); the withdrawal cannot rely on it")
-    added = _number(doc.get("added_gpd"))
-    return {"verdict": "not prohibited", "added_gpd": added}
+        why = f"kind {_show(doc['kind'])}" if "kind" in doc else "no 'kind' key"
+        raise InputError(f"{field}: {path} is not a SPDES check JSON ({why}; allowed: \"kind\": \"{SPDES_KIND}\", the "
+                         f"output of `capacitysim spdes check --added-gpd GPD --json`){hint}")
+    watershed = doc.get("watershed")
+    if watershed is not None and not isinstance(watershed, bool):
+        raise InputError(f"{field}: {path}: watershed must be true or false, got {_show(watershed)}")
+    if "treatment_capacity_shown" in doc:
+        shown, basis = doc["treatment_capacity_shown"], "treatment_capacity_shown"
+        if not isinstance(shown, bool):
+            raise InputError(f"{field}: {path}: treatment_capacity_shown must be true or false, got {_show(shown)}")
+    elif "connection_prohibited" in doc:
+        prohibited, basis = doc["connection_prohibited"], "not connection_prohibited"
+        if not isinstance(prohibited, bool):
+            raise InputError(f"{field}: {path}: connection_prohibited must be true or false, got {_show(prohibited)}")
+        shown = not prohibited
+    else:
+        raise InputError(f"{field}: {path} has neither 'treatment_capacity_shown' nor 'connection_prohibited'; allowed: "
+                         "the JSON of `capacitysim spdes check --json`")
+    if not shown:
+        if basis == "not connection_prohibited" or (watershed and doc.get("connection_prohibited") is True):
+            what = "finds the connection PROHIBITED" + (" under 15 RCNY § 18-37(b) (watershed plant)" if watershed else "")
+        elif watershed is False:
+            what = ("does not show treatment capacity (treatment_capacity_shown false: plant outside the watershed with no "
+                    "permitted-flow headroom after the added flow)")
+        else:
+            what = "does not show treatment capacity (treatment_capacity_shown false)"
+        raise RefusedError(f"{field}: the SPDES check {path} {what}: it does not demonstrate adequate treatment "
+                           "capacity (credit bank section H(1)); the withdrawal cannot rely on it")
+    added_raw = doc.get("added_gpd")
+    added = _number(added_raw)
+    if added is None or added < 0:
+        raise InputError(f"{field}: {path}: added_gpd must be a number >= 0, got {_show(added_raw)}")
+    as_of = _as_of(field, path, doc.get("as_of"))
+    if gpd is not None and added < gpd:
+        raise RefusedError(f"{field}: the SPDES check {path} added {added:,.0f} gpd, less than the withdrawal's "
+                           f"{gpd:,.0f} gpd: it does not show treatment capacity for this connection (credit bank "
+                           "section H(1)); run `capacitysim spdes check --added-gpd` with at least the connection's flow")
+    if on is not None:
+        age = (on - as_of).days
+        if age > max_age_days:
+            raise RefusedError(f"{field}: the SPDES check {path} is as of {as_of}, {age} days before the withdrawal date "
+                               f"{on}; allowed: at most {max_age_days} days (program policy spdes_evidence_max_age_days, "
+                               "program interpretation — confirm with the bank administrator)")
+    return {"verdict": "treatment capacity shown", "added_gpd": added, "as_of": as_of.isoformat(),
+            "watershed": watershed, "basis": basis}
 
 
 def _kind_of_bytes(path: Path, data: bytes) -> str:
@@ -236,54 +291,62 @@ def _kind_of_bytes(path: Path, data: bytes) -> str:
     return "other"
 
 
-def resolve_ref(kind: str, ref: str | None, *, gpd: float | None = None, node: str | None = None) -> dict | None:
-    """Resolve a capacity (``kind="capacity"``) or SPDES (``"spdes"``) reference.
+def resolve_ref(kind: str, ref: str | None, *, gpd: float | None = None, node: str | None = None,
+                on: _dt.date | None = None, max_age_days: int = SPDES_EVIDENCE_MAX_AGE_DAYS) -> dict | None:
+    """Resolve a capacity (``kind="capacity"``) or SPDES (``"spdes"``) reference: the path of its JSON document.
 
     Parameters
     ----------
     kind : {"capacity", "spdes"}
     ref : str or None
-        A run id or the path of the JSON document.
+        The path of the JSON result document (a run id is refused).
     gpd : float, optional
-        The withdrawal's peak flow [gpd]: a capacity demonstration must connect at least this much.
+        The withdrawal's peak flow [gpd]: a capacity demonstration must connect at least this much, a
+        SPDES check must have added at least this much (``added_gpd``).
     node : str, optional
-        The withdrawal's connection node: the demonstration's connection must be at this node.
+        The application's connection node: the demonstration's connection must be at this node.
+    on : datetime.date, optional
+        The withdrawal date: a SPDES check's ``as_of`` must be at most ``max_age_days`` before it.
+    max_age_days : int, default :data:`SPDES_EVIDENCE_MAX_AGE_DAYS`
+        Program policy ``spdes_evidence_max_age_days`` [days].
 
     Returns
     -------
     dict or None
         ``{"ref", "sha256", "verdict", "file"}`` and, for a capacity JSON, ``model``,
-        ``model_sha256`` and ``connection`` (node and flow matched); for a SPDES JSON ``added_gpd``.
-        ``ref`` is the absolute path for a file (else the run id as given), ``sha256`` the file's
-        hash (None for a run id), ``verdict`` ``pass`` / ``not prohibited`` / ``not read`` /
-        ``run id``.
+        ``model_sha256`` and ``connection`` (node and flow matched); for a SPDES JSON ``added_gpd``,
+        ``as_of``, ``watershed`` and ``basis`` (which key showed treatment capacity). ``ref`` is the
+        absolute path, ``sha256`` the file's hash, ``verdict`` ``pass`` (capacity) or
+        ``treatment capacity shown`` (SPDES).
 
     Raises
     ------
     InputError
-        A path that names no file, an unreadable, oversized, HTML or malformed file, or a JSON
-        document of the wrong kind.
+        A run id, a path that names no file, an unreadable, oversized, HTML, non-JSON or malformed
+        file, or a JSON document of the wrong kind.
     RefusedError
-        The cited demonstration failed, is untrusted or does not cover the withdrawal, or the cited
-        check prohibits the connection (credit bank section H(1) asks for a demonstration of adequate
-        capacity).
+        The cited demonstration failed, is untrusted or does not cover the withdrawal at its node;
+        the cited check does not show treatment capacity, added less than the withdrawal's flow, or
+        is older than the policy allows (credit bank section H(1)).
     """
     if ref is None:
         return None
     if kind not in KINDS:
         raise InputError(f"reference kind {kind!r}; allowed: {', '.join(KINDS)}")
     field = f"{kind}_ref"
+    command = "capacitysim capacity --connect NODE=GPD --json > capacity.json" if kind == "capacity" else \
+        "capacitysim spdes check --added-gpd GPD --json > spdes.json"
     p = Path(ref).expanduser()
     try:
         is_file, exists = p.is_file(), p.exists()
     except (OSError, ValueError):  # a name too long for the OS, an embedded NUL
-        raise InputError(f"{field}: {ref!r} is not a usable path (give a run id or the path of a JSON document)") from None
+        raise InputError(f"{field}: {ref!r} is not a usable path; allowed: the path of the JSON document of `{command}`") from None
     if not is_file:
         if exists:
-            raise InputError(f"{field}: {ref!r} is not a regular file (give a run id or the path of a JSON document)")
-        if _looks_like_path(ref):
-            raise InputError(f"{field}: no file {ref!r} (give an existing report path, or a run id without '/' or extension)")
-        return {"ref": ref, "sha256": None, "verdict": "run id", "file": False}
+            raise InputError(f"{field}: {ref!r} is not a regular file; allowed: the path of the JSON document of `{command}`")
+        raise InputError(f"{field}: no file {ref!r}; allowed: the path of the JSON document of `{command}` (a run id is not "
+                         "accepted: the bank reads the result document itself; run ids of a future service job are "
+                         "not supported yet)")
     p = p.resolve()
     try:
         with open(p, "rb") as fh:
@@ -296,14 +359,17 @@ def resolve_ref(kind: str, ref: str | None, *, gpd: float | None = None, node: s
     digest = hashlib.sha256(data).hexdigest()
     out = {"ref": str(p), "sha256": digest, "verdict": "not read", "file": True}
     what = _kind_of_bytes(p, data)
-    command = "capacitysim capacity ... --json > capacity.json" if kind == "capacity" else \
-        "capacitysim spdes check ... --json > spdes.json"
     if what == "html":
         raise InputError(f"{field}: {p} is an HTML report; the bank reads only the machine-readable JSON document: "
                          f"cite the output of `{command}`")
-    if what == "json":
-        doc = parse_json_document(field, p, data)
-        out |= _read_capacity(field, p, doc, gpd, node) if kind == "capacity" else _read_spdes(field, p, doc)
+    if what != "json":
+        raise InputError(f"{field}: {p} is not a JSON document; the bank reads only the machine-readable JSON result "
+                         f"document: cite the output of `{command}`")
+    doc = parse_json_document(field, p, data)
+    if kind == "capacity":
+        out |= _read_capacity(field, p, doc, gpd, node)
+    else:
+        out |= _read_spdes(field, p, doc, gpd, on, max_age_days)
     return out
 
 

@@ -22,9 +22,29 @@ The database itself refuses what the program forbids, so that no code path (nor 
   document (section G).
 
 Amounts are INTEGER gallons per day: sums are exact, so the journal sums to the balances exactly.
+
+Schema version 3 (issue 14) adds, in :data:`MIGRATION_3` (run on a new bank right after
+:data:`SCHEMA`, and on a version-2 bank by ``capacitysim bank migrate``, one transaction either way):
+
+* ``administrators``: the persons registered as the BANK ADMINISTRATOR (definitions: "review and
+  sign off on all approved applications for flow credit creation, bank deposits, withdrawals and
+  transfers"); never deleted or changed;
+* ``signoffs``: every deposit, withdrawal and transfer is recorded *pending* and takes effect only
+  when a registered administrator signs it off (who and when are kept; SQL refuses a sign-off by a
+  name that is not registered, and a withdrawal approved without its signed-off row);
+* ``lots`` and ``lot_moves``: the provenance of credits (credit bank section D). Each signed-off
+  deposit creates a lot (its project, hence the project's jurisdiction and basin); withdrawals,
+  transfers and condemnations take credits out of lots and the receiving side gets lots of the same
+  origin. A lot's ``gpd`` is, by trigger, always the sum of its moves; a lot of unknown origin
+  (``project_id`` NULL) comes only from migrating a version-2 bank whose journal does not show it;
+* ``applications``: applications for a new or modified connection or extension that withdraw no
+  credits (2,500 gpd or less, or not using the bank): annual report parts C and D list them too;
+* ``withdrawals`` gains ``node`` (the connection's model node), ``application_approval`` (the
+  connection application program's approval, section H(2)), ``requested_on`` (the withdrawal date),
+  ``spdes_as_of`` (date of the cited SPDES check) and ``app_type`` (connection or extension).
 """
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 SCHEMA = r"""
 CREATE TABLE IF NOT EXISTS meta (
@@ -224,12 +244,176 @@ NO_DELETE = ("entities", "basins", "subaccounts", "projects", "withdrawals", "tr
              "extensions", "disputes")
 NO_UPDATE = ("transfers", "condemnations", "extensions", "entities", "basins")
 
-SCHEMA += "".join(
-    f"CREATE TRIGGER IF NOT EXISTS {t}_no_delete BEFORE DELETE ON {t}\n"
-    f"BEGIN SELECT RAISE(ABORT, 'records of the program cannot be deleted'); END;\n"
-    for t in NO_DELETE
-) + "".join(
-    f"CREATE TRIGGER IF NOT EXISTS {t}_no_update BEFORE UPDATE ON {t}\n"
-    f"BEGIN SELECT RAISE(ABORT, '{t} cannot be changed'); END;\n"
-    for t in NO_UPDATE
-)
+
+def _guards(no_delete, no_update) -> str:
+    return "".join(
+        f"CREATE TRIGGER IF NOT EXISTS {t}_no_delete BEFORE DELETE ON {t}\n"
+        f"BEGIN SELECT RAISE(ABORT, 'records of the program cannot be deleted'); END;\n"
+        for t in no_delete
+    ) + "".join(
+        f"CREATE TRIGGER IF NOT EXISTS {t}_no_update BEFORE UPDATE ON {t}\n"
+        f"BEGIN SELECT RAISE(ABORT, '{t} cannot be changed'); END;\n"
+        for t in no_update
+    )
+
+
+#: The version-2 schema (tables, checks and triggers); a new bank gets it and then :data:`MIGRATION_3`.
+SCHEMA += _guards(NO_DELETE, NO_UPDATE)
+
+#: Tables added by schema version 3: never deleted; administrators and lot moves never changed either.
+NO_DELETE_3 = ("administrators", "signoffs", "lots", "lot_moves", "applications")
+NO_UPDATE_3 = ("administrators", "lot_moves")
+
+#: Version 2 -> 3 (issue 14): administrators, sign-off, lots (provenance), applications without credits.
+#: DDL only; :meth:`capacitysim.bank.Ledger.migrate` runs it and fills the new tables from the journal,
+#: in the same transaction. ``withdrawals_forward_only`` is replaced (the migration fills
+#: ``requested_on`` and ``node`` of existing rows between the DROP and the CREATE).
+MIGRATION_3 = r"""
+ALTER TABLE withdrawals ADD COLUMN node TEXT;
+ALTER TABLE withdrawals ADD COLUMN application_approval TEXT;
+ALTER TABLE withdrawals ADD COLUMN requested_on TEXT;
+ALTER TABLE withdrawals ADD COLUMN spdes_as_of TEXT;
+ALTER TABLE withdrawals ADD COLUMN app_type TEXT CHECK (app_type IS NULL OR app_type IN ('connection', 'extension'));
+DROP TRIGGER IF EXISTS withdrawals_forward_only;
+
+-- Persons registered as the bank administrator (definitions: BANK ADMINISTRATOR).
+CREATE TABLE IF NOT EXISTS administrators (
+    id            INTEGER PRIMARY KEY,
+    name          TEXT NOT NULL UNIQUE CHECK (length(trim(name)) >= 2),
+    name_key      TEXT NOT NULL UNIQUE,   -- casefolded: 'Ada Lee' and 'ada lee' are one person
+    document      TEXT,                   -- the Board's designation, when cited
+    registered_at TEXT NOT NULL,
+    registered_by TEXT NOT NULL
+);
+
+-- Deposits, withdrawals and transfers: recorded pending, effective once a registered administrator signs off.
+CREATE TABLE IF NOT EXISTS signoffs (
+    id            INTEGER PRIMARY KEY,
+    txn           TEXT NOT NULL UNIQUE,   -- the journal txn of the transaction that recorded it
+    kind          TEXT NOT NULL CHECK (kind IN ('deposit', 'withdrawal', 'transfer')),
+    ref           TEXT NOT NULL,          -- project, application, transfer-N
+    subaccount_id INTEGER NOT NULL REFERENCES subaccounts(id),  -- receiving (deposit, transfer) or paying (withdrawal)
+    amount_gpd    INTEGER NOT NULL CHECK (typeof(amount_gpd) = 'integer' AND amount_gpd > 0),
+    detail        TEXT NOT NULL DEFAULT '{}',
+    status        TEXT NOT NULL CHECK (status IN ('pending', 'signed-off', 'rejected', 'cancelled')),
+    recorded_at   TEXT NOT NULL,
+    recorded_by   TEXT NOT NULL,
+    decided_at    TEXT,
+    decided_on    TEXT,
+    decided_by    TEXT,
+    decision      TEXT NOT NULL DEFAULT '',
+    CHECK (status = 'pending' OR (decided_at IS NOT NULL AND decided_by IS NOT NULL))
+);
+CREATE UNIQUE INDEX IF NOT EXISTS signoffs_one_open ON signoffs(kind, ref) WHERE status IN ('pending', 'signed-off');
+
+-- Provenance: credits by originating project (NULL: unknown origin, only from a migrated version-2 bank).
+CREATE TABLE IF NOT EXISTS lots (
+    id            INTEGER PRIMARY KEY,
+    subaccount_id INTEGER NOT NULL REFERENCES subaccounts(id),
+    project_id    INTEGER REFERENCES projects(id),
+    deposited_on  TEXT,                   -- certification date of the originating deposit (allocation order)
+    source_lot_id INTEGER REFERENCES lots(id),
+    gpd           INTEGER NOT NULL DEFAULT 0 CHECK (typeof(gpd) = 'integer' AND gpd >= 0),
+    note          TEXT NOT NULL DEFAULT '',
+    created_at    TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS lots_subaccount ON lots(subaccount_id);
+CREATE TABLE IF NOT EXISTS lot_moves (
+    id        INTEGER PRIMARY KEY,
+    lot_id    INTEGER NOT NULL REFERENCES lots(id),
+    delta_gpd INTEGER NOT NULL CHECK (typeof(delta_gpd) = 'integer' AND delta_gpd <> 0),
+    action    TEXT NOT NULL,
+    ref       TEXT NOT NULL,
+    txn       TEXT NOT NULL,
+    at        TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS lot_moves_lot ON lot_moves(lot_id);
+CREATE INDEX IF NOT EXISTS lot_moves_ref ON lot_moves(ref, action);
+
+-- Applications that withdraw no credits (report parts C and D list every application and connection).
+CREATE TABLE IF NOT EXISTS applications (
+    id                   INTEGER PRIMARY KEY,
+    application          TEXT NOT NULL UNIQUE CHECK (length(trim(application)) > 0),
+    app_key              TEXT NOT NULL UNIQUE,
+    app_type             TEXT NOT NULL CHECK (app_type IN ('connection', 'extension')),
+    principal_id         INTEGER NOT NULL REFERENCES entities(id),
+    basin_id             INTEGER REFERENCES basins(id),
+    node                 TEXT,
+    peak_flow_gpd        REAL NOT NULL CHECK (peak_flow_gpd >= 0),
+    description          TEXT NOT NULL DEFAULT '',
+    received_on          TEXT NOT NULL,
+    application_approval TEXT,
+    status               TEXT NOT NULL CHECK (status IN ('received', 'approved', 'completed', 'returned')),
+    completed_on         TEXT,
+    closed_at            TEXT,
+    created_at           TEXT NOT NULL,
+    CHECK (status NOT IN ('approved', 'completed') OR application_approval IS NOT NULL),
+    CHECK (status <> 'completed' OR completed_on IS NOT NULL)
+);
+
+-- An application id is one application, with or without credits.
+CREATE TRIGGER IF NOT EXISTS applications_unique_across BEFORE INSERT ON applications
+WHEN EXISTS (SELECT 1 FROM withdrawals w WHERE w.app_key = new.app_key)
+BEGIN SELECT RAISE(ABORT, 'the application already has a withdrawal'); END;
+CREATE TRIGGER IF NOT EXISTS withdrawals_unique_across BEFORE INSERT ON withdrawals
+WHEN EXISTS (SELECT 1 FROM applications a WHERE a.app_key = new.app_key)
+BEGIN SELECT RAISE(ABORT, 'the application is already recorded without credits'); END;
+
+-- A withdrawal keeps its amount, subaccount, application, node, date and type; its status only moves
+-- forward; a cited reference (and its SHA-256) or approval cannot be replaced once recorded; it is
+-- approved only with its three references and its signed-off row (section H, BANK ADMINISTRATOR).
+CREATE TRIGGER IF NOT EXISTS withdrawals_forward_only BEFORE UPDATE ON withdrawals
+WHEN new.application IS NOT old.application OR new.app_key IS NOT old.app_key OR new.subaccount_id IS NOT old.subaccount_id
+  OR new.principal_id IS NOT old.principal_id OR new.peak_flow_gpd IS NOT old.peak_flow_gpd
+  OR new.offset_ratio IS NOT old.offset_ratio OR new.amount_gpd IS NOT old.amount_gpd
+  OR new.requested_at IS NOT old.requested_at OR new.requested_on IS NOT old.requested_on
+  OR new.app_type IS NOT old.app_type
+  OR (old.node IS NOT NULL AND new.node IS NOT old.node)
+  OR (old.application_approval IS NOT NULL AND new.application_approval IS NOT old.application_approval)
+  OR (old.capacity_ref IS NOT NULL AND (new.capacity_ref IS NOT old.capacity_ref OR new.capacity_sha256 IS NOT old.capacity_sha256))
+  OR (old.spdes_ref IS NOT NULL AND (new.spdes_ref IS NOT old.spdes_ref OR new.spdes_sha256 IS NOT old.spdes_sha256
+                                     OR new.spdes_as_of IS NOT old.spdes_as_of))
+  OR old.status IN ('completed', 'returned', 'defaulted')
+  OR (old.status = 'pending' AND new.status NOT IN ('pending', 'approved', 'returned'))
+  OR (old.status = 'approved' AND new.status NOT IN ('approved', 'completed', 'returned', 'defaulted'))
+  OR (old.status = 'pending' AND new.status = 'approved' AND (
+        new.application_approval IS NULL OR new.capacity_ref IS NULL OR new.spdes_ref IS NULL
+        OR NOT EXISTS (SELECT 1 FROM signoffs s WHERE s.kind = 'withdrawal' AND s.ref = new.application
+                       AND s.status = 'signed-off')))
+BEGIN SELECT RAISE(ABORT, 'a withdrawal keeps its amount and references, its status only moves forward, and it is approved only when signed off with its capacity, SPDES and application approval references'); END;
+
+-- A sign-off record moves once, from pending; only a registered administrator signs off.
+CREATE TRIGGER IF NOT EXISTS signoffs_forward_only BEFORE UPDATE ON signoffs
+WHEN new.txn IS NOT old.txn OR new.kind IS NOT old.kind OR new.ref IS NOT old.ref
+  OR new.subaccount_id IS NOT old.subaccount_id OR new.amount_gpd IS NOT old.amount_gpd OR new.detail IS NOT old.detail
+  OR new.recorded_at IS NOT old.recorded_at OR new.recorded_by IS NOT old.recorded_by
+  OR old.status <> 'pending' OR new.status = 'pending'
+BEGIN SELECT RAISE(ABORT, 'a sign-off record is decided once, from pending'); END;
+CREATE TRIGGER IF NOT EXISTS signoffs_by_administrator BEFORE UPDATE ON signoffs
+WHEN new.status IN ('signed-off', 'rejected')
+  AND NOT EXISTS (SELECT 1 FROM administrators a WHERE a.name = new.decided_by)
+BEGIN SELECT RAISE(ABORT, 'only a registered bank administrator signs off or rejects'); END;
+
+-- A lot keeps its origin and starts empty; its gpd is always the sum of its moves.
+CREATE TRIGGER IF NOT EXISTS lots_start_empty BEFORE INSERT ON lots
+WHEN new.gpd <> 0
+BEGIN SELECT RAISE(ABORT, 'a lot starts at 0 gpd; credits enter it by a lot move'); END;
+CREATE TRIGGER IF NOT EXISTS lots_fixed BEFORE UPDATE ON lots
+WHEN new.subaccount_id IS NOT old.subaccount_id OR new.project_id IS NOT old.project_id
+  OR new.deposited_on IS NOT old.deposited_on OR new.source_lot_id IS NOT old.source_lot_id
+  OR new.note IS NOT old.note OR new.created_at IS NOT old.created_at
+  OR new.gpd IS NOT (SELECT coalesce(sum(m.delta_gpd), 0) FROM lot_moves m WHERE m.lot_id = new.id)
+BEGIN SELECT RAISE(ABORT, 'a lot keeps its origin and its gpd is the sum of its moves'); END;
+
+-- An application without credits keeps its identity; its status only moves forward.
+CREATE TRIGGER IF NOT EXISTS applications_forward_only BEFORE UPDATE ON applications
+WHEN new.application IS NOT old.application OR new.app_key IS NOT old.app_key OR new.app_type IS NOT old.app_type
+  OR new.principal_id IS NOT old.principal_id OR new.basin_id IS NOT old.basin_id OR new.node IS NOT old.node
+  OR new.peak_flow_gpd IS NOT old.peak_flow_gpd OR new.received_on IS NOT old.received_on
+  OR new.created_at IS NOT old.created_at
+  OR (old.application_approval IS NOT NULL AND new.application_approval IS NOT old.application_approval)
+  OR old.status IN ('completed', 'returned')
+  OR (old.status = 'received' AND new.status NOT IN ('received', 'approved', 'returned'))
+  OR (old.status = 'approved' AND new.status NOT IN ('approved', 'completed', 'returned'))
+BEGIN SELECT RAISE(ABORT, 'an application keeps its identity and its status only moves forward'); END;
+""" + _guards(NO_DELETE_3, NO_UPDATE_3)

@@ -3,6 +3,13 @@
 Refusals by the program's rules exit 3 with one line; bad input exits 2 (see
 :mod:`capacitysim.cli`). A file the bank writes (``journal --csv``, ``report --out``) is refused when it
 would replace the bank file (or its ``-wal``/``-shm``/``-journal``), is a symbolic link or a folder.
+
+Every command that writes needs the person acting (``--actor "Given Family"``, on the group or the
+command, or ``$CAPACITYSIM_ACTOR``); the login name is never used. Deposits, withdrawals and transfers
+are recorded pending and take effect at ``sign-off TXN`` by a registered bank administrator. Where the
+program is silent, outputs name the program policy applied and print it as a program interpretation
+to confirm with the bank administrator; the help texts call such choices "program policy", never the
+rule.
 """
 
 from __future__ import annotations
@@ -25,16 +32,62 @@ from capacitysim.rules import ii_offset
 reason_option = click.option("--reason", default="", help="Why (recorded in the journal).")
 documents_option = click.option("--document", "documents", multiple=True, help="A document cited (repeatable).")
 
+#: Help of ``--actor`` (the group's and every writing command's).
+ACTOR_HELP = ("The person acting, by given and family name (letters, spaces, hyphens, apostrophes, periods; 2-100 "
+              "characters), recorded on every journal row; required by commands that write (default "
+              "$CAPACITYSIM_ACTOR; the login name is never used).")
 
-def _ledger(ctx, create: bool = False) -> Ledger:
-    return Ledger(ctx.obj["db"], actor=ctx.obj["actor"], create=create)
+
+def _set_actor(ctx, _param, value):
+    if value is not None:
+        ctx.ensure_object(dict)
+        ctx.find_root().meta["capacitysim.bank.actor"] = value
+    return value
+
+
+#: ``--actor`` on a writing command (overrides ``bank --actor``): ``bank sign-off TXN --actor "Ada Lee"``.
+actor_option = click.option("--actor", "actor_here", default=None, expose_value=False, callback=_set_actor,
+                            is_eager=True, help=ACTOR_HELP)
+
+
+def _ledger(ctx, create: bool = False, **kw) -> Ledger:
+    actor = ctx.find_root().meta.get("capacitysim.bank.actor") or ctx.obj["actor"]
+    return Ledger(ctx.obj["db"], actor=actor, create=create, **kw)
+
+
+def _cell(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, dict):
+        return ", ".join(f"{k}={_cell(x)}" for k, x in v.items() if x not in (None, "", [], {}))
+    if isinstance(v, list):
+        return "; ".join(_cell(x) for x in v)
+    return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
+
+
+def _policy_rows(pols) -> list[tuple[str, str]]:
+    """A program policy as table rows: its name and value, then its text (which says it is a program
+    interpretation to confirm with the bank administrator)."""
+    return [(f"program policy {p['name']}", f"{_cell(p['value'])}: {p['text']}") for p in pols or ()]
+
+
+def _rows(obj: dict) -> list[tuple[str, str]]:
+    rows = []
+    for k, v in obj.items():
+        if k == "policies":
+            continue
+        if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            rows += [(f"{k} {i + 1}", _cell(x)) for i, x in enumerate(v)]
+        else:
+            rows.append((k, _cell(v)))
+    return rows + _policy_rows(obj.get("policies"))
 
 
 def _emit(obj, as_json: bool, rows=None, title=None):
     if as_json:
         emit_json(obj)
     else:
-        emit_table(rows if rows is not None else [(k, "" if v is None else v) for k, v in obj.items()], title)
+        emit_table(rows if rows is not None else _rows(obj), title)
 
 
 #: Files SQLite keeps next to the bank file: never an output.
@@ -91,11 +144,16 @@ class BankGroup(click.Group):
 
 @cli.group(cls=BankGroup)
 @click.option("--db", default=DEFAULT_DB, show_default=True, type=click.Path(dir_okay=False), help="The bank file.")
-@click.option("--actor", default=None, help="Who acts (default $CAPACITYSIM_ACTOR or the login name; "
-              "printable text only, checked the same way).")
+@click.option("--actor", default=None, help=ACTOR_HELP)
 @click.pass_context
 def bank(ctx, db, actor):
     """The sewer flow credit bank (Binghamton-Johnson City I/I offset program), one SQLite file.
+
+    \b
+    Sign-off: deposits, withdrawals and transfers are recorded pending and take effect when a
+    registered bank administrator runs `sign-off TXN` (`pending` lists them). A withdrawal is
+    signed off only with its capacity demonstration and SPDES check (section H(1), the JSON
+    documents) and its connection application approval (section H(2)).
 
     \b
     Tamper evidence: the journal is hash-chained. `verify` finds rows edited, removed or inserted
@@ -108,13 +166,136 @@ def bank(ctx, db, actor):
 
 
 @bank.command()
+@click.option("--administrator", default=None, metavar="NAME",
+              help="The first bank administrator (a person's name), required when the bank is created.")
+@actor_option
 @json_option
 @click.pass_context
-def init(ctx, as_json):
-    """Create the bank file (idempotent)."""
-    with _ledger(ctx, create=True) as led:
-        out = {"db": str(led.path), "verify": led.verify()["ok"]}
+def init(ctx, administrator, as_json):
+    """Create the bank file with its first bank administrator (idempotent)."""
+    with _ledger(ctx, create=True, administrator=administrator) as led:
+        out = {"db": str(led.path), "administrators": [a["name"] for a in led.administrators()],
+               "verify": led.verify()["ok"]}
     _emit(out, as_json, title="credit bank ready")
+
+
+@bank.command()
+@click.option("--administrator", required=True, metavar="NAME",
+              help="The first bank administrator registered in the migrated bank (a person's name).")
+@actor_option
+@json_option
+@click.pass_context
+def migrate(ctx, administrator, as_json):
+    """Migrate a schema-2 bank to schema 3 (sign-off, credit lots), in one transaction.
+
+    \b
+    Existing balances become lots of the projects their deposits record, by replaying the journal
+    with the allocation policy (program policy, see `bank policies`); credits whose project the
+    journal does not show (purged history) become lots of unknown origin, which condemnation
+    refuses to take. A pending withdrawal now needs its H(2) approval and the sign-off.
+    """
+    with _ledger(ctx, migrate=True, administrator=administrator) as led:
+        lots = led.lots()
+        out = {"db": str(led.path), "schema_version": 3, "administrators": [a["name"] for a in led.administrators()],
+               "lots": len(lots), "unknown_origin_gpd": sum(x["gpd"] for x in lots if x["origin"] == "unknown"),
+               "pending_sign_off": len(led.pending()), "verify": led.verify()["ok"],
+               "policies": _policies("allocation_policy")}
+    _emit(out, as_json, title="credit bank migrated to schema 3")
+
+
+@bank.command("add-administrator")
+@click.argument("name")
+@click.option("--document", default=None, help="The Board's designation of the administrator.")
+@reason_option
+@actor_option
+@json_option
+@click.pass_context
+def add_administrator(ctx, name, document, reason, as_json):
+    """Register a person as bank administrator (only a registered administrator may; program policy)."""
+    with _ledger(ctx) as led:
+        out = led.add_administrator(name, document=document, reason=reason)
+    _emit(out, as_json, title="bank administrator registered")
+
+
+@bank.command()
+@json_option
+@click.pass_context
+def administrators(ctx, as_json):
+    """The persons registered as bank administrator."""
+    with _ledger(ctx) as led:
+        out = led.administrators()
+    if as_json:
+        emit_json({"administrators": out})
+    else:
+        emit_table([(a["name"], f"registered {a['registered_at'][:19]} UTC by {a['registered_by']}") for a in out]
+                   or [("administrators", "none")], "bank administrators")
+
+
+@bank.command()
+@json_option
+@click.pass_context
+def pending(ctx, as_json):
+    """Deposits, withdrawals and transfers awaiting the bank administrator's sign-off."""
+    with _ledger(ctx) as led:
+        out = led.pending()
+    if as_json:
+        emit_json({"pending": out, "policies": _policies("pending_reserve")})
+        return
+    rows = []
+    for p in out:
+        missing = f"; missing: {'; '.join(p['missing'])}" if p.get("missing") else ""
+        text = (f"{p['kind']} {p['ref']}: {p['amount_gpd']:,} gpd, {p['basin']} / {p['owner']}, recorded by "
+                f"{p['recorded_by']} at {p['recorded_at'][:19]} UTC{missing}")
+        rows.append((p["txn"], text))
+    emit_table((rows or [("pending", "none")]) + _policy_rows(_policies("pending_reserve")), "awaiting sign-off")
+
+
+@bank.command("sign-off")
+@click.argument("txn")
+@click.option("--on", "on", default=None, help="Date of the sign-off, YYYY-MM-DD (default today): the date of the "
+              "flow credit note for a withdrawal.")
+@reason_option
+@documents_option
+@actor_option
+@json_option
+@click.pass_context
+def sign_off(ctx, txn, on, reason, documents, as_json):
+    """Sign off a pending deposit, withdrawal or transfer (bank administrator only): it takes effect."""
+    with _ledger(ctx) as led:
+        out = led.sign_off(txn, on=on, reason=reason, documents=documents)
+    _emit(out, as_json, title=f"{out['kind']} signed off")
+
+
+@bank.command()
+@click.argument("txn")
+@click.option("--reason", required=True, help="Why it is rejected.")
+@documents_option
+@actor_option
+@json_option
+@click.pass_context
+def reject(ctx, txn, reason, documents, as_json):
+    """Reject a pending deposit, withdrawal or transfer (bank administrator only): nothing takes effect."""
+    with _ledger(ctx) as led:
+        out = led.reject(txn, reason=reason, documents=documents)
+    _emit(out, as_json, title=f"{out['kind']} rejected")
+
+
+@bank.command()
+@json_option
+@click.pass_context
+def policies(ctx, as_json):
+    """The program policies the bank applies where the program text is silent."""
+    out = _policies()
+    if as_json:
+        emit_json({"policies": out})
+    else:
+        emit_table(_policy_rows(out), "program policies")
+
+
+def _policies(*names):
+    from capacitysim.bank import policies as _p
+
+    return _p(*names)
 
 
 @bank.command("add-entity")
@@ -123,6 +304,7 @@ def init(ctx, as_json):
 @reason_option
 @documents_option
 @json_option
+@actor_option
 @click.pass_context
 def add_entity(ctx, name, municipal, reason, documents, as_json):
     """Register an entity (municipal user, developer, other credit holder)."""
@@ -136,6 +318,7 @@ def add_entity(ctx, name, municipal, reason, documents, as_json):
 @click.option("--outlet", default=None, help="The POTW component (CSO, pumping station node) the basin drains to.")
 @reason_option
 @json_option
+@actor_option
 @click.pass_context
 def add_basin(ctx, name, outlet, reason, as_json):
     """Register an I/I remediation basin."""
@@ -149,6 +332,7 @@ def add_basin(ctx, name, outlet, reason, as_json):
 @click.option("--owner", required=True)
 @reason_option
 @json_option
+@actor_option
 @click.pass_context
 def open_subaccount(ctx, basin, owner, reason, as_json):
     """Open an owner's subaccount in a basin."""
@@ -166,6 +350,7 @@ def open_subaccount(ctx, basin, owner, reason, as_json):
 @click.option("--description", default="")
 @reason_option
 @json_option
+@actor_option
 @click.pass_context
 def add_project(ctx, project, basin, jurisdiction, priority, estimated_gpd, description, reason, as_json):
     """Record an identified/available I/I remediation project (annual report part A)."""
@@ -186,13 +371,14 @@ def add_project(ctx, project, basin, jurisdiction, priority, estimated_gpd, desc
 @reason_option
 @documents_option
 @json_option
+@actor_option
 @click.pass_context
 def deposit(ctx, basin, owner, gpd, project, certified_on, certificate, description, reason, documents, as_json):
-    """Deposit the credits of a project certified complete."""
+    """Record the deposit of a certified project's credits (effective at the administrator's sign-off)."""
     with _ledger(ctx) as led:
         out = led.deposit(basin, owner, gpd, project, certified_on=certified_on, certificate=certificate,
                           description=description, reason=reason, documents=documents)
-    _emit(out, as_json, title="deposited")
+    _emit(out, as_json, title=f"deposit recorded, awaiting sign-off (bank sign-off {out['txn']})")
 
 
 @bank.command()
@@ -200,47 +386,84 @@ def deposit(ctx, basin, owner, gpd, project, certified_on, certificate, descript
 @click.option("--owner", required=True, help="Credit holder whose subaccount pays.")
 @click.option("--gpd", type=float, required=True, help="Estimated peak sewage flow increase of the connection [gpd].")
 @click.option("--application", required=True, help="Application id (one withdrawal each).")
-@click.option("--capacity-ref", default=None, help="Capacity demonstration: run id, or the JSON file of "
-              "`capacitysim capacity --json` (its SHA-256 is recorded; it must pass and connect at least --gpd "
-              "[at --node]; an HTML report is refused).")
-@click.option("--spdes-ref", default=None, help="SPDES / treatment check: run id, or the JSON file of "
-              "`capacitysim spdes check --json` (SHA-256 recorded; PROHIBITED is refused; HTML is refused).")
-@click.option("--node", default=None, help="Model node of the connection: the capacity demonstration must connect "
-              "the flow there (recorded for a later `attach`).")
+@click.option("--node", required=True, help="Model node where the connection is made: the capacity demonstration "
+              "must connect at least --gpd there.")
+@click.option("--capacity-ref", default=None, help="Capacity demonstration (section H(1)): the JSON file of "
+              "`capacitysim capacity --connect NODE=GPD --json` (SHA-256 recorded; it must pass and connect at least "
+              "--gpd at --node; a run id, HTML or PDF is refused).")
+@click.option("--spdes-ref", default=None, help="SPDES / treatment check (section H(1)): the JSON file of "
+              "`capacitysim spdes check --added-gpd GPD --json` (SHA-256 recorded; it must show treatment capacity "
+              "with at least --gpd added, and be recent: program policy spdes_evidence_max_age_days).")
+@click.option("--application-approval", default=None, help="Approval reference under the new or modified sewer "
+              "connection application program (section H(2)); required before the sign-off.")
+@click.option("--type", "app_type", type=click.Choice(["connection", "extension"]), default="connection",
+              show_default=True, help="A new or modified sewer connection, or a sewer extension.")
 @click.option("--principal", default=None, help="Principal municipal user (default the owner, if municipal).")
-@click.option("--offset-ratio", type=float, default=ii_offset.DEFAULT_OFFSET_RATIO, show_default=True)
-@click.option("--on", "on", default=None, help="Date of the flow credit note if approved now, YYYY-MM-DD.")
+@click.option("--offset-ratio", type=float, default=ii_offset.DEFAULT_OFFSET_RATIO, show_default=True,
+              help="Section F: one to one; above one is a program policy; below one is refused.")
+@click.option("--on", "on", default=None, help="The withdrawal date, YYYY-MM-DD (default today).")
 @click.option("--description", default="")
 @reason_option
 @documents_option
+@actor_option
 @json_option
 @click.pass_context
-def withdraw(ctx, basin, owner, gpd, application, capacity_ref, spdes_ref, node, principal, offset_ratio, on, description,
-             reason, documents, as_json):
-    """Reserve credits for an application (pending until capacity and SPDES refs are attached)."""
+def withdraw(ctx, basin, owner, gpd, application, node, capacity_ref, spdes_ref, application_approval, app_type, principal,
+             offset_ratio, on, description, reason, documents, as_json):
+    """Reserve credits for an application; approved only at the administrator's sign-off."""
     with _ledger(ctx) as led:
-        out = led.withdraw(basin, owner, gpd, application, capacity_ref=capacity_ref, spdes_ref=spdes_ref,
-                           principal=principal, offset_ratio=offset_ratio, on=on, description=description,
-                           reason=reason, documents=documents, node=node)
+        out = led.withdraw(basin, owner, gpd, application, node=node, capacity_ref=capacity_ref, spdes_ref=spdes_ref,
+                           application_approval=application_approval, principal=principal, offset_ratio=offset_ratio,
+                           on=on, app_type=app_type, description=description, reason=reason, documents=documents)
         out["balance_gpd"] = led.balance(basin, owner)["balance_gpd"]
-    _emit(out, as_json, title=f"withdrawal {out['status']}")
+    _emit(out, as_json, title=f"withdrawal recorded, awaiting sign-off (bank sign-off {out['txn']})")
 
 
 @bank.command()
 @click.option("--application", required=True)
-@click.option("--capacity-ref", default=None, help="Capacity demonstration run id or JSON document path "
-              "(`capacitysim capacity --json`).")
-@click.option("--spdes-ref", default=None, help="SPDES check run id or JSON document path (`capacitysim spdes check --json`).")
-@click.option("--node", default=None, help="Model node of the connection (default the one given at `withdraw`).")
-@click.option("--on", "on", default=None, help="Date of the flow credit note, YYYY-MM-DD (default today).")
+@click.option("--capacity-ref", default=None, help="Capacity demonstration JSON (`capacitysim capacity --json`).")
+@click.option("--spdes-ref", default=None, help="SPDES check JSON (`capacitysim spdes check --json`).")
+@click.option("--application-approval", default=None, help="Approval under the connection application program "
+              "(section H(2)).")
+@click.option("--node", default=None, help="Model node of the connection, only for a withdrawal recorded without one "
+              "(a migrated bank).")
 @reason_option
+@documents_option
+@actor_option
 @json_option
 @click.pass_context
-def attach(ctx, application, capacity_ref, spdes_ref, node, on, reason, as_json):
-    """Attach capacity demonstration / SPDES refs to a withdrawal (approves it once both are there)."""
+def attach(ctx, application, capacity_ref, spdes_ref, application_approval, node, reason, documents, as_json):
+    """Attach the section H references to a pending withdrawal (or the approval to an application)."""
     with _ledger(ctx) as led:
-        out = led.attach(application, capacity_ref=capacity_ref, spdes_ref=spdes_ref, on=on, reason=reason, node=node)
-    _emit(out, as_json, title=f"withdrawal {out['status']}")
+        out = led.attach(application, capacity_ref=capacity_ref, spdes_ref=spdes_ref,
+                         application_approval=application_approval, node=node, reason=reason, documents=documents)
+    _emit(out, as_json, title=f"application {out['status']}")
+
+
+@bank.command("record-application")
+@click.argument("application")
+@click.option("--principal", required=True, help="Principal municipal user (whose sewer receives the connection).")
+@click.option("--gpd", type=float, required=True, help="Estimated peak sewage flow increase [gpd] (0 allowed).")
+@click.option("--basin", default=None)
+@click.option("--node", default=None, help="Model node of the connection.")
+@click.option("--type", "app_type", type=click.Choice(["connection", "extension"]), default="connection",
+              show_default=True)
+@click.option("--received-on", default=None, help="Date the application was received, YYYY-MM-DD (default today).")
+@click.option("--application-approval", default=None, help="Approval under the connection application program.")
+@click.option("--description", default="")
+@reason_option
+@documents_option
+@actor_option
+@json_option
+@click.pass_context
+def record_application(ctx, application, principal, gpd, basin, node, app_type, received_on, application_approval,
+                       description, reason, documents, as_json):
+    """Record an application that withdraws no credits (e.g. 2,500 gpd or less): report parts C and D."""
+    with _ledger(ctx) as led:
+        out = led.record_application(application, principal, gpd, basin=basin, node=node, app_type=app_type,
+                                     received_on=received_on, application_approval=application_approval,
+                                     description=description, reason=reason, documents=documents)
+    _emit(out, as_json, title="application recorded")
 
 
 @bank.command("return")
@@ -248,9 +471,10 @@ def attach(ctx, application, capacity_ref, spdes_ref, node, on, reason, as_json)
 @click.option("--reason", required=True, help="Why the credits are returned.")
 @documents_option
 @json_option
+@actor_option
 @click.pass_context
 def return_(ctx, application, reason, documents, as_json):
-    """Return the credits reserved by a pending or approved withdrawal."""
+    """Return the credits of a pending or approved withdrawal (or close an application as returned)."""
     with _ledger(ctx) as led:
         out = led.return_credits(application, reason=reason, documents=documents)
     _emit(out, as_json, title="credits returned")
@@ -261,12 +485,13 @@ def return_(ctx, application, reason, documents, as_json):
 @click.option("--until", required=True, help="New due date of the certificate of occupancy, YYYY-MM-DD.")
 @click.option("--document", required=True, help="The Board's extension.")
 @click.option("--granted-on", default=None, help="Date the extension was granted, YYYY-MM-DD (default today); "
-              "it must be on or before the current due date.")
+              "after the current due date it is refused (program policy extension_after_due_date).")
 @reason_option
 @json_option
+@actor_option
 @click.pass_context
 def extend(ctx, application, until, document, granted_on, reason, as_json):
-    """Record an extension of the time allowed for the certificate of occupancy."""
+    """Record an extension of the time allowed for the certificate of occupancy (late ones: program policy)."""
     with _ledger(ctx) as led:
         out = led.extend(application, until, document=document, granted_on=granted_on, reason=reason)
     _emit(out, as_json, title="extended")
@@ -278,9 +503,10 @@ def extend(ctx, application, until, document, granted_on, reason, as_json):
 @reason_option
 @documents_option
 @json_option
+@actor_option
 @click.pass_context
 def complete(ctx, application, co_date, reason, documents, as_json):
-    """Record the certificate of occupancy: the connection is complete."""
+    """Record the certificate of occupancy (or completion): the connection is complete (report part D)."""
     with _ledger(ctx) as led:
         out = led.complete(application, co_date, reason=reason, documents=documents)
     _emit(out, as_json, title="connection completed")
@@ -289,16 +515,19 @@ def complete(ctx, application, co_date, reason, documents, as_json):
 @bank.command("check-defaults")
 @click.option("--as-of", default=None, help="Date, YYYY-MM-DD (default today).")
 @json_option
+@actor_option
 @click.pass_context
 def check_defaults(ctx, as_of, as_json):
-    """Put past-due flow credit notes in default and return their credits."""
+    """Put past-due flow credit notes in default (DEFAULT); what happens to their credits is a program policy."""
     with _ledger(ctx) as led:
         out = led.check_defaults(as_of)
+    pols = _policies("default_credits")
     if as_json:
-        emit_json({"defaulted": out})
+        emit_json({"defaulted": out, "policies": pols})
     else:
-        emit_table([(r["application"], f"{r['returned_gpd']:,} gpd returned (due {r['co_due_on']})") for r in out]
-                   or [("defaults", "none")], "defaults")
+        emit_table([(r["application"], f"{r['returned_gpd']:,} gpd returned to the holder (due {r['co_due_on']})")
+                    for r in out] or [("defaults", "none")] + [], "defaults")
+        emit_table(_policy_rows(pols))
 
 
 @bank.command()
@@ -311,13 +540,14 @@ def check_defaults(ctx, as_of, as_json):
 @click.option("--board-approval", default=None, help="The Board's approval of a transfer across basins.")
 @reason_option
 @json_option
+@actor_option
 @click.pass_context
 def transfer(ctx, basin, from_owner, to_owner, gpd, document, to_basin, board_approval, reason, as_json):
-    """Transfer credits between holders (within a basin unless the Board approved)."""
+    """Record a transfer of credits between holders (effective at the administrator's sign-off)."""
     with _ledger(ctx) as led:
         out = led.transfer(basin, from_owner, to_owner, gpd, document=document, to_basin=to_basin,
                            board_approval=board_approval, reason=reason)
-    _emit(out, as_json, title="transferred")
+    _emit(out, as_json, title=f"transfer recorded, awaiting sign-off (bank sign-off {out['txn']})")
 
 
 @bank.command()
@@ -325,13 +555,19 @@ def transfer(ctx, basin, from_owner, to_owner, gpd, document, to_basin, board_ap
 @click.option("--from", "from_owner", required=True, help="Private entity holding the credits.")
 @click.option("--by", required=True, help="Municipal user with jurisdiction (condemning).")
 @click.option("--gpd", type=float, required=True, help="Whole gallons per day.")
-@click.option("--project", required=True, help="The project within the municipal user's boundaries that generated them.")
+@click.option("--project", default=None, help="Only credits of this project (within the municipal user's boundaries); "
+              "default: any of the holder's credits generated within them.")
 @click.option("--document", default=None, help="The condemnation resolution.")
 @reason_option
 @json_option
+@actor_option
 @click.pass_context
 def condemn(ctx, basin, from_owner, by, gpd, project, document, reason, as_json):
-    """Condemn credits on deposit in a private entity's name for a public purpose (section D)."""
+    """Condemn credits on deposit in a private entity's name for a public purpose (section D).
+
+    Only credits generated by a project within the condemning municipal user's boundaries (the
+    holder's lots of that jurisdiction, see `balance --lots`) can be taken; asking for more is refused.
+    """
     with _ledger(ctx) as led:
         out = led.condemn(basin, from_owner, by, gpd, project=project, document=document, reason=reason)
     _emit(out, as_json, title="condemned")
@@ -343,6 +579,7 @@ def condemn(ctx, basin, from_owner, by, gpd, project, document, reason, as_json)
 @reason_option
 @documents_option
 @json_option
+@actor_option
 @click.pass_context
 def dispute(ctx, basin, subject, reason, documents, as_json):
     """Record an unresolved dispute (its basin's records cannot be purged until resolved)."""
@@ -356,6 +593,7 @@ def dispute(ctx, basin, subject, reason, documents, as_json):
 @click.option("--reason", required=True)
 @documents_option
 @json_option
+@actor_option
 @click.pass_context
 def resolve(ctx, dispute_id, reason, documents, as_json):
     """Close a dispute."""
@@ -368,6 +606,7 @@ def resolve(ctx, dispute_id, reason, documents, as_json):
 @click.option("--before", required=True, help="Purge journal rows dated before this date, YYYY-MM-DD.")
 @click.option("--reason", required=True)
 @json_option
+@actor_option
 @click.pass_context
 def purge(ctx, before, reason, as_json):
     """Purge journal rows older than the three-year retention period (never under dispute)."""
@@ -379,25 +618,46 @@ def purge(ctx, before, reason, as_json):
 @bank.command()
 @click.option("--basin", default=None)
 @click.option("--owner", default=None)
+@click.option("--lots", "show_lots", is_flag=True, help="Also list the lots: credits by originating project and its "
+              "jurisdiction (provenance, section D).")
 @json_option
 @click.pass_context
-def balance(ctx, basin, owner, as_json):
+def balance(ctx, basin, owner, show_lots, as_json):
     """Balance of one subaccount (--basin and --owner), or of every subaccount."""
     with _ledger(ctx) as led:
         if basin is not None and owner is not None:
-            out = led.balance(basin, owner)
-            _emit(out, as_json, rows=[("basin", basin), ("owner", owner), ("balance_gpd", f"{out['balance_gpd']:,}"),
-                                       ("reserved_gpd", f"{out['reserved_gpd']:,}")], title="balance")
+            out = led.balance(basin, owner, lots=show_lots)
+            if as_json:
+                emit_json(out)
+                return
+            rows = [("basin", basin), ("owner", owner), ("balance_gpd", f"{out['balance_gpd']:,}"),
+                    ("reserved_gpd", f"{out['reserved_gpd']:,}"),
+                    ("awaiting sign-off in", f"{out['pending_in_gpd']:,} gpd (not counted)"),
+                    ("awaiting sign-off out", f"{out['pending_out_gpd']:,} gpd (already taken out)")]
+            rows += [(f"lot {x['lot']}", _lot_text(x)) for x in out.get("lots", [])]
+            emit_table(rows + _policy_rows(out.get("policies") or _policies("allocation_policy")), "balance")
             return
+        rows = led.balances(lots=show_lots)
         if (basin is None) != (owner is None):
-            rows = [r for r in led.balances() if r["basin"] == basin or r["owner"] == owner]
-        else:
-            rows = led.balances()
+            rows = [r for r in rows if r["basin"] == basin or r["owner"] == owner]
+    pols = _policies("allocation_policy", "pending_reserve")
     if as_json:
-        emit_json({"balances": rows})
+        emit_json({"balances": rows, "policies": pols})
     else:
-        emit_table([(f"{r['basin']} / {r['owner']}", f"{r['balance_gpd']:,} gpd (reserved {r['reserved_gpd']:,})") for r in rows]
-                   or [("subaccounts", "none")], "balances")
+        table = []
+        for r in rows:
+            text = (f"{r['balance_gpd']:,} gpd (reserved {r['reserved_gpd']:,}; awaiting sign-off: in "
+                    f"{r['pending_in_gpd']:,}, out {r['pending_out_gpd']:,})")
+            table.append((f"{r['basin']} / {r['owner']}", text))
+            table += [(f"  lot {x['lot']}", _lot_text(x)) for x in r.get("lots", [])]
+        emit_table((table or [("subaccounts", "none")]) + _policy_rows(pols), "balances")
+
+
+def _lot_text(x: dict) -> str:
+    if x["origin"] == "unknown":
+        return f"{x['gpd']:,} gpd of unknown origin (cannot be condemned)"
+    return (f"{x['gpd']:,} gpd from project {x['project']} (jurisdiction {x['jurisdiction']}, deposited "
+            f"{x['deposited_on']})")
 
 
 @bank.command()
@@ -444,13 +704,15 @@ def _signed(v) -> str:
 
 @bank.command()
 @click.option("--municipal-user", default=None, help="Report for one municipal user (default all).")
-@click.option("--year", type=int, default=None, help="Restrict parts B, D and the journal to one year.")
+@click.option("--year", type=int, default=None, help="Restrict parts B, C (applications received that year, and "
+              "those still open), D (cumulative to that year's end) and the journal to one year.")
 @click.option("--out", "out_dir", default="bank-report", show_default=True, type=click.Path(file_okay=False),
               help="Folder for report.html and one CSV per table.")
 @json_option
 @click.pass_context
 def report(ctx, municipal_user, year, out_dir, as_json):
-    """The annual municipal user report (A-D), balances and journal, as CSV and HTML, with the journal head."""
+    """The annual municipal user report (A-D: C every application, D every connection completed), balances,
+    lots, sign-offs and journal, as CSV and HTML, with the journal head and the program policies in force."""
     from capacitysim.report.bank import report_files, write_report
     from capacitysim.workflows.bank_reports import annual_report
 
@@ -466,10 +728,12 @@ def report(ctx, municipal_user, year, out_dir, as_json):
     paths = write_report(rep, out_dir)
     counts = {k: len(v) for k, v in rep["tables"].items()}
     if as_json:
-        emit_json({"files": {k: str(p) for k, p in paths.items()}, "rows": counts, "verify": rep["verify"], "head": rep["head"]})
+        emit_json({"files": {k: str(p) for k, p in paths.items()}, "rows": counts, "verify": rep["verify"], "head": rep["head"],
+                   "policies": rep["policies"]})
     else:
         emit_table([(k, f"{counts.get(k, '')} rows  {p}" if k in counts else str(p)) for k, p in paths.items()]
-                   + [("journal head (sha256)", rep["head"]["head"])], "annual municipal user report")
+                   + [("journal head (sha256)", rep["head"]["head"])] + _policy_rows(rep["policies"]),
+                   "annual municipal user report")
 
 
 @bank.command()

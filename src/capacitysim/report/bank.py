@@ -59,6 +59,12 @@ def render_html(report: dict) -> str:
     when = f"year {report['year']}" if report["year"] else "all years"
     page = HtmlReport("Sewer flow credit bank: annual municipal user report", f"{who}; {when}")
     page.citation("Binghamton-Johnson City Joint Sewage Board, I/I Offset Program, records section A-D; credit bank sections A-I.")
+    pols = report.get("policies") or []
+    if pols:
+        page.paragraph("Program policies in force, where the program text is silent (each a program interpretation — "
+                       "confirm with the bank administrator; none is the rule): "
+                       + "; ".join(f"{p['name']} = {p['value']}" for p in pols) + ". Their texts are in the table "
+                       "'Program policies in force' below.", "untrusted")
     v = report["verify"]
     page.paragraph(
         ("Ledger check passed: " if v["ok"] else "LEDGER CHECK FAILED: ")

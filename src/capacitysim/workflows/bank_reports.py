@@ -8,15 +8,19 @@ References
 ----------
 Binghamton-Johnson City I/I Offset Program, records section: municipal users submit at least
 annually A (prioritized list of identified/available I/I remediation projects), B (projects completed,
-work performed and estimated I/I removed, with the certification letter), C (applications for new or
-modified connections and sewer extensions), D (connections and extensions completed since
-January 1, 2013); records kept at least three years.
+work performed and estimated I/I removed, with the certification letter), C ("List of applications for
+proposed new or modified sewer connections and sewer extensions": every application, with or without
+credits, whatever its status, so also those of 2,500 gpd or less, which need no offset, and those
+returned or defaulted), D ("List of new or modified sewer connections and sewer extensions completed
+since January 1, 2013": every one, not only those that used credits); records kept at least three
+years. The report also lists the lots (provenance of credits), what awaits the bank administrator's
+sign-off, and the program policies in force (each a program interpretation to confirm with the bank
+administrator, never the rule).
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from capacitysim.bank import Ledger
 from capacitysim.errors import InputError
@@ -26,9 +30,13 @@ from capacitysim.rules.ii_offset import PROGRAM_EFFECTIVE_DATE
 TITLES = {
     "a_available_projects": "A. Prioritized list of identified/available I/I remediation projects",
     "b_completed_projects": "B. I/I remediation projects completed, with estimated I/I removed",
-    "c_applications": "C. Applications for new or modified sewer connections and sewer extensions (pending)",
+    "c_applications": ("C. Applications for new or modified sewer connections and sewer extensions (all, with or "
+                       "without credits, whatever their status)"),
     "d_connections_completed": f"D. New or modified sewer connections and extensions completed since {PROGRAM_EFFECTIVE_DATE:%B %-d, %Y}",
     "balances": "Flow credit balances by basin and subaccount",
+    "lots": "Lots: credits by originating project and its jurisdiction (provenance, credit bank section D)",
+    "pending_sign_off": "Deposits, withdrawals and transfers awaiting the bank administrator's sign-off",
+    "policies": "Program policies in force (program interpretation — confirm with the bank administrator)",
     "journal": "Journal (append-only record of every bank transaction)",
 }
 
@@ -37,12 +45,17 @@ COLUMNS = {
     "a_available_projects": ["priority", "project", "basin", "jurisdiction", "description", "estimated_gpd"],
     "b_completed_projects": ["project", "basin", "jurisdiction", "description", "certified_on", "ii_removed_gpd",
                              "certification_letter"],
-    "c_applications": ["application", "basin", "principal_municipal_user", "credit_holder", "description", "peak_flow_gpd",
-                       "credits_reserved_gpd", "status", "capacity_ref", "capacity_sha256", "spdes_ref", "spdes_sha256",
-                       "note_issued_on", "co_due_on"],
-    "d_connections_completed": ["application", "basin", "principal_municipal_user", "credit_holder", "description",
+    "c_applications": ["application", "type", "basin", "principal_municipal_user", "credit_holder", "description",
+                       "peak_flow_gpd", "offset_required", "credits_reserved_gpd", "status", "received_on",
+                       "application_approval", "capacity_ref", "capacity_sha256", "spdes_ref", "spdes_sha256", "spdes_as_of",
+                       "sign_off", "signed_off_by", "signed_off_at", "note_issued_on", "co_due_on", "closed_at"],
+    "d_connections_completed": ["application", "type", "basin", "principal_municipal_user", "credit_holder", "description",
                                 "peak_flow_gpd", "credits_used_gpd", "note_issued_on", "co_issued_on"],
-    "balances": ["basin", "owner", "municipal", "balance_gpd", "reserved_gpd"],
+    "balances": ["basin", "owner", "municipal", "balance_gpd", "reserved_gpd", "pending_in_gpd", "pending_out_gpd"],
+    "lots": ["lot", "basin", "owner", "gpd", "project", "project_basin", "jurisdiction", "deposited_on", "source_lot",
+             "origin", "note"],
+    "pending_sign_off": ["txn", "kind", "ref", "amount_gpd", "basin", "owner", "recorded_by", "recorded_at", "missing"],
+    "policies": ["name", "value", "text", "alternative"],
     "journal": ["seq", "txn", "at", "actor", "action", "basin", "owner", "delta_gpd", "balance_after", "ref", "reason",
                 "documents", "detail"],
 }
@@ -58,9 +71,16 @@ def annual_report(ledger: Ledger, municipal_user: str | None = None, year: int |
         Restrict A-D to one municipal user (jurisdiction of projects, principal municipal user of
         applications); default all.
     year : int, optional
-        Restrict B (projects completed) and the journal to one calendar year; D stays cumulative as
-        the records section words it ("completed since January 1, 2013"), up to the end of that
-        year; A, C and balances are as of now.
+        Restrict B (projects completed) and the journal to one calendar year; C to the applications
+        received that year and those received earlier still open (received, pending or approved);
+        D stays cumulative as the records section words it ("completed since January 1, 2013"), up
+        to the end of that year; A, balances, lots and what awaits sign-off are as of now.
+
+    Returns
+    -------
+    dict
+        ``municipal_user``, ``year``, ``verify``, ``head``, ``policies`` (every program policy in
+        force, :data:`capacitysim.bank.POLICIES`) and ``tables`` (:data:`COLUMNS`).
     """
     if municipal_user is not None:
         known = {e["name"]: e for e in ledger.entities()}
@@ -87,28 +107,64 @@ def annual_report(ledger: Ledger, municipal_user: str | None = None, year: int |
     b = [{"project": p["ref"], "basin": p["basin"], "jurisdiction": p["jurisdiction"], "description": p["description"],
           "certified_on": p["certified_on"], "ii_removed_gpd": p["certified_gpd"], "certification_letter": p["certificate"] or ""}
          for p in projects if p["status"] == "certified" and mine(p["jurisdiction"]) and in_year(p["certified_on"])]
-    c = [{"application": w["application"], "basin": w["basin"], "principal_municipal_user": w["principal"],
-          "credit_holder": w["owner"], "description": w["description"], "peak_flow_gpd": w["peak_flow_gpd"],
-          "credits_reserved_gpd": w["amount_gpd"], "status": w["status"], "capacity_ref": w["capacity_ref"] or "",
-          "capacity_sha256": w["capacity_sha256"] or "", "spdes_ref": w["spdes_ref"] or "", "spdes_sha256": w["spdes_sha256"] or "", "note_issued_on": w["note_issued_on"] or "", "co_due_on": w["co_due_on"] or ""}
-         for w in withdrawals if w["status"] in ("pending", "approved") and mine(w["principal"])]
-    d = [{"application": w["application"], "basin": w["basin"], "principal_municipal_user": w["principal"],
-          "credit_holder": w["owner"], "description": w["description"], "peak_flow_gpd": w["peak_flow_gpd"],
-          "credits_used_gpd": w["amount_gpd"], "note_issued_on": w["note_issued_on"], "co_issued_on": w["co_issued_on"]}
+    applications = ledger.applications()
+    open_statuses = ("received", "pending", "approved")
+
+    def in_c(status, received_on):
+        return year is None or (received_on is not None and str(received_on)[:4] == str(year)) or status in open_statuses
+
+    c = [{"application": w["application"], "type": w["type"] or "", "basin": w["basin"],
+          "principal_municipal_user": w["principal"], "credit_holder": w["owner"], "description": w["description"],
+          "peak_flow_gpd": w["peak_flow_gpd"], "offset_required": True, "credits_reserved_gpd": w["amount_gpd"],
+          "status": w["status"], "received_on": w["requested_on"] or "", "application_approval": w["application_approval"] or "",
+          "capacity_ref": w["capacity_ref"] or "", "capacity_sha256": w["capacity_sha256"] or "",
+          "spdes_ref": w["spdes_ref"] or "", "spdes_sha256": w["spdes_sha256"] or "", "spdes_as_of": w["spdes_as_of"] or "",
+          "sign_off": w["signoff_status"], "signed_off_by": w["signed_off_by"] or "", "signed_off_at": w["signed_off_at"] or "",
+          "note_issued_on": w["note_issued_on"] or "", "co_due_on": w["co_due_on"] or "", "closed_at": w["closed_at"] or ""}
+         for w in withdrawals if mine(w["principal"]) and in_c(w["status"], w["requested_on"])]
+    c += [{"application": a["application"], "type": a["type"], "basin": a["basin"] or "",
+           "principal_municipal_user": a["principal"], "credit_holder": "", "description": a["description"],
+           "peak_flow_gpd": a["peak_flow_gpd"], "offset_required": a["offset_required"], "credits_reserved_gpd": 0,
+           "status": a["status"], "received_on": a["received_on"], "application_approval": a["application_approval"] or "",
+           "capacity_ref": "", "capacity_sha256": "", "spdes_ref": "", "spdes_sha256": "", "spdes_as_of": "",
+           "sign_off": "not needed (no credits)", "signed_off_by": "", "signed_off_at": "", "note_issued_on": "",
+           "co_due_on": "", "closed_at": a["closed_at"] or ""}
+          for a in applications if mine(a["principal"]) and in_c(a["status"], a["received_on"])]
+    c.sort(key=lambda r: (str(r["received_on"]), r["application"]))
+    since = PROGRAM_EFFECTIVE_DATE.isoformat()
+    d = [{"application": w["application"], "type": w["type"] or "", "basin": w["basin"],
+          "principal_municipal_user": w["principal"], "credit_holder": w["owner"], "description": w["description"],
+          "peak_flow_gpd": w["peak_flow_gpd"], "credits_used_gpd": w["amount_gpd"], "note_issued_on": w["note_issued_on"],
+          "co_issued_on": w["co_issued_on"]}
          for w in withdrawals if w["status"] == "completed" and mine(w["principal"])
-         and w["co_issued_on"] >= PROGRAM_EFFECTIVE_DATE.isoformat() and by_end_of_year(w["co_issued_on"])]
+         and w["co_issued_on"] >= since and by_end_of_year(w["co_issued_on"])]
+    d += [{"application": a["application"], "type": a["type"], "basin": a["basin"] or "",
+           "principal_municipal_user": a["principal"], "credit_holder": "", "description": a["description"],
+           "peak_flow_gpd": a["peak_flow_gpd"], "credits_used_gpd": 0, "note_issued_on": "", "co_issued_on": a["completed_on"]}
+          for a in applications if a["status"] == "completed" and mine(a["principal"])
+          and a["completed_on"] >= since and by_end_of_year(a["completed_on"])]
+    d.sort(key=lambda r: (str(r["co_issued_on"]), r["application"]))
+    pending = [dict(p, missing="; ".join(p.get("missing", []))) for p in ledger.pending()]
+    pols = ledger.policies()
+    policy_rows = [{"name": p["name"], "value": p["value"], "text": p["text"],
+                    "alternative": f"{p['alternative']['value']}: {p['alternative']['text']}" if p.get("alternative") else ""}
+                   for p in pols]
     journal = [flat_journal_row(r) for r in ledger.journal() if in_year(r["at"])]
     return {
         "municipal_user": municipal_user,
         "year": year,
         "verify": ledger.verify(),
         "head": ledger.head(),
+        "policies": pols,
         "tables": {
             "a_available_projects": a,
             "b_completed_projects": b,
             "c_applications": c,
             "d_connections_completed": d,
             "balances": ledger.balances(),
+            "lots": ledger.lots(),
+            "pending_sign_off": pending,
+            "policies": policy_rows,
             "journal": journal,
         },
     }

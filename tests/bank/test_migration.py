@@ -1,0 +1,160 @@
+"""Migrating a schema-2 bank (written by the capacitysim of commit 7277bcb, before issue 14) to schema 3.
+
+``data/bank-schema2.sqlite`` and its history are described in ``data/make_bank_schema2.py``. Balances
+before the migration (schema 2): Binghamton 3,000; Dev LLC 3,500 (3,000 reserved by A-2024-1);
+Other LLC 1,000; Johnson City 10,900 (2,600 reserved by the pending A-2024-2). Journal head
+8d4f05ff...be15 (17 rows, the 2019 rows purged).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from capacitysim.bank import Ledger
+from capacitysim.errors import InputError, RefusedError
+
+DATA = Path(__file__).with_name("data") / "bank-schema2.sqlite"
+HEAD_BEFORE = "8d4f05ff6e1fb7ce271cf99a4b5ea5c62dc2965a7807be79f205014bf513be15"
+B = "Susquehanna North"
+JC, BG, DEV, OTH = "Village of Johnson City", "City of Binghamton", "Dev LLC", "Other LLC"
+ADMIN = "Maria Lopez"
+
+
+@pytest.fixture
+def v2(tmp_path) -> Path:
+    path = tmp_path / "bank.sqlite"
+    shutil.copyfile(DATA, path)
+    return path
+
+
+def _schema_version(path) -> str:
+    c = sqlite3.connect(str(path))
+    try:
+        return c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
+    finally:
+        c.close()
+
+
+def test_a_schema_2_bank_is_not_opened_until_migrated(v2):
+    with pytest.raises(InputError, match="schema version 2.*bank --db .* migrate --actor NAME --administrator NAME"):
+        Ledger(v2)
+    with pytest.raises(InputError, match="first bank administrator"):
+        Ledger(v2, actor=ADMIN, migrate=True)
+    with pytest.raises(InputError, match="single word"):
+        Ledger(v2, actor="jclerk", migrate=True, administrator=ADMIN)
+    assert _schema_version(v2) == "2"
+
+
+def test_migration_rebuilds_lots_from_the_journal_and_keeps_the_books(v2):
+    """Lots by replaying the journal with FIFO (carry-forward rows first: they stand for the purged 2019
+    history, whose projects the journal no longer shows, so they are of unknown origin):
+
+    * Johnson City: carry-forward 9,000 (unknown); JC-2024-2 +6,000; transfer to Dev 2,000 from the
+      unknown lot (oldest first) -> 7,000; A-2024-2 -2,600 -> 4,400; A-2024-3 -2,700 then returned;
+      condemnation +500 (see Dev) -> unknown 4,400 + JC-2024-2 6,000 + BG-2024-1 500 = 10,900;
+    * Other LLC: carry-forward 1,000 (unknown);
+    * Binghamton: BG-2024-1 +8,000, -5,000 to Dev -> 3,000;
+    * Dev LLC: BG-2024-1 5,000 + unknown 2,000; A-2024-1 -3,000 takes unknown 2,000 + BG 1,000;
+      the 2024 condemnation of 500 "under JC-2024-2" finds no JC-2024-2 lot at Dev (the schema-2 bug)
+      and takes BG-2024-1 500 -> BG-2024-1 3,500.
+    Unknown origin: 4,400 + 1,000 = 5,400 gpd; lots 18,400 = balances 3,000 + 3,500 + 1,000 + 10,900."""
+    led = Ledger(v2, actor=ADMIN, migrate=True, administrator=ADMIN)
+    assert _schema_version(v2) == "3"
+    lots = {(x["owner"], x["project"]): x["gpd"] for x in led.lots()}
+    assert lots == {(JC, None): 4400, (JC, "JC-2024-2"): 6000, (JC, "BG-2024-1"): 500, (OTH, None): 1000,
+                    (BG, "BG-2024-1"): 3000, (DEV, "BG-2024-1"): 3500}
+    assert {r["owner"]: r["balance_gpd"] for r in led.balances()} == {BG: 3000, DEV: 3500, OTH: 1000, JC: 10900}
+    row = led.journal()[-1]
+    assert row["action"] == "migrate" and row["actor"] == ADMIN
+    assert row["detail"] | {} == row["detail"] and row["detail"]["unknown_origin_gpd"] == 5400
+    assert row["detail"]["lots_gpd"] == 18400 and row["detail"]["subaccounts_adjusted"] == 0
+    assert [a["name"] for a in led.administrators()] == [ADMIN]
+    v = led.verify(check_files=False)
+    assert v["ok"], v
+    # the old rows, their login-name actors and their hashes are kept: the pre-migration head still verifies
+    v = led.verify(check_files=False, expect_head=HEAD_BEFORE)
+    assert v["ok"] and v["expected_head"]["found"]
+    assert {r["actor"] for r in led.journal()[:-2]} == {"jclerk"}
+    led.close()
+    # migrating again is a no-op
+    led = Ledger(v2, actor=ADMIN, migrate=True, administrator=ADMIN)
+    assert [r["action"] for r in led.journal()].count("migrate") == 1
+    led.close()
+
+
+def test_after_migration_condemnation_refuses_unknown_and_other_jurisdictions_lots(v2):
+    """Section D: Dev LLC now holds only BG-2024-1 credits (Binghamton's), Other LLC only credits of
+    unknown origin: Johnson City can condemn neither; Binghamton can condemn Dev's."""
+    led = Ledger(v2, actor=ADMIN, migrate=True, administrator=ADMIN)
+    with pytest.raises(RefusedError, match=r"lot \d+: 3,500 gpd from project BG-2024-1 \(jurisdiction City of Binghamton\)"):
+        led.condemn(B, DEV, JC, 100, document="Village resolution 2025-1")
+    with pytest.raises(RefusedError, match="of unknown origin .*cannot be condemned.*eligible 0 gpd"):
+        led.condemn(B, OTH, JC, 100, document="Village resolution 2025-2")
+    assert led.condemn(B, DEV, BG, 100, document="City resolution 2025-1")["from_balance_gpd"] == 3400
+    assert led.verify(check_files=False)["ok"]
+    led.close()
+
+
+def test_after_migration_withdrawals_need_sign_off_and_old_ones_are_marked(v2, tmp_path):
+    """The schema-2 approved withdrawal A-2024-1 (approved on run ids) stays approved, marked as made
+    before sign-off existed; the pending A-2024-2 now needs the section H documents, the H(2) approval and
+    the administrator's sign-off; its return puts 2,600 gpd back into Johnson City's unknown-origin lot
+    it came from (4,400 + 2,600 = 7,000)."""
+    led = Ledger(v2, actor=ADMIN, migrate=True, administrator=ADMIN)
+    a1 = led.withdrawal("A-2024-1")
+    assert (a1["status"], a1["signoff_status"], a1["node"]) == ("approved", "none (schema 2)", "MH-12")
+    pend = led.pending()
+    assert [(p["ref"], p["amount_gpd"], p["recorded_by"]) for p in pend] == [("A-2024-2", 2600, "jclerk")]
+    assert len(pend[0]["missing"]) == 3
+    with pytest.raises(RefusedError, match="cannot be signed off without"):
+        led.sign_off(pend[0]["txn"])
+    led.return_credits("A-2024-2", reason="applicant did not pursue")
+    assert {(x["project"], x["gpd"]) for x in led.lots(B, JC)} == {(None, 7000), ("JC-2024-2", 6000), ("BG-2024-1", 500)}
+    # new deposits and transfers are pending until signed off
+    out = led.deposit(B, JC, 1000, "JC-2025-1")
+    assert led.balance(B, JC)["balance_gpd"] == 13500 and led.balance(B, JC)["pending_in_gpd"] == 1000
+    led.sign_off(out["txn"])
+    assert led.balance(B, JC)["balance_gpd"] == 14500
+    assert led.verify(check_files=False)["ok"]
+    led.close()
+
+
+def test_a_failed_migration_changes_nothing(v2, monkeypatch):
+    """The migration is one transaction: a failure in its middle (here, while rebuilding the lots) rolls
+    every step back, the new tables and columns included."""
+    before = hashlib.sha256(v2.read_bytes()).hexdigest()
+
+    def boom(self, c):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(Ledger, "_replay_lots", boom)
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        Ledger(v2, actor=ADMIN, migrate=True, administrator=ADMIN)
+    c = sqlite3.connect(str(v2))
+    tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    cols = {r[1] for r in c.execute("PRAGMA table_info(withdrawals)")}
+    c.close()
+    assert _schema_version(v2) == "2" and "lots" not in tables and "node" not in cols
+    assert hashlib.sha256(v2.read_bytes()).hexdigest() == before
+
+
+def test_migrate_through_the_cli(v2, run_cli):
+    res = run_cli("bank", "--db", str(v2), "balance")
+    assert res.exit_code == 2 and "migrate" in res.stderr
+    res = run_cli("bank", "--db", str(v2), "migrate", "--actor", ADMIN, "--administrator", ADMIN, "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["schema_version"] == 3 and out["unknown_origin_gpd"] == 5400 and out["pending_sign_off"] == 1
+    assert out["verify"] is True
+    res = run_cli("bank", "--db", str(v2), "verify", "--json")
+    v = json.loads(res.stdout)
+    # A-2024-1 cites run ids, as schema 2 allowed: kept as recorded, reported as such, nothing to re-hash
+    assert res.exit_code == 0 and {r["status"] for r in v["refs"]} <= {"run id"}
+    res = run_cli("bank", "--db", str(v2), "balance", "--basin", B, "--owner", DEV, "--lots")
+    assert res.exit_code == 0 and "from project BG-2024-1 (jurisdiction City of Binghamton" in res.stdout
