@@ -34,6 +34,7 @@ COMMANDS = {
     "basins": "network",
     "bench": "bench",
     "sweep": "sweep",
+    "headroom": "headroom",
     "list": "listing",
 }
 

@@ -1,0 +1,124 @@
+"""Capacity headroom (issue 15): SWMM runs and time of the screen method, against brute-force bisection.
+
+Runs ``capacitysim.workflows.headroom.headroom`` on every junction of a model under the Binghamton
+storm on the default dask cluster (a ``LocalCluster`` of single-threaded processes, one per core) and
+prints, as JSON: SWMM runs (the run before included), runs per node, seconds, the cells by status, and
+the check that every figure is confirmed within the tolerance (its passing and failing flows are real
+runs, failing / passing <= 1 + tolerance). With ``--brute`` the same nodes by brute-force bisection
+(a run at ``--max-gpd``, then geometric bisection), its runs and time, and the agreement of the two on
+every node (each passing flow below the other's failing flow, so both brackets hold one threshold).
+``--verify K`` re-runs ``capacitysim capacity`` (``run_demonstration``) at both ends of K brackets.
+
+Targets of issue 15 (synthetic-500): <= 30 min on 2 cores, <= 4 SWMM runs per node on average.
+
+Run::
+
+    .venv/bin/python benchmarks/bench_headroom.py synthetic-50 --brute
+    timeout 4h .venv/bin/python benchmarks/bench_headroom.py synthetic-500 --out out/bench-headroom-500
+
+Not a pytest benchmark (nothing here is collected): one run of the larger model takes over an hour.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+STORM = "binghamton-1yr-24h"
+
+
+def confirmed(doc: dict) -> dict:
+    """Cells whose bracket is closed within the tolerance (both ends real runs of the search)."""
+    t = doc["tolerance_pct"] / 100.0
+    ok = [r for r in doc["nodes"] if r["status"] == "ok"]
+    ratios = [r["failing_gpd"] / r["passing_gpd"] for r in ok]
+    return {"bracketed": len(ok), "within_tolerance": sum(x <= 1 + t + 1e-12 for x in ratios),
+            "widest_bracket": max(ratios) if ratios else None,
+            "zero": sum(r["status"] == "zero" for r in doc["nodes"]),
+            "bounded": sum(r["status"] == "bounded" for r in doc["nodes"])}
+
+
+def agreement(a: dict, b: dict) -> dict:
+    """Do two results hold the same threshold on every node (within the tolerance)?"""
+    bb = {(r["node"], r["storm"]): r for r in b["nodes"]}
+    bad, worst = [], 1.0
+    for r in a["nodes"]:
+        s = bb.get((r["node"], r["storm"]))
+        if s is None or r["status"] != s["status"]:
+            bad.append({"node": r["node"], "a": r["status"], "b": None if s is None else s["status"]})
+            continue
+        if r["status"] != "ok":
+            continue
+        if not (r["passing_gpd"] < s["failing_gpd"] and s["passing_gpd"] < r["failing_gpd"]):
+            bad.append({"node": r["node"], "a": [r["passing_gpd"], r["failing_gpd"]], "b": [s["passing_gpd"], s["failing_gpd"]]})
+        worst = max(worst, max(r["passing_gpd"], s["passing_gpd"]) / min(r["passing_gpd"], s["passing_gpd"]))
+    return {"nodes": len(a["nodes"]), "disagree": len(bad), "disagreements": bad[:10], "largest_figure_ratio": worst}
+
+
+def verify(doc: dict, model: str, k: int, seed: int = 15) -> dict:
+    """Re-run ``capacitysim capacity`` at both ends of ``k`` random brackets: passing must pass, failing fail."""
+    from capacitysim.workflows.demonstration import run_demonstration
+
+    ok = [r for r in doc["nodes"] if r["status"] == "ok"]
+    picks = random.Random(seed).sample(ok, min(k, len(ok)))
+    out = []
+    for r in picks:
+        got = {}
+        for end in ("passing_gpd", "failing_gpd"):
+            with run_demonstration(model, connections=[f"{r['node']}={r[end]!r}"], storm=STORM) as d:
+                got[end] = d.verdict
+        out.append({"node": r["node"], **got, "ok": got == {"passing_gpd": "pass", "failing_gpd": "fail"}})
+    return {"checked": len(out), "reproduced": sum(x["ok"] for x in out), "cells": out}
+
+
+def run(model: str, method: str, out: Path, workers: int | None) -> dict:
+    from capacitysim.workflows.headroom import headroom
+
+    t0 = time.perf_counter()
+    res = headroom(model, STORM, workers=workers, out=out, method=method)
+    doc = res.to_dict()
+    doc["wall_seconds"] = time.perf_counter() - t0
+    return doc
+
+
+def summary(doc: dict) -> dict:
+    return {"method": doc["method"], "cells": len(doc["nodes"]), "runs_total": doc["runs_total"],
+            "runs_per_node": doc["runs_per_node"], "seconds": round(doc["seconds"], 1), "workers": doc["workers"],
+            "counts": doc["counts"], "confirmed": confirmed(doc)}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("model", nargs="?", default="synthetic-50")
+    p.add_argument("--brute", action="store_true", help="also run brute-force bisection and compare")
+    p.add_argument("--workers", type=int, default=None)
+    p.add_argument("--out", default=None, help="folder of the outputs (default: a temporary folder)")
+    p.add_argument("--verify", type=int, default=0, metavar="K", help="re-run `capacity` at both ends of K brackets")
+    a = p.parse_args(argv)
+    out = Path(a.out) if a.out else Path(tempfile.mkdtemp(prefix="bench-headroom-"))
+    result = {"model": a.model, "storm": STORM, "out": str(out)}
+    screen = run(a.model, "screen", out / "screen", a.workers)
+    result["screen"] = summary(screen)
+    print(json.dumps({"screen": result["screen"]}), file=sys.stderr, flush=True)
+    if a.brute:
+        brute = run(a.model, "bisection", out / "bisection", a.workers)
+        result["bisection"] = summary(brute)
+        result["agreement"] = agreement(screen, brute)
+        r_s, r_b = screen["runs_total"], brute["runs_total"]
+        result["speed_up"] = {"runs": r_b / r_s, "seconds": brute["seconds"] / screen["seconds"]}
+    if a.verify:
+        result["verify"] = verify(screen, a.model, a.verify)
+    result["targets"] = {"runs_per_node_le_4": bool(screen["runs_per_node"] is not None and screen["runs_per_node"] <= 4),
+                         "minutes": round(screen["seconds"] / 60.0, 1), "minutes_le_30": screen["seconds"] <= 1800}
+    print(json.dumps(result, indent=1, default=lambda o: None if isinstance(o, float) and not math.isfinite(o) else str(o)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,235 @@
+"""The results store of a headroom run (Zarr, node x storm) and its CSV and GeoJSON exports.
+
+Like :mod:`capacitysim.io.sweep_store`, this module knows the format and nothing of how the figures
+are computed (it never imports :mod:`capacitysim.workflows`).
+
+Layout
+------
+A Zarr store (format 2, not consolidated) with dimensions ``node`` and ``storm`` (the storm labels
+the command was given) and, per cell: ``max_connection_gpd``, ``passing_gpd``, ``failing_gpd``,
+``screen_gpd`` [gpd]; ``bounded`` (0/1); ``runs`` (SWMM runs of the cell, the shared run before not
+counted); ``result`` (``ok`` bracketed, ``bounded``, ``zero`` fails with any connection,
+``untrusted``, ``error``); the governing check at the smallest failing flow (``governing_criterion``,
+``governing_element``, ``governing_value``, ``governing_limit``, ``governing_unit``); the screen's
+element (``screen_element``) and a ``message``. ``status`` (0 missing, 1 done, 2 error, 3
+untrusted) is written last, so a run killed at any moment resumes by recomputing exactly the cells
+whose status is 0. The attribute ``headroom`` (JSON) identifies the run (model SHA-256, storms,
+criteria, tolerance, flow bounds, remediations, method): a store whose ``headroom`` differs is
+another run, never resumed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+from capacitysim.errors import DataFileError
+from capacitysim.files import atomic_write_text
+
+#: Status codes of a cell.
+MISSING, DONE, FAILED, UNTRUSTED = 0, 1, 2, 3
+STATUS_NAMES = {MISSING: "missing", DONE: "done", FAILED: "error", UNTRUSTED: "untrusted"}
+#: Characters kept of texts.
+MESSAGE_CHARS = 240
+CHECK_CHARS = 120
+
+#: Variables of a cell: name -> (dtype, description).
+VARIABLES = {
+    "max_connection_gpd": ("float64", "gpd, largest average connection that passes every criterion (0: fails with any)"),
+    "passing_gpd": ("float64", "gpd, a flow that passed (a real run)"),
+    "failing_gpd": ("float64", "gpd, a flow that failed (a real run); NaN when bounded"),
+    "bounded": ("int8", "1 when the largest flow searched (max_gpd) passes"),
+    "runs": ("int32", "SWMM runs of this cell (the shared run before not counted)"),
+    "result": ("<U12", "ok | bounded | zero | untrusted | error"),
+    "governing_criterion": (f"<U{CHECK_CHARS}", "criterion of the governing check at failing_gpd"),
+    "governing_element": (f"<U{CHECK_CHARS}", "element of the governing check"),
+    "governing_value": ("float64", "value of the governing check at failing_gpd"),
+    "governing_limit": ("float64", "limit of the governing check"),
+    "governing_unit": ("<U24", "unit of governing_value and governing_limit"),
+    "screen_gpd": ("float64", "gpd, the screen's estimate from the run before"),
+    "screen_element": (f"<U{CHECK_CHARS}", "the element (criterion|element) that gives the screen's estimate"),
+    "message": (f"<U{MESSAGE_CHARS}", "why a cell is untrusted or failed"),
+    "status": ("int8", "0 missing, 1 done, 2 error, 3 untrusted"),
+}
+
+
+def create_store(path: str | os.PathLike, nodes, storms, identity: dict, attrs: dict | None = None, chunk: int = 64) -> None:
+    """Create the store: coordinates and attributes only, every cell missing."""
+    import dask.array as da
+    import xarray as xr
+
+    nn, ns = len(nodes), len(storms)
+    ch = (max(1, min(chunk, nn)), max(1, ns))
+    data_vars, encoding = {}, {}
+    for name, (dtype, desc) in VARIABLES.items():
+        fill = "" if dtype.startswith("<U") else (np.nan if dtype == "float64" else 0)
+        data_vars[name] = (("node", "storm"), da.full((nn, ns), fill, dtype=dtype, chunks=ch), {"description": desc})
+        encoding[name] = {"chunks": ch}
+    ds = xr.Dataset(data_vars, coords={"node": np.asarray(list(nodes), dtype=str), "storm": np.asarray(list(storms), dtype=str)},
+                    attrs={"headroom": json.dumps(identity, sort_keys=True), **{k: json.dumps(v) for k, v in (attrs or {}).items()}})
+    ds.to_zarr(str(path), mode="w", compute=False, encoding=encoding, zarr_format=2, consolidated=False)
+
+
+def store_status(path: str | os.PathLike, identity: dict) -> np.ndarray:
+    """Status (node x storm) of an existing store, after checking it holds this run."""
+    import zarr
+
+    try:
+        g = zarr.open_group(str(path), mode="r")
+        stored = json.loads(g.attrs.get("headroom", "null"))
+    except Exception as exc:  # noqa: BLE001 - a folder that is no Zarr store, an unreadable attribute
+        raise DataFileError(f"{path}: not a headroom results store ({type(exc).__name__}); --resume continues a "
+                            "store that `capacitysim headroom --out` wrote") from None
+    if stored is None or "status" not in g:
+        raise DataFileError(f"{path}: not a headroom results store (no headroom attribute or status array)")
+    want = json.loads(json.dumps(identity, sort_keys=True))
+    if stored != want:
+        diff = sorted(k for k in set(stored) | set(want) if stored.get(k) != want.get(k))
+        raise DataFileError(f"{path}: holds another headroom run ({', '.join(diff)} differ); use a new --out or remove it")
+    return np.asarray(g["status"][:])
+
+
+class StoreWriter:
+    """Writes finished cells (status last: a half-written cell stays missing)."""
+
+    def __init__(self, path):
+        import zarr
+
+        self.g = zarr.open_group(str(path), mode="r+")
+        self.arrays = {k: self.g[k] for k in VARIABLES if k in self.g}
+        self.order = [k for k in self.arrays if k != "status"] + ["status"]
+
+    def write(self, i: int, j: int, cell: dict) -> None:
+        for k in self.order:
+            if k in cell:
+                arr = self.arrays[k]
+                v = cell[k]
+                if v is None:
+                    v = np.nan if arr.dtype.kind == "f" else ("" if arr.dtype.kind == "U" else 0)
+                if arr.dtype.kind == "U":
+                    v = str(v)[: arr.dtype.itemsize // 4]
+                arr[i, j] = np.asarray(v, dtype=arr.dtype)
+
+
+def cell_of(rec: dict) -> dict:
+    """A node result (``NodeSearch.record``) as a store cell."""
+    gov = rec.get("governing_check") or {}
+    status = {"ok": DONE, "bounded": DONE, "zero": DONE, "untrusted": UNTRUSTED}.get(rec["status"], FAILED)
+    return {"max_connection_gpd": rec.get("max_connection_gpd"), "passing_gpd": rec.get("passing_gpd"),
+            "failing_gpd": rec.get("failing_gpd"), "bounded": int(bool(rec.get("bounded"))), "runs": int(rec.get("runs", 0)),
+            "result": rec["status"], "governing_criterion": gov.get("criterion") or "",
+            "governing_element": gov.get("element") or "", "governing_value": gov.get("value"),
+            "governing_limit": gov.get("limit"), "governing_unit": gov.get("unit") or "",
+            "screen_gpd": rec.get("screen_gpd"), "screen_element": rec.get("screen_element") or "",
+            "message": rec.get("message") or "", "status": status}
+
+
+def _num(x):
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def read_cells(path: str | os.PathLike) -> list[dict]:
+    """Every cell of a store as a node result (``node``, ``storm``, the figures, ``governing_check``...),
+    node-major; missing cells have ``status`` "missing" and no figures."""
+    import zarr
+
+    g = zarr.open_group(str(path), mode="r")
+    nodes = [str(x) for x in g["node"][:]]
+    storms = [str(x) for x in g["storm"][:]]
+    a = {k: np.asarray(g[k][:]) for k in VARIABLES if k in g}
+    out = []
+    for i, n in enumerate(nodes):
+        for j, s in enumerate(storms):
+            st = int(a["status"][i, j])
+            rec = {"node": n, "storm": s, "status": "missing" if st == MISSING else str(a["result"][i, j])}
+            if st != MISSING:
+                crit = str(a["governing_criterion"][i, j])
+                rec.update({
+                    "max_connection_gpd": _num(a["max_connection_gpd"][i, j]), "passing_gpd": _num(a["passing_gpd"][i, j]),
+                    "failing_gpd": _num(a["failing_gpd"][i, j]), "bounded": bool(a["bounded"][i, j]),
+                    "governing_check": {"criterion": crit, "element": str(a["governing_element"][i, j]),
+                                        "value": _num(a["governing_value"][i, j]), "limit": _num(a["governing_limit"][i, j]),
+                                        "unit": str(a["governing_unit"][i, j])} if crit else None,
+                    "runs": int(a["runs"][i, j]), "screen_gpd": _num(a["screen_gpd"][i, j]),
+                    "screen_element": str(a["screen_element"][i, j]), "message": str(a["message"][i, j])})
+            out.append(rec)
+    return out
+
+
+def open_headroom(path: str | os.PathLike):
+    """The store as an :class:`xarray.Dataset` (node x storm), ``status`` as text (missing, done, error, untrusted)."""
+    import xarray as xr
+
+    p = Path(path)
+    if not p.exists():
+        raise DataFileError(f"{p}: no headroom results here")
+    try:
+        ds = xr.open_zarr(str(p), consolidated=False).load()
+    except Exception as exc:  # noqa: BLE001
+        raise DataFileError(f"{p}: not a headroom results store ({exc})") from None
+    if "headroom" not in ds.attrs:
+        raise DataFileError(f"{p}: not a headroom results store (no headroom attribute)")
+    st = np.asarray(ds.status.values).astype(int)
+    ds["status"] = (("node", "storm"), np.vectorize(lambda c: STATUS_NAMES.get(int(c), "?"), otypes=[object])(st))
+    return ds
+
+
+#: Columns of the CSV export (units in the names).
+CSV_COLUMNS = ("node", "storm", "status", "max_connection_gpd", "passing_gpd", "failing_gpd", "bounded",
+               "governing_criterion", "governing_element", "governing_value", "governing_limit", "governing_unit",
+               "runs", "screen_gpd", "screen_element", "x", "y", "message")
+
+
+def flat_row(rec: dict, xy=None) -> dict:
+    """A node result as one flat row (the CSV line, the GeoJSON properties)."""
+    gov = rec.get("governing_check") or {}
+    row = {k: rec.get(k) for k in ("node", "storm", "status", "max_connection_gpd", "passing_gpd", "failing_gpd", "bounded",
+                                   "runs", "screen_gpd", "screen_element", "message")}
+    for k in ("criterion", "element", "value", "limit", "unit"):
+        row[f"governing_{k}"] = gov.get(k)
+    row["x"], row["y"] = (xy if xy is not None else (None, None))
+    return row
+
+
+def write_csv(records, path, coordinates: dict | None = None) -> Path:
+    """One row per node and storm (:data:`CSV_COLUMNS`), written atomically; empty cells for none."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
+    w.writeheader()
+    for r in records:
+        row = flat_row(r, (coordinates or {}).get(r["node"]))
+        w.writerow({k: ("" if row.get(k) is None else (repr(row[k]) if isinstance(row[k], float) else row[k])) for k in CSV_COLUMNS})
+    return atomic_write_text(path, buf.getvalue())
+
+
+def write_geojson(records, path, coordinates: dict, crs_note: str = "") -> Path:
+    """A FeatureCollection of Points (one per node and storm, at the model's [COORDINATES]); properties = the row.
+
+    Nodes without coordinates are left out (listed in the collection's ``missing_coordinates``). The
+    coordinates are the model's own (its map units; GeoJSON readers take them as given).
+    """
+    feats, missing = [], []
+    for r in records:
+        xy = coordinates.get(r["node"])
+        if xy is None:
+            missing.append(r["node"])
+            continue
+        feats.append({"type": "Feature", "geometry": {"type": "Point", "coordinates": [float(xy[0]), float(xy[1])]},
+                      "properties": flat_row(r, xy)})
+    doc = {"type": "FeatureCollection", "features": feats, "missing_coordinates": sorted(set(missing))}
+    if crs_note:
+        doc["coordinates_note"] = crs_note
+    return atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False, default=_none_for_nan))
+
+
+def _none_for_nan(o):
+    if isinstance(o, (np.floating, np.integer)):
+        return o.item()
+    raise TypeError(type(o).__name__)
