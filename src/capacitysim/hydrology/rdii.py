@@ -184,7 +184,7 @@ def inflow_sources_cfs(sump_pumps: float, sump_pump_gpm: float, roof_area_sqft: 
     sump_pumps : float
         Number of sump pumps [-] (0 for none).
     sump_pump_gpm : float
-        Flow of one sump pump [gpm] (Table 174-19.2 [3]_: 5 gpm).
+        Flow of one sump pump [gpm] (Table 174-19.2, module reference 3: 5 gpm).
     roof_area_sqft : float
         Roof area drained by the leaders [ft^2] (0 for none).
     roof_cn : float
@@ -200,10 +200,10 @@ def inflow_sources_cfs(sump_pumps: float, sump_pump_gpm: float, roof_area_sqft: 
     -------
     (numpy.ndarray, numpy.ndarray, dict)
         ``time_hr``, ``flow_cfs`` and a record. The series is piecewise linear (as SWMM interpolates
-        a [TIMESERIES] [2]_): the sump pumps ``N x gpm / GPM_PER_CFS`` [cfs] from the first interval
+        a [TIMESERIES], module reference 2): the sump pumps ``N x gpm / GPM_PER_CFS`` [cfs] from the first interval
         with rain (after the :data:`SUMP_RAMP_HR` ramp) to ``end_hr``, running around the clock
-        while the groundwater is high (Table 174-19.2 note 1 [3]_); the roof runoff by the SCS unit
-        hydrograph on TR-55 CN excess [4]_ [5]_, each step's mean flow placed at the middle of the
+        while the groundwater is high (Table 174-19.2 note 1, module reference 3); the roof runoff by the SCS unit
+        hydrograph on TR-55 CN excess (module references 4, 5), each step's mean flow placed at the middle of the
         step. The record holds the inputs and the volumes [ft^3]: of the series as written and,
         for the roof, TR-55's Q(P, CN) x area.
 
@@ -215,7 +215,7 @@ def inflow_sources_cfs(sump_pumps: float, sump_pump_gpm: float, roof_area_sqft: 
 
     References
     ----------
-    See [2]_ to [5]_ of the module.
+    See references 2 to 5 of the module.
     """
     if not (sump_pumps > 0 or roof_area_sqft > 0):
         raise InputError("sump pump / roof leader sources: give sump_pumps > 0 and/or a roof area > 0")
