@@ -61,6 +61,41 @@ def check_output(path, inputs=(), *, option: str = "--report"):
     return path
 
 
+#: ``--export DIR``: the option of every command whose results can be exported (capacitysim.io.export).
+export_option = click.option(
+    "--export", "export_dir", type=click.Path(file_okay=False), default=None,
+    help="Write the results into this folder: CSV tables with units in the headers, GeoJSON of the network "
+         "(when the model has coordinates), results.nc (NetCDF, CF units) and manifest.json (files and SHA-256).")
+
+
+def check_export_dir(path, inputs=(), *, option: str = "--export"):
+    """Refuse an export folder that is a file, a symbolic link, an input or lies inside an input (exit 2).
+
+    The folder may exist (files of the same names are replaced, each atomically) or not (it is created).
+    Returns the path as given (None when not given).
+    """
+    import os
+    from pathlib import Path
+
+    from capacitysim.errors import InputError
+
+    if path is None:
+        return None
+    p = Path(path)
+    if p.is_symlink():
+        raise InputError(f"{option} {p}: is a symbolic link; give a plain folder (outputs never follow links)")
+    if p.exists() and not p.is_dir():
+        raise InputError(f"{option} {p}: is a file; give a folder (created when missing)")
+    target = Path(os.path.realpath(p))
+    for inp in inputs:
+        if inp is None:
+            continue
+        src = Path(os.path.realpath(inp))
+        if target == src or (src.is_dir() and src in target.parents):
+            raise InputError(f"{option} {p}: is or lies inside the input {inp}; write it elsewhere")
+    return path
+
+
 #: The submittal options every workflow command takes (capacitysim.io.submittal.SUBMITTAL_FIELDS).
 _SUBMITTAL_OPTIONS = (
     ("--submittal", "submittal_file", "TOML file with a [submittal] table (project number, applicant, engineer...)."),

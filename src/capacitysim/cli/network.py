@@ -7,7 +7,16 @@ import os
 import click
 
 from capacitysim.cli import cli
-from capacitysim.cli.common import emit_json, emit_table, fmt, json_option, pop_submittal, submittal_options
+from capacitysim.cli.common import (
+    check_export_dir,
+    emit_json,
+    emit_table,
+    export_option,
+    fmt,
+    json_option,
+    pop_submittal,
+    submittal_options,
+)
 from capacitysim.errors import InputError
 
 
@@ -41,10 +50,14 @@ def _peaking(value: str) -> str | float:
 @click.option("--work-dir", type=click.Path(file_okay=False),
               help="Keep the runs' files here, relative or absolute (default: a temporary folder, removed at the end).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write the HTML report here.")
+@export_option
+@click.option("--crs", default=None, metavar="AUTHORITY:CODE",
+              help="Coordinate reference system of the model's map (EPSG:2263) for the GeoJSON export, when the "
+                   "model does not state it in a comment (;;CRS: EPSG:2263). Default: none stated.")
 @submittal_options
 @json_option
-def capacity(model_path, storm, connects, peaking, remediates, criteria_file, plant, spinup_hr, work_dir, report_path, as_json,
-             **submittal):
+def capacity(model_path, storm, connects, peaking, remediates, criteria_file, plant, spinup_hr, work_dir, report_path,
+             export_dir, crs, as_json, **submittal):
     """Capacity demonstration: SWMM before and after new connections and/or I/I remediation.
 
     Prints the verdict (pass | fail | untrusted) and the failed checks; exit code 0 for pass,
@@ -59,25 +72,32 @@ def capacity(model_path, storm, connects, peaking, remediates, criteria_file, pl
     from capacitysim.io.bundled import model_path as resolve_model
 
     model_path = resolve_model(model_path)
-    check_output(report_path, [model_path, criteria_file, storm if storm and os.path.exists(storm) else None])
+    inputs = [model_path, criteria_file, storm if storm and os.path.exists(storm) else None]
+    check_output(report_path, inputs)
+    check_export_dir(export_dir, inputs)
     pk = _peaking(peaking)
     conns = [parse_connection(c, pk) for c in connects]
     criteria = Criteria.from_dict(read_toml(criteria_file), criteria_file) if criteria_file else Criteria()
     sub = pop_submittal(submittal)
     d = run_demonstration(model_path, connections=conns, remediations=list(remediates), storm=storm,
-                          criteria=criteria, work_dir=work_dir, plant=plant, spinup_hr=spinup_hr, submittal=sub)
+                          criteria=criteria, work_dir=work_dir, plant=plant, spinup_hr=spinup_hr, submittal=sub, crs=crs)
     with d:  # the temporary run folder goes when the command ends (kept with --work-dir)
-        _print_capacity(d, report_path, as_json)
+        _print_capacity(d, report_path, as_json, export_dir)
     if d.verdict != "pass":
         click.get_current_context().exit(1)
 
 
-def _print_capacity(d, report_path, as_json):
+def _print_capacity(d, report_path, as_json, export_dir=None):
     from capacitysim.report.capacity import write_report
 
     doc = d.to_dict()
     if report_path:
         write_report(doc, report_path)
+    if export_dir:
+        from capacitysim.io.export import export_demonstration
+
+        written = export_demonstration(export_dir, doc, d.before, d.after)
+        doc["export"] = {"folder": str(export_dir), "files": sorted(written)}
     if as_json:
         emit_json(doc)
     else:
@@ -90,6 +110,8 @@ def _print_capacity(d, report_path, as_json):
                          f"{fmt(doc['before']['plant_peak_inflow_cfs'])} -> {fmt(doc['after']['plant_peak_inflow_cfs'])}"))
         if report_path:
             rows.append(("report", str(report_path)))
+        if export_dir:
+            rows.append(("exported", f"{export_dir}: {', '.join(doc['export']['files'])}"))
         emit_table(rows, "Capacity demonstration")
         for ch in doc["checks"]:
             mark = "ok  " if ch["passed"] else "FAIL"

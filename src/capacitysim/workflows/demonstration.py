@@ -85,6 +85,9 @@ class Demonstration:
     storm_record: dict | None = None
     #: Who submits what (capacitysim.io.submittal.Submittal), on the document and the report.
     submittal: object = None
+    #: Node points and link lines of the model (:meth:`capacitysim.io.export.geometry.ModelGeometry.to_dict`):
+    #: the report's plan map and the exports' GeoJSON.
+    geometry: dict | None = None
 
     def __post_init__(self):
         if self.work_dir is not None and not self.keep_files:
@@ -208,7 +211,7 @@ def choose_plant(model: SwmmInp, plant: str | None) -> tuple[str | None, str | N
 
 def run_demonstration(model_path, *, connections=(), remediations=(), storm=None, criteria: Criteria | None = None,
                       work_dir=None, outlets=None, plant=None, parallel: bool = True, extra_edits=(),
-                      spinup_hr: float | None = None, submittal=None) -> Demonstration:
+                      spinup_hr: float | None = None, submittal=None, crs: str | None = None) -> Demonstration:
     """Run the before and after scenarios and judge them.
 
     Parameters
@@ -243,7 +246,14 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         simulated and reported whole.
     submittal : Submittal, optional
         The submittal identification (project number, applicant, engineer of record...).
+    crs : str, optional
+        The coordinate reference system of the model's map (``EPSG:2263``), when the model does not
+        state it (:func:`capacitysim.io.export.geometry.model_geometry`); only the exports and the
+        plan map use it.
     """
+    from capacitysim.io.export.geometry import check_crs, model_geometry
+
+    crs = check_crs(crs)
     criteria = criteria or Criteria()
     model_path = bundled_model_path(model_path)
     model = load_model(model_path)
@@ -335,7 +345,7 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         shown_points.append(("the plant", plant_id))
     return Demonstration(Path(model_path), verdict, before, after, runs, checks, criteria, record, basins,
                          plant_id, conns, storm_name, injections, warnings_, untrusted, wd, keep, storm_record=storm_record,
-                         submittal=submittal,
+                         submittal=submittal, geometry=model_geometry(model, crs).to_dict(),
                          hydrographs=_hydrographs(runs, shown_points),
                          profile=_profile(model, conns[0].node, plant_id, before, after) if conns and plant_id else None)
 
@@ -626,6 +636,7 @@ def demonstration_json(d: Demonstration) -> dict:
             "checks": checks, "failed_checks": sum(1 for ch in d.checks if ch.passed is False),
             "links": links, "nodes": nodes,
             "hydrographs": _jsonable(d.hydrographs), "profile": _jsonable(d.profile),
+            "geometry": d.geometry,
             "units": "flow cfs, depth/elevation ft, volume ft3 (converted from the model's FLOW_UNITS)"}
 
 

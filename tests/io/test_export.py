@@ -1,0 +1,216 @@
+"""``--export DIR``: CSV rows are the model's elements, GeoJSON geometries and attributes, NetCDF with CF units.
+
+One real capacity demonstration (SWMM, before and after) of a copy of the bundled synthetic-50 model to
+which a [MAP] UNITS line, a CRS comment and [VERTICES] of one link were added; the exports are read
+back and cross-checked against the result document (--json) and the model's own text.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+from click.testing import CliRunner
+
+from capacitysim.cli import cli
+from capacitysim.io.bundled import model_path
+from capacitysim.io.export import export_demonstration, export_network, model_geometry, network_dataset
+from capacitysim.io.export.geometry import ModelGeometry, check_crs
+from capacitysim.errors import InputError
+from capacitysim.network.model import parse_inp
+
+VERTICES = [(300.0, 40.0), (350.0, 30.0)]  # two interior points of P0002 (MH0002 -> MH0001)
+
+
+def _model_with_map(tmp: Path, crs_line: str | None = ";;CRS: EPSG:2263", units: str = "Feet") -> Path:
+    text = model_path("synthetic-50").read_text(encoding="latin-1")
+    extra = "\n[MAP]\nDIMENSIONS 0 0 3000 1000\nUNITS " + units + "\n"
+    if crs_line:
+        extra += crs_line + "\n"
+    extra += "\n[VERTICES]\n;;Link X Y\n" + "".join(f"P0002 {x} {y}\n" for x, y in VERTICES)
+    p = tmp / "net.inp"
+    p.write_text(text + extra, encoding="latin-1")
+    return p
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("export")
+    inp = _model_with_map(tmp)
+    out = tmp / "exported"
+    r = CliRunner().invoke(cli, ["capacity", "--model", str(inp), "--storm", "binghamton-1yr-24h", "--connect", "MH0017=60000",
+                                 "--export", str(out), "--report", str(tmp / "report.html"), "--json"], catch_exceptions=False)
+    assert r.exit_code in (0, 1), r.output
+    return {"inp": inp, "out": out, "doc": json.loads(r.stdout), "model": parse_inp(inp), "tmp": tmp}
+
+
+def _csv(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_csv_has_one_row_per_element_with_units_in_headers(run):
+    m, out, doc = run["model"], run["out"], run["doc"]
+    nodes, links = _csv(out / "nodes.csv"), _csv(out / "links.csv")
+    assert [r["id"] for r in nodes] == [n["id"] for n in doc["nodes"]]
+    assert sorted(r["id"] for r in nodes) == sorted(m.node_ids())
+    assert sorted(r["id"] for r in links) == sorted(l[0] for l in m.links())
+    for col in ("max_hgl_before [ft]", "max_hgl_after [ft]", "max_hgl_change [ft]", "flooding_volume_after [ft3]",
+                "surcharge_time_after [h]", "x", "y", "failed", "failed_criteria"):
+        assert col in nodes[0], col
+    for col in ("peak_flow_before [cfs]", "peak_flow_after [cfs]", "max_q_over_qfull_after [-]", "full_flow [cfs]"):
+        assert col in links[0], col
+    assert not any(k.endswith(("_ft", "_cfs", "_cf")) for k in nodes[0]), "raw unit suffixes in a header"
+    # the same numbers as the result document, element by element
+    by_id = {r["id"]: r for r in doc["nodes"]}
+    for r in nodes:
+        assert float(r["max_hgl_before [ft]"]) == pytest.approx(by_id[r["id"]]["max_hgl_ft_before"], rel=1e-12)
+        assert float(r["max_hgl_change [ft]"]) == pytest.approx(float(r["max_hgl_after [ft]"]) - float(r["max_hgl_before [ft]"]), abs=1e-9)
+    lb = {r["id"]: r for r in doc["links"]}
+    for r in links:
+        assert float(r["peak_flow_after [cfs]"]) == pytest.approx(lb[r["id"]]["peak_flow_cfs_after"], rel=1e-12)
+    # the failed checks mark their elements, and only those
+    failed = {c["element"] for c in doc["checks"] if c["passed"] is False and c["element"] in by_id}
+    assert failed, "the 60,000 gpd connection fails at least one node check"
+    assert {r["id"] for r in nodes if r["failed"] == "yes"} == failed
+    assert all("True" not in v and "False" not in v for r in nodes for v in r.values())
+
+
+def test_geojson_points_lines_vertices_and_crs(run):
+    g = json.loads((run["out"] / "network.geojson").read_text(encoding="utf-8"))
+    m = run["model"]
+    coords = {r.tokens[0]: (float(r.tokens[1]), float(r.tokens[2])) for r in m.rows("COORDINATES")}
+    assert g["type"] == "FeatureCollection"
+    assert g["crs"] == {"type": "name", "properties": {"name": "urn:ogc:def:crs:EPSG::2263"}}
+    assert g["map_units"] == "ft"
+    points = [f for f in g["features"] if f["geometry"]["type"] == "Point"]
+    lines = [f for f in g["features"] if f["geometry"]["type"] == "LineString"]
+    assert len(points) == len(coords) == len(m.node_ids())
+    assert len(lines) == len(m.links())
+    for f in points:
+        assert tuple(f["geometry"]["coordinates"]) == coords[f["properties"]["id"]]
+    ends = {l[0]: (l[2], l[3]) for l in m.links()}
+    for f in lines:
+        a, b = ends[f["properties"]["id"]]
+        line = [tuple(p) for p in f["geometry"]["coordinates"]]
+        assert line[0] == coords[a] and line[-1] == coords[b]
+        assert line[1:-1] == (VERTICES if f["properties"]["id"] == "P0002" else [])
+    # the same attributes as the CSV, under the same names
+    header = next(csv.reader(open(run["out"] / "nodes.csv", encoding="utf-8")))
+    assert set(header) <= set(points[0]["properties"])
+    row = {r["id"]: r for r in _csv(run["out"] / "links.csv")}
+    for f in lines:
+        assert f["properties"]["peak_flow_after [cfs]"] == pytest.approx(float(row[f["properties"]["id"]]["peak_flow_after [cfs]"]))
+
+
+def test_netcdf_opens_in_xarray_with_cf_units(run):
+    ds = xr.open_dataset(run["out"] / "results.nc")
+    try:
+        assert ds.attrs["Conventions"] == "CF-1.8"
+        assert list(ds.scenario.values) == ["before", "after"]
+        assert ds.sizes["node"] == len(run["model"].node_ids())
+        assert ds.max_hgl_ft.attrs["units"] == "ft" and ds.max_hgl_ft.attrs["long_name"]
+        assert ds.peak_flow_cfs.attrs["units"] == "ft3 s-1"
+        assert ds.flooding_volume_cf.attrs["units"] == "ft3"
+        assert ds.max_q_over_qfull.attrs["units"] == "1"
+        assert ds.surcharge_hr.attrs["units"] == "h"
+        for name, var in ds.data_vars.items():
+            assert "long_name" in var.attrs, name
+            if var.dtype.kind == "f":
+                assert "units" in var.attrs, name
+        nodes = _csv(run["out"] / "nodes.csv")
+        got = ds.max_hgl_ft.sel(scenario="after").values
+        assert np.allclose(got, [float(r["max_hgl_after [ft]"]) for r in nodes], rtol=0, atol=0)
+        assert ds.attrs["model_sha256"] == run["doc"]["model_sha256"]
+    finally:
+        ds.close()
+
+
+def test_manifest_names_every_file_with_its_sha256(run):
+    man = json.loads((run["out"] / "manifest.json").read_text(encoding="utf-8"))
+    names = [f["name"] for f in man["files"]]
+    assert names == ["nodes.csv", "links.csv", "network.geojson", "results.nc"]
+    for f in man["files"]:
+        assert hashlib.sha256((run["out"] / f["name"]).read_bytes()).hexdigest() == f["sha256"]
+    assert man["crs"] == "EPSG:2263" and "line" in man["crs_source"]
+    assert sorted(p.name for p in run["out"].iterdir()) == sorted(names + ["manifest.json"]), "no temporary file left"
+
+
+def test_stored_document_alone_exports_the_same_rows(run, tmp_path):
+    """A stored result document (a service job's results) exports without the runs: same rows, same numbers."""
+    doc = json.loads(json.dumps(run["doc"]))
+    export_demonstration(tmp_path, doc)
+    full = {r["id"]: r for r in _csv(run["out"] / "links.csv")}
+    part = _csv(tmp_path / "links.csv")
+    assert len(part) == len(full)
+    for r in part:
+        for col in ("peak_flow_before [cfs]", "max_d_over_d_after [-]"):
+            a, b = r[col], full[r["id"]][col]
+            assert (a == b == "") or float(a) == pytest.approx(float(b), rel=1e-12), (r["id"], col)
+    g = json.loads((tmp_path / "network.geojson").read_text(encoding="utf-8"))
+    assert g["crs"]["properties"]["name"].endswith("EPSG::2263")
+
+
+def test_a_failed_export_writes_nothing_and_keeps_the_previous_one(run, tmp_path):
+    """Every file is rendered before any is written: a dataset NetCDF cannot hold leaves the folder as it was."""
+    import shutil
+
+    dest = tmp_path / "exp"
+    shutil.copytree(run["out"], dest)
+    before = {p.name: p.read_bytes() for p in dest.iterdir()}
+    ds = xr.Dataset({"peak_flow_cfs": ("link", np.array([1 + 2j]))}, coords={"link": np.array(["L1"], dtype=object)})
+    with pytest.raises(Exception):
+        export_network(dest, ds, title="bad")
+    assert {p.name: p.read_bytes() for p in dest.iterdir()} == before
+    empty = tmp_path / "new"
+    with pytest.raises(Exception):
+        export_network(empty, ds, title="bad")
+    assert not empty.exists() or not any(empty.iterdir())
+
+
+def test_crs_from_the_model_the_option_or_none(tmp_path):
+    m = parse_inp(_model_with_map(tmp_path, crs_line=None))
+    g = model_geometry(m)
+    assert g.crs is None and g.map_units == "ft" and "no CRS" in g.crs_source
+    assert model_geometry(m, "epsg:6539").crs == "EPSG:6539"
+    deg = tmp_path / "deg"
+    deg.mkdir()
+    text = model_path("synthetic-50").read_text(encoding="latin-1")
+    # degrees with coordinates beyond longitude/latitude: no CRS is claimed
+    (deg / "a.inp").write_text(text + "\n[MAP]\nUNITS Degrees\n", encoding="latin-1")
+    assert model_geometry(parse_inp(deg / "a.inp")).crs is None
+    lonlat = "\n".join(line if not line.startswith("MH") or "." not in line.split()[1] else line
+                       for line in text.splitlines())
+    (deg / "b.inp").write_text(lonlat.replace("[COORDINATES]", "[COORDINATES]\n;;scaled") + "\n[MAP]\nUNITS Degrees\n", encoding="latin-1")
+    b = parse_inp(deg / "b.inp")
+    b.sections["COORDINATES"] = [type(r)(r.line, [r.tokens[0], str(-75.9 + float(r.tokens[1]) / 1e5), str(42.1 + float(r.tokens[2]) / 1e5)])
+                                 for r in b.rows("COORDINATES")]
+    assert model_geometry(b).crs == "OGC:CRS84"
+    with pytest.raises(InputError, match="EPSG:2263"):
+        check_crs("2263")
+
+
+def test_no_coordinates_gives_no_features_and_says_so(tmp_path):
+    text = model_path("synthetic-50").read_text(encoding="latin-1").split("[COORDINATES]")[0]
+    p = tmp_path / "bare.inp"
+    p.write_text(text, encoding="latin-1")
+    g = model_geometry(parse_inp(p))
+    assert g.nodes == {} and g.links == {} and g.crs is None and "no [COORDINATES]" in g.crs_source
+    assert ModelGeometry.from_dict(g.to_dict()) == g
+
+
+def test_export_into_a_file_or_an_input_is_refused(run, tmp_path):
+    f = tmp_path / "a-file"
+    f.write_text("x")
+    for target in (f, run["inp"]):
+        r = CliRunner().invoke(cli, ["capacity", "--model", str(run["inp"]), "--connect", "MH0017=1000", "--export", str(target)])
+        assert r.exit_code == 2, r.output
+        assert "--export" in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(cli, ["capacity", "--model", str(run["inp"]), "--connect", "MH0017=1000", "--crs", "lambert"])
+    assert r.exit_code == 2 and "--crs 'lambert'" in r.output
