@@ -4,12 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[test,bench,docs]'
 	touch $(STAMP)
 
 # The main job: the design storm and runoff of a sample sewershed, then a capacity demonstration
@@ -31,6 +31,10 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pytest benchmarks -q -o python_files='bench_*.py' --benchmark-only --benchmark-columns=min,median,stddev,rounds
 	$(BIN)/python benchmarks/bench_hydrology.py
+
+# The user guide into build/docs/, warnings as errors (offline).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info
