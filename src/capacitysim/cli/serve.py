@@ -1,0 +1,35 @@
+"""CLI: ``capacitysim serve``, the simulation service (OGC API - Processes) on uvicorn."""
+
+from __future__ import annotations
+
+import click
+
+from capacitysim.cli import cli
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port to listen on.")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False), default="capacitysim-data", show_default=True,
+              help="Data folder: the SQLite store (jobs, users, uploads, journal), the bank, job results.")
+@click.option("--scheduler", default=None, help="Address of a dask.distributed scheduler (tcp://host:8786); default a "
+                                                "local cluster. Its workers need the data folder at the same path.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Worker processes of the local cluster (default: one per core).")
+def serve(host, port, data_dir, scheduler, workers):
+    """Serve capacity demonstrations over HTTP: processes, jobs, users and roles, the bank's sign-off.
+
+    Every request needs `Authorization: Bearer TOKEN` (make one with `capacitysim users add NAME --role ROLE
+    --data DIR`). The API is at /processes and /jobs (OGC API - Processes), the bank at /bank, the web pages
+    at /ui, the OpenAPI document at /openapi.json.
+    """
+    import uvicorn
+
+    from capacitysim.errors import InputError
+    from capacitysim.service.app import create_app
+
+    if scheduler and workers:
+        raise InputError("give one of --workers (a local cluster) and --scheduler (an existing one)")
+    app = create_app(data_dir, scheduler=scheduler, workers=workers)
+    click.echo(f"capacitysim serve: http://{host}:{port}/ui (API: /processes; data: {data_dir})", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)

@@ -1,0 +1,102 @@
+"""A demonstration data folder for ``make serve``: users of every role, a seeded bank, a recent flow record.
+
+``python -m capacitysim.service.demo DIR`` creates (or reuses) ``DIR`` with:
+
+* four users, one per role, and prints their bearer tokens (``DIR/tokens.json``, mode 0600: a demo only);
+* the flow credit bank with the municipal user *Village of Johnson City*, the basin *CSO 4*, a certified
+  project and 20,000 gpd of credits signed off by the administrator;
+* an upload of the bundled plant's made-up daily flow record shifted to end yesterday
+  (:func:`recent_flow_record`), so a SPDES check as of today, citable by a withdrawal, can be run
+  (the bundled record ends in 2024; the bank accepts SPDES evidence at most 90 days old).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from capacitysim.files import atomic_write_text
+
+DEMO_USERS = {"administrator": "Ada Lee", "engineer": "Eli Engineer", "municipal": "Mia Municipal",
+              "reviewer": "Rae Reviewer"}
+MUNICIPAL = "Village of Johnson City"
+BASIN = "CSO 4"
+PROJECT = "JC-2024-07"
+DEPOSIT_GPD = 20000
+
+
+def recent_flow_record(end: _dt.date | None = None) -> str:
+    """The bundled sample plant's made-up record (``date,flow_mgd``) over the three years ending ``end``
+    (default yesterday): :func:`capacitysim.workflows.spdes.synthetic_plant_flows`, no outage."""
+    from capacitysim.workflows.spdes import synthetic_plant_flows
+
+    end = end or (_dt.date.today() - _dt.timedelta(days=1))
+    start = end.replace(year=end.year - 3) + _dt.timedelta(days=1)
+    df = synthetic_plant_flows(start=start.isoformat(), end=end.isoformat(), outage=None)
+    lines = ["date,flow_mgd"] + [f"{d},{'' if f != f else format(f, '.4f')}" for d, f in
+                                 zip(df["date"].astype(str), df["flow_mgd"])]
+    return "\n".join(lines) + "\n"
+
+
+def add_upload(store, data_dir: Path, name: str, text: str, user) -> str:
+    """Store ``text`` as an upload (as ``POST /uploads`` does); returns ``upload:<sha256>``."""
+    data = text.encode()
+    sha = hashlib.sha256(data).hexdigest()
+    path = data_dir / "uploads" / sha / name
+    if store.upload(sha) is None:
+        atomic_write_text(path, text)
+        store.add_upload(sha, name, len(data), str(path), user)
+    return f"upload:{sha}"
+
+
+def seed(data_dir) -> dict:
+    """Create the demo folder's users, bank and flow record; returns ``{"tokens": {role: token}, "flows": ref}``."""
+    from capacitysim.bank import Ledger
+    from capacitysim.service.auth import new_token
+    from capacitysim.service.store import Store
+
+    data = Path(data_dir).resolve()
+    data.mkdir(parents=True, exist_ok=True)
+    tokens_file = data / "tokens.json"
+    store = Store(data / "service.sqlite")
+    if tokens_file.is_file():
+        return json.loads(tokens_file.read_text())
+    admin = DEMO_USERS["administrator"]
+    bank = data / "bank.sqlite"
+    if not bank.is_file():
+        Ledger(bank, create=True, actor=admin, administrator=admin).close()
+        with Ledger(bank, actor=admin) as lg:
+            lg.add_entity(MUNICIPAL, municipal=True, reason="demo")
+            lg.add_basin(BASIN, reason="demo")
+            on = (_dt.date.today() - _dt.timedelta(days=30)).isoformat()
+            lg.sign_off(lg.deposit(BASIN, MUNICIPAL, DEPOSIT_GPD, PROJECT, certified_on=on)["txn"], on=on)
+    tokens = {}
+    users = {}
+    for role, name in DEMO_USERS.items():
+        token, key_id, digest = new_token()
+        users[role] = store.add_user(name, role, key_id, digest)
+        tokens[role] = token
+    flows = add_upload(store, data, "recent-wwtp.csv", recent_flow_record(), users["administrator"])
+    out = {"tokens": tokens, "names": DEMO_USERS, "flows": flows}
+    atomic_write_text(tokens_file, json.dumps(out, indent=2))
+    os.chmod(tokens_file, 0o600)
+    return out
+
+
+def main(argv=None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m capacitysim.service.demo DATA_DIR", file=sys.stderr)
+        sys.exit(2)
+    out = seed(argv[0])
+    for role, token in out["tokens"].items():
+        print(f"{role:<14} {out['names'][role]:<14} {token}")
+    print(f"recent flow record for spdes-check: \"flows\": \"{out['flows']}\"")
+
+
+if __name__ == "__main__":
+    main()

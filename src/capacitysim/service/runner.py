@@ -1,0 +1,187 @@
+"""Jobs on dask: a local cluster by default, or a ``dask.distributed`` scheduler (``--scheduler``).
+
+The runner submits :func:`capacitysim.service.tasks.run_job` for each accepted job and a monitor thread
+follows them: it reads each attempt's progress file (``running``, percentage) and, when a future ends,
+writes the result document and report into the job's folder (atomically) and the job's final record
+into the store (one transaction). At start-up :meth:`Runner.recover` re-queues every job a previous
+server left ``accepted`` or ``running`` (service policy ``restart_attempts``: a job is run at most that
+many times; past it, it is marked ``failed`` with the reason), so no job stays ``running`` for ever.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from pathlib import Path
+
+from capacitysim.files import atomic_write_text
+from capacitysim.service import tasks
+
+#: Service policy ``restart_attempts``: how many times a job is started in all (the first run and the
+#: re-runs after server restarts) before it is marked failed. Every process is deterministic and
+#: writes only in its job's folder, so a re-run gives the same document.
+RESTART_ATTEMPTS = 2
+#: How often the monitor looks at the running jobs [s].
+POLL_S = 0.2
+
+
+class Runner:
+    """Submits jobs to dask and records how they end.
+
+    Parameters
+    ----------
+    store : capacitysim.service.store.Store
+    data_dir : path
+        The service's data folder (jobs in ``jobs/<id>/``).
+    scheduler : str, optional
+        Address of a ``dask.distributed`` scheduler; default a local cluster of ``workers`` processes.
+    workers : int, optional
+        Worker processes of the local cluster (default: one per core).
+    """
+
+    def __init__(self, store, data_dir, *, scheduler: str | None = None, workers: int | None = None):
+        self.store = store
+        self.data_dir = Path(data_dir)
+        self.scheduler = scheduler
+        self.workers = workers
+        self.client = None
+        self.cluster = None
+        self._futures: dict[str, tuple[int, object]] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = None
+        self._events: dict[str, threading.Event] = {}
+
+    # --- life cycle ----------------------------------------------------------------------------------
+    def start(self) -> None:
+        from distributed import Client
+
+        if self.scheduler:
+            from capacitysim.workflows.sweep.plan import check_scheduler_address
+
+            check_scheduler_address(self.scheduler)
+            self.client = Client(self.scheduler, timeout="10s")
+        else:
+            from capacitysim.workflows.sweep.runner import default_workers, local_cluster
+
+            self.cluster = local_cluster(self.workers or default_workers())
+            self.client = Client(self.cluster)
+        self.recover()
+        self._thread = threading.Thread(target=self._monitor, name="capacitysim-jobs", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        for closer in (self.client, self.cluster):
+            if closer is not None:
+                try:
+                    closer.close()
+                except Exception:  # noqa: BLE001 - shutting down
+                    pass
+
+    def recover(self) -> tuple[list[str], list[str]]:
+        """Re-queue (or fail, past :data:`RESTART_ATTEMPTS`) the jobs a previous server left unfinished."""
+        requeued, failed = self.store.recover(RESTART_ATTEMPTS)
+        for job_id in requeued:
+            self.submit(job_id)
+        return requeued, failed
+
+    # --- jobs ----------------------------------------------------------------------------------------
+    def job_dir(self, job_id: str) -> Path:
+        return self.data_dir / "jobs" / job_id
+
+    def submit(self, job_id: str) -> None:
+        job = self.store.job(job_id)
+        d = self.job_dir(job_id)
+        d.mkdir(parents=True, exist_ok=True)
+        fut = self.client.submit(tasks.run_job, job["process"], job["inputs"], job["files"], str(d), job["attempts"],
+                                 key=f"job-{job_id}-{job['attempts']}", pure=False)
+        with self._lock:
+            self._futures[job_id] = (job["attempts"], fut)
+            self._events.setdefault(job_id, threading.Event())
+
+    def cancel(self, job_id: str) -> None:
+        with self._lock:
+            item = self._futures.pop(job_id, None)
+            ev = self._events.get(job_id)
+        if item is not None:
+            item[1].cancel()
+        if ev is not None:
+            ev.set()
+
+    def wait(self, job_id: str, timeout_s: float | None = None) -> dict:
+        """Block until the job is final (for synchronous execution); returns its record."""
+        with self._lock:
+            ev = self._events.setdefault(job_id, threading.Event())
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            job = self.store.job(job_id)
+            if job["status"] in ("successful", "failed", "dismissed"):
+                return job
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return job
+            ev.wait(timeout=1.0 if left is None else min(left, 1.0))
+
+    def _monitor(self) -> None:
+        while not self._stop.is_set():
+            with self._lock:
+                items = list(self._futures.items())
+            for job_id, (attempt, fut) in items:
+                try:
+                    if fut.done():
+                        self._finish(job_id, attempt, fut)
+                    else:
+                        self._progress(job_id, attempt)
+                except Exception as exc:  # noqa: BLE001 - the monitor never dies; the job records why
+                    self.store.finish(job_id, attempt, status="failed", message=f"service error: {exc}"[:2000],
+                                      error={"type": "internal", "message": f"{type(exc).__name__}: {exc}"[:2000]})
+                    self._done(job_id)
+            self._stop.wait(POLL_S)
+
+    def _progress(self, job_id: str, attempt: int) -> None:
+        p = tasks.progress_file(self.job_dir(job_id), attempt)
+        try:
+            info = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        self.store.set_running(job_id, attempt, int(info.get("progress", 0)), str(info.get("message", ""))[:500])
+
+    def _done(self, job_id: str) -> None:
+        with self._lock:
+            self._futures.pop(job_id, None)
+            ev = self._events.get(job_id)
+        if ev is not None:
+            ev.set()
+
+    def _finish(self, job_id: str, attempt: int, fut) -> None:
+        if fut.status == "cancelled":
+            self._done(job_id)
+            return
+        try:
+            out = fut.result()
+        except Exception as exc:  # noqa: BLE001 - a worker that died, a task that raised outside the workflow
+            out = {"error": {"type": "internal", "message": f"{type(exc).__name__}: {exc}"[:2000]}}
+        self._progress(job_id, attempt)  # a job that ran between two polls still passes through 'running'
+        if "error" in out:
+            err = out["error"]
+            self.store.finish(job_id, attempt, status="failed", message=err["message"], error=err)
+        else:
+            d = self.job_dir(job_id)
+            text = out["document_json"]
+            result = d / "result.json"
+            atomic_write_text(result, text + "\n")
+            report = None
+            if out.get("report_html") is not None:
+                report = atomic_write_text(d / "report.html", out["report_html"])
+            doc = json.loads(text)
+            verdict = doc.get("verdict") if isinstance(doc, dict) else None
+            self.store.finish(job_id, attempt, status="successful",
+                              message=f"verdict {verdict}" if verdict else "done", verdict=verdict,
+                              result_path=str(result), result_sha256=hashlib.sha256((text + "\n").encode()).hexdigest(),
+                              report_path=None if report is None else str(report))
+        self._done(job_id)

@@ -1,0 +1,129 @@
+"""Support of tests/service: a real capacitysim server on 127.0.0.1 (uvicorn in a subprocess, a real dask cluster, real SQLite), and
+httpx clients for each role of the demo data folder (capacitysim.service.demo)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+httpx = pytest.importorskip("httpx")
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+
+#: Start the CLI with its serve/users modules imported (they are registered in COMMANDS by the maintainer).
+CLI = [sys.executable, "-c", "import capacitysim.cli.serve, capacitysim.cli.users; from capacitysim.cli import main; main()"]
+#: How long to wait for a starting server to answer (a readiness wait, not a measured threshold) [s].
+START_WAIT_S = 120
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Server:
+    data: Path
+    port: int
+    workers: int = 1
+    proc: subprocess.Popen | None = None
+    tokens: dict = field(default_factory=dict)
+    names: dict = field(default_factory=dict)
+    flows: str = ""
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> "Server":
+        log = open(self.data / "server.log", "ab")
+        self.proc = subprocess.Popen([*CLI, "serve", "--data", str(self.data), "--port", str(self.port),
+                                      "--workers", str(self.workers)], stdout=log, stderr=log,
+                                     start_new_session=True)
+        deadline = time.monotonic() + START_WAIT_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited {self.proc.returncode}: {(self.data / 'server.log').read_text()[-2000:]}")
+            try:
+                if httpx.get(self.url + "/processes", timeout=2).status_code == 401:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        raise RuntimeError("server did not start")
+
+    def kill9(self) -> None:
+        """SIGKILL the server's whole process group (uvicorn, the dask scheduler and workers)."""
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        if self.proc is not None:
+            try:  # the dask workers of the group, if any outlived the server
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def client(self, role: str | None, **kw) -> "httpx.Client":
+        headers = {"Authorization": f"Bearer {self.tokens[role]}"} if role else {}
+        headers.update(kw.pop("headers", {}))
+        return httpx.Client(base_url=self.url, headers=headers, timeout=kw.pop("timeout", 300), **kw)
+
+
+def seeded(data: Path) -> dict:
+    from capacitysim.service.demo import seed
+
+    return seed(data)
+
+
+def add_user(data: Path, name: str, role: str) -> str:
+    r = subprocess.run([*CLI, "users", "add", name, "--role", role, "--data", str(data)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def wait_final(client, job_id: str, timeout_s: float = 300) -> dict:
+    """Poll a job until it is final (a wait, not a measured threshold)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        r = client.get(f"/jobs/{job_id}")
+        assert r.status_code == 200, r.text
+        st = r.json()
+        if st["status"] in ("successful", "failed", "dismissed") or time.monotonic() > deadline:
+            return st
+        time.sleep(0.2)
+
+
+def cli_json(*args: str) -> bytes:
+    """The stdout of ``capacitysim ARGS --json`` (exit 0 or 1: a verdict)."""
+    r = subprocess.run([sys.executable, "-m", "capacitysim", *args, "--json"], capture_output=True)
+    assert r.returncode in (0, 1), r.stderr.decode()
+    return r.stdout
+
+
+def problem_ok(r, status: int) -> dict:
+    """A JSON problem document with the status."""
+    assert r.status_code == status, (r.status_code, r.text)
+    assert r.headers["content-type"].startswith("application/problem+json"), r.headers
+    body = r.json()
+    assert body["status"] == status and body["detail"]
+    return body
+
+
