@@ -62,6 +62,9 @@ def check_job_scenario(job: dict, process: str, field: str, peak_gpd: float, nod
     if job["status"] != "successful":
         raise RefusedError(f"{field}: job {job['id']} is {job['status']}; the bank cites only successful jobs")
     inputs = job["inputs"]
+    if job["verdict"] != "pass":
+        raise RefusedError(f"{field}: job {job['id']} has the verdict {job['verdict']!r}; it does not demonstrate "
+                           "adequate capacity (credit bank section H(1)): the bank cites only jobs that pass")
     if process == "capacity-demonstration":
         at_node = sum(float(c["gpd"]) for c in inputs.get("connections", []) if c["node"] == node)
         if at_node < peak_gpd:
