@@ -32,6 +32,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from capacitysim.errors import CapacitysimError, InputError, RefusedError
 from capacitysim.files import atomic_write_bytes
 from capacitysim.service import auth
+from capacitysim.service.problems import PROBLEM, ApiError, problem  # noqa: F401
 from capacitysim.service.processes import ServiceInputError, catalogue, prepare, versions
 from capacitysim.service.store import Store
 from capacitysim.version import __version__
@@ -41,21 +42,6 @@ MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 #: Longest a synchronous execution waits before answering with the job (201) [s].
 SYNC_WAIT_S = 600.0
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-PROBLEM = "application/problem+json"
-
-
-class ApiError(Exception):
-    """An HTTP error with a JSON problem document."""
-
-    def __init__(self, status: int, title: str, detail: str, **extra):
-        super().__init__(detail)
-        self.status, self.title, self.detail, self.extra = status, title, detail, extra
-
-
-def problem(status: int, title: str, detail: str, headers: dict | None = None, **extra) -> JSONResponse:
-    kind = extra.pop("type_", None) or f"urn:capacitysim:problem:{title.lower().replace(' ', '-')}"
-    body = {"type": kind, "title": title, "status": status, "detail": detail, **extra}
-    return JSONResponse(body, status_code=status, headers=headers, media_type=PROBLEM)
 
 
 class Service:
@@ -174,8 +160,8 @@ def create_app(data_dir, *, scheduler: str | None = None, workers: int | None = 
             scheme, _, value = authorization.partition(" ")
             if scheme.lower() == "bearer":
                 token = value.strip()
-        if token is None:
-            token = request.cookies.get(COOKIE)  # the web pages' session (see capacitysim.service.web)
+        if token is None and request.method in ("GET", "HEAD"):
+            token = request.cookies.get(COOKIE)  # the web pages' session, for reading only (capacitysim.service.web)
         u = auth.user_for_token(svc.store, token)
         if u is None:
             raise ApiError(401, "Unauthorized", "a valid `Authorization: Bearer TOKEN` header is required (tokens are "
@@ -349,7 +335,7 @@ def create_app(data_dir, *, scheduler: str | None = None, workers: int | None = 
     # --- the bank ------------------------------------------------------------------------------------
     from capacitysim.service import bank_api
 
-    bank_api.install(app, svc, user, require, ApiError)
+    bank_api.install(app, svc, user, require)
 
     # --- journal -----------------------------------------------------------------------------------
     @app.get("/journal", summary="The service's journal (administrator, reviewer)")

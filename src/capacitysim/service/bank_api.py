@@ -16,7 +16,8 @@ from typing import Any
 
 from fastapi import Body, Depends
 
-from capacitysim.errors import RefusedError
+from capacitysim.errors import InputError, RefusedError
+from capacitysim.service.problems import ApiError
 from capacitysim.service.processes import MAX_GPD, ServiceInputError, check_value
 
 WITHDRAWAL_SCHEMA = {
@@ -77,7 +78,53 @@ def check_job_scenario(job: dict, process: str, field: str, peak_gpd: float, nod
                                f"is {peak_gpd:,.0f} gpd (credit bank section H(1))")
 
 
-def install(app, svc, user, require, ApiError) -> None:
+def jobs_citing_in(store, w: dict) -> dict:
+    """The service jobs whose result documents a withdrawal cites (``capacity_job``, ``spdes_job``; None if none)."""
+    out = {}
+    for kind in ("capacity", "spdes"):
+        ref = w.get(f"{kind}_ref")
+        rows = store.read("SELECT id FROM jobs WHERE result_path = ?", (ref,)) if ref else []
+        out[f"{kind}_job"] = rows[0]["id"] if rows else None
+    return out
+
+
+def decide(svc, u, application: str, body) -> dict:
+    """The administrator's decision on a pending withdrawal (the API's sign-off and the bank page's form).
+
+    Refused when the withdrawal is not pending or a cited job is no longer a successful job of the service.
+    """
+    check_value("body", body, SIGN_OFF_SCHEMA)
+    note = body.get("note", "")
+    with svc.ledger(u) as lg:
+        try:
+            w = lg.withdrawal(application)
+        except InputError as exc:
+            raise ApiError(404, "Not found", str(exc)) from None
+        if w["signoff_status"] != "pending":
+            raise RefusedError(f"application {application!r} is {w['signoff_status']}, not awaiting sign-off")
+        cited = jobs_citing_in(svc.store, w)
+        for field, job_id in cited.items():
+            job = svc.store.job(job_id) if job_id else None
+            if job is None or job["status"] != "successful":
+                raise RefusedError(f"application {application!r}: the cited {field} "
+                                   f"{job_id or '(not a service job)'} is {job and job['status']}; not signed off")
+        try:
+            if body["decision"] == "approve":
+                out = lg.sign_off(w["signoff_txn"], reason=note)
+            else:
+                if not note.strip():
+                    raise ServiceInputError("body.note", note, "the reason for the rejection (required)", "empty")
+                out = lg.reject(w["signoff_txn"], reason=note)
+        except Exception as exc:
+            svc.store.journal("sign-off", u, application, {"decision": body["decision"], "error": str(exc)},
+                              outcome="refused")
+            raise
+        w = lg.withdrawal(application)
+    svc.store.journal("sign-off", u, application, {"decision": body["decision"], "note": note, **cited})
+    return {"withdrawal": w | cited, "ledger": _jsonable(out)}
+
+
+def install(app, svc, user, require) -> None:
     """Add the ``/bank`` routes to ``app``."""
     from capacitysim.service import auth
 
@@ -90,12 +137,7 @@ def install(app, svc, user, require, ApiError) -> None:
         return job
 
     def jobs_citing(w: dict) -> dict:
-        out = {}
-        for kind in ("capacity", "spdes"):
-            ref = w.get(f"{kind}_ref")
-            rows = svc.store.read("SELECT id FROM jobs WHERE result_path = ?", (ref,)) if ref else []
-            out[f"{kind}_job"] = rows[0]["id"] if rows else None
-        return out
+        return jobs_citing_in(svc.store, w)
 
     @app.get("/bank/balances", summary="Balances of every subaccount")
     def balances(u=Depends(user)):
@@ -124,7 +166,7 @@ def install(app, svc, user, require, ApiError) -> None:
         with svc.ledger() as lg:
             try:
                 w = lg.withdrawal(application)
-            except Exception as exc:  # noqa: BLE001 - the ledger's unknown application is an InputError
+            except InputError as exc:  # the ledger: unknown application
                 raise ApiError(404, "Not found", str(exc)) from None
         return w | jobs_citing(w)
 
@@ -163,35 +205,7 @@ def install(app, svc, user, require, ApiError) -> None:
     def sign_off(application: str, body: Any = Body(None, examples=[{"decision": "approve", "note": "checked"}]),
                  u=Depends(user)):
         require(u, "sign-off", "sign off withdrawals", application)
-        check_value("body", body, SIGN_OFF_SCHEMA)
-        note = body.get("note", "")
-        with svc.ledger(u) as lg:
-            try:
-                w = lg.withdrawal(application)
-            except Exception as exc:  # noqa: BLE001
-                raise ApiError(404, "Not found", str(exc)) from None
-            if w["signoff_status"] != "pending":
-                raise RefusedError(f"application {application!r} is {w['signoff_status']}, not awaiting sign-off")
-            cited = jobs_citing(w)
-            for field, job_id in cited.items():
-                job = svc.store.job(job_id) if job_id else None
-                if job is None or job["status"] != "successful":
-                    raise RefusedError(f"application {application!r}: the cited {field} "
-                                       f"{job_id or '(not a service job)'} is {job and job['status']}; not signed off")
-            try:
-                if body["decision"] == "approve":
-                    out = lg.sign_off(w["signoff_txn"], reason=note)
-                else:
-                    if not note.strip():
-                        raise ServiceInputError("body.note", note, "the reason for the rejection (required)", "empty")
-                    out = lg.reject(w["signoff_txn"], reason=note)
-            except Exception as exc:
-                svc.store.journal("sign-off", u, application, {"decision": body["decision"], "error": str(exc)},
-                                  outcome="refused")
-                raise
-            w = lg.withdrawal(application)
-        svc.store.journal("sign-off", u, application, {"decision": body["decision"], "note": note, **cited})
-        return {"withdrawal": w | cited, "ledger": _jsonable(out)}
+        return decide(svc, u, application, body)
 
 
 def _jsonable(obj):

@@ -1,0 +1,107 @@
+"""The web pages' Jinja2 templates (kept in Python so the wheel needs no extra package data).
+
+The environment autoescapes every value (``autoescape=True``): a node name, a note or a user's name with
+``<script>`` in it is shown as text. Every form carries the session's CSRF token (``csrf``).
+"""
+
+from __future__ import annotations
+
+BASE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{ title }} - capacitysim</title>
+{% if refresh %}<meta http-equiv="refresh" content="{{ refresh }}">{% endif %}
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body{font-family:system-ui,sans-serif;margin:0 auto;max-width:60rem;padding:1rem;color:#222}
+nav{display:flex;gap:1rem;align-items:center;border-bottom:1px solid #ccc;padding-bottom:.5rem;margin-bottom:1rem}
+nav .who{margin-left:auto;color:#555}
+table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.3rem;text-align:left;vertical-align:top}
+.pass{color:#060;font-weight:bold}.fail,.failed{color:#a00;font-weight:bold}.untrusted{color:#a60;font-weight:bold}
+.error{background:#fee;border:1px solid #c00;padding:.5rem}.note{color:#555}
+textarea,input[type=text],input[type=password],select{width:100%;max-width:40rem;box-sizing:border-box}
+progress{width:20rem}
+</style></head><body>
+{% if user %}<nav><a href="/ui">Jobs</a><a href="/ui/submit">New demonstration</a><a href="/ui/bank">Bank</a>
+<span class="who">{{ user.name }} ({{ user.role }})</span>
+<form method="post" action="/ui/logout"><input type="hidden" name="csrf" value="{{ csrf }}"><button>Sign out</button></form></nav>{% endif %}
+<h1>{{ title }}</h1>
+{% if error %}<p class="error" role="alert">{{ error }}</p>{% endif %}
+{% block body %}{% endblock %}
+</body></html>
+"""
+
+LOGIN = """{% extends "base.html" %}{% block body %}
+<form method="post" action="/ui/login">
+<input type="hidden" name="csrf" value="{{ csrf }}">
+<p><label>Bearer token (from <code>capacitysim users add</code>)<br>
+<input type="password" name="token" id="token" autocomplete="off" required></label></p>
+<p><button id="sign-in">Sign in</button></p></form>{% endblock %}
+"""
+
+JOBS = """{% extends "base.html" %}{% block body %}
+<table id="jobs"><thead><tr><th>job</th><th>process</th><th>owner</th><th>status</th><th>verdict</th><th>created</th></tr></thead><tbody>
+{% for j in jobs %}<tr><td><a href="/ui/jobs/{{ j.id }}">{{ j.id[:8] }}</a></td><td>{{ j.process }}</td><td>{{ j.owner }}</td>
+<td class="{{ j.status }}">{{ j.status }}</td><td class="{{ j.verdict or '' }}">{{ j.verdict or '' }}</td><td>{{ j.created_at }}</td></tr>
+{% else %}<tr><td colspan="6">No jobs yet.</td></tr>{% endfor %}</tbody></table>{% endblock %}
+"""
+
+SUBMIT = """{% extends "base.html" %}{% block body %}
+<form method="post" action="/ui/submit" id="submit-form">
+<input type="hidden" name="csrf" value="{{ csrf }}">
+<p><label>Model<br><select name="model" id="model">{% for m in models %}<option value="{{ m }}" {% if m == form.model %}selected{% endif %}>{{ m }}</option>{% endfor %}</select></label></p>
+<p><label>Design storm<br><select name="storm" id="storm"><option value="">(the model's own rainfall)</option>
+{% for s in storms %}<option value="{{ s }}" {% if s == form.storm %}selected{% endif %}>{{ s }}</option>{% endfor %}</select></label></p>
+<p><label>Connections, one per line: NODE=GPD<br><textarea name="connections" id="connections" rows="4">{{ form.connections }}</textarea></label></p>
+<p><label>I/I remediations, one per line (basin=OUTLET,fraction=0.3 ...)<br><textarea name="remediations" id="remediations" rows="3">{{ form.remediations }}</textarea></label></p>
+<p><button id="run">Run the demonstration</button></p></form>{% endblock %}
+"""
+
+JOB = """{% extends "base.html" %}{% block body %}
+<p>Process <b>{{ job.process }}</b>, submitted by {{ job.owner }} on {{ job.created_at }}; attempt {{ job.attempts }}.</p>
+<p>Status: <b id="status" class="{{ job.status }}">{{ job.status }}</b>
+{% if job.status in ("accepted", "running") %}<progress id="progress" max="100" value="{{ job.progress }}">{{ job.progress }} %</progress>{% endif %}
+<span class="note">{{ job.message }}</span></p>
+{% if job.status == "successful" %}
+<p>Verdict: <b id="verdict" class="{{ job.verdict or '' }}">{{ (job.verdict or 'done') | upper }}</b></p>
+<p><a id="results" href="/jobs/{{ job.id }}/results">Result document (JSON)</a>
+{% if job.report_path %} | <a id="report" href="/jobs/{{ job.id }}/report">HTML report</a>{% endif %}</p>
+{% if checks %}<h2>Checks</h2><table id="checks"><thead><tr><th></th><th>criterion</th><th>element</th><th>before</th><th>after</th><th>limit</th></tr></thead><tbody>
+{% for c in checks %}<tr><td class="{{ 'pass' if c.passed else 'fail' }}">{{ 'ok' if c.passed else 'FAIL' }}</td><td>{{ c.criterion }}</td><td>{{ c.element }}</td>
+<td>{{ c.before if c.before is not none else '-' }}</td><td>{{ c.after }}</td><td>{{ c.limit }} {{ c.unit }}</td></tr>{% endfor %}</tbody></table>
+{% if more %}<p class="note">{{ more }} more checks in the result document.</p>{% endif %}{% endif %}
+{% elif job.status == "failed" %}<p class="error" id="failure">{{ job.message }}</p>{% endif %}
+<h2>Inputs</h2><pre>{{ inputs }}</pre>
+<h2>Record</h2><table><tr><th>input SHA-256</th><td><pre>{{ hashes }}</pre></td></tr><tr><th>versions</th><td><pre>{{ versions }}</pre></td></tr></table>
+{% endblock %}
+"""
+
+BANK = """{% extends "base.html" %}{% block body %}
+<h2>Withdrawals awaiting sign-off</h2>
+<table id="queue"><thead><tr><th>application</th><th>basin / owner</th><th>node</th><th>peak flow [gpd]</th><th>credits [gpd]</th><th>evidence</th><th>requested by</th><th></th></tr></thead><tbody>
+{% for w in pending %}<tr id="w-{{ loop.index }}"><td>{{ w.application }}</td><td>{{ w.basin }} / {{ w.owner }}</td><td>{{ w.node }}</td>
+<td>{{ '{:,.0f}'.format(w.peak_flow_gpd) }}</td><td>{{ '{:,}'.format(w.amount_gpd) }}</td>
+<td>{% if w.capacity_job %}<a href="/ui/jobs/{{ w.capacity_job }}">capacity</a>{% endif %} {% if w.spdes_job %}<a href="/ui/jobs/{{ w.spdes_job }}">SPDES</a>{% endif %}
+{% if w.missing_for_sign_off %}<br><span class="note">missing: {{ w.missing_for_sign_off | join('; ') }}</span>{% endif %}</td>
+<td>{{ w.recorded_by }}</td><td>{% if can_sign %}
+<form method="post" action="/ui/bank/sign-off"><input type="hidden" name="csrf" value="{{ csrf }}">
+<input type="hidden" name="application" value="{{ w.application }}">
+<input type="text" name="note" placeholder="note (required to reject)" aria-label="note">
+<button name="decision" value="approve">Approve</button> <button name="decision" value="reject">Reject</button></form>{% endif %}</td></tr>
+{% else %}<tr><td colspan="8">Nothing awaits sign-off.</td></tr>{% endfor %}</tbody></table>
+{% if not can_sign %}<p class="note">Only an administrator signs off.</p>{% endif %}
+<h2>Decided</h2><table id="decided"><thead><tr><th>application</th><th>status</th><th>signed off by</th><th>at</th></tr></thead><tbody>
+{% for w in decided %}<tr><td>{{ w.application }}</td><td>{{ w.signoff_status }} ({{ w.status }})</td><td>{{ w.signed_off_by or '' }}</td><td>{{ w.signed_off_at or '' }}</td></tr>{% endfor %}
+</tbody></table>
+<h2>Balances</h2><table><thead><tr><th>basin</th><th>owner</th><th>balance [gpd]</th></tr></thead><tbody>
+{% for b in balances %}<tr><td>{{ b.basin }}</td><td>{{ b.owner }}</td><td>{{ '{:,}'.format(b.balance_gpd) }}</td></tr>{% endfor %}</tbody></table>
+{% endblock %}
+"""
+
+TEMPLATES = {"base.html": BASE, "login.html": LOGIN, "jobs.html": JOBS, "submit.html": SUBMIT, "job.html": JOB,
+             "bank.html": BANK}
+
+
+def environment():
+    """The Jinja2 environment of the pages (autoescape on for every template)."""
+    from jinja2 import DictLoader, Environment, StrictUndefined
+
+    return Environment(loader=DictLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined)

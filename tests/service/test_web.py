@@ -1,0 +1,104 @@
+"""The web pages through real HTTP (no browser): sign-in with CSRF, submit, escaping, the sign-off queue."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+from support import problem_ok, wait_final
+
+from capacitysim.service.demo import BASIN, MUNICIPAL
+
+
+def _csrf(html: str) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
+
+
+@contextlib.contextmanager
+def sign_in(server, role):
+    import httpx
+
+    with httpx.Client(base_url=server.url, timeout=300, follow_redirects=False) as c:
+        page = c.get("/ui/login")
+        assert page.status_code == 200
+        r = c.post("/ui/login", data={"csrf": _csrf(page.text), "token": server.tokens[role]})
+        assert r.status_code == 303 and r.headers["location"] == "/ui", r.text
+        yield c
+
+
+def test_sign_in_needs_the_form_token_and_a_valid_bearer_token(server):
+    import httpx
+
+    with httpx.Client(base_url=server.url, timeout=60) as c:
+        assert c.get("/ui", follow_redirects=False).headers["location"] == "/ui/login"
+        page = c.get("/ui/login")
+        problem_ok(c.post("/ui/login", data={"csrf": "forged", "token": server.tokens["engineer"]}), 403)
+        r = c.post("/ui/login", data={"csrf": _csrf(page.text), "token": "cs1.0.bad"})
+        assert r.status_code == 401 and "not valid" in r.text
+
+
+def test_submit_watch_and_read_the_verdict(server):
+    with sign_in(server, "engineer") as c:
+        form = c.get("/ui/submit")
+        assert "synthetic-50" in form.text and "binghamton-1yr-24h" in form.text
+        csrf = _csrf(form.text)
+        # a form without the CSRF token does nothing
+        problem_ok(c.post("/ui/submit", data={"model": "synthetic-50", "connections": "MH0003=5000"}), 403)
+        # a bad line is shown back, escaped
+        r = c.post("/ui/submit", data={"csrf": csrf, "model": "synthetic-50", "storm": "binghamton-1yr-24h",
+                                       "connections": "<script>alert(1)</script>=5"})
+        assert r.status_code == 400
+        assert "<script>alert(1)</script>" not in r.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in r.text
+        r = c.post("/ui/submit", data={"csrf": csrf, "model": "synthetic-50", "storm": "binghamton-1yr-24h",
+                                       "connections": "MH0003=5000"})
+        assert r.status_code == 303, r.text
+        job = r.headers["location"].rsplit("/", 1)[1]
+        page = c.get(f"/ui/jobs/{job}")
+        assert page.status_code == 200 and ("accepted" in page.text or "running" in page.text or "successful" in page.text)
+        # the API answers the session cookie for reading (the results, the report) ...
+        st = wait_final(c, job)
+        assert st["status"] == "successful"
+        page = c.get(f"/ui/jobs/{job}")
+        assert 'id="verdict" class="pass">PASS' in page.text and f"/jobs/{job}/report" in page.text
+        assert c.get(f"/jobs/{job}/report").status_code == 200
+        # ... never for a change: a POST to the API needs the bearer header
+        problem_ok(c.post("/processes/credits-quantification/execution",
+                          json={"inputs": {"project": "oak-street-sump-and-manholes"}}), 401)
+        problem_ok(c.delete(f"/jobs/{job}"), 401)
+        home = c.get("/ui")
+        assert job[:8] in home.text
+
+
+def test_reviewer_cannot_submit_from_the_page(server):
+    with sign_in(server, "reviewer") as c:
+        assert c.get("/ui/submit").status_code == 403
+        csrf = _csrf(c.get("/ui").text)
+        r = c.post("/ui/submit", data={"csrf": csrf, "model": "synthetic-50", "connections": "MH0003=5000"})
+        assert r.status_code == 403
+
+
+def test_sign_off_queue(server):
+    with server.client("engineer") as eng:
+        cap = eng.post("/processes/capacity-demonstration/execution", json={"inputs": {
+            "model": "synthetic-50", "storm": "binghamton-1yr-24h", "connections": [{"node": "MH0003", "gpd": 5000}]}})
+        spd = eng.post("/processes/spdes-check/execution", json={"inputs": {
+            "plant": "sample-wwtp", "flows": server.flows, "added_gpd": [5000]}})
+        cap_id, spd_id = (r.headers["Location"].rsplit("/", 1)[1] for r in (cap, spd))
+        r = eng.post("/bank/withdrawals", json={
+            "basin": BASIN, "owner": MUNICIPAL, "peak_flow_gpd": 3000, "application": "WEB-<i>1</i>", "node": "MH0003",
+            "capacity_job": cap_id, "spdes_job": spd_id, "application_approval": "H2-web"})
+        assert r.status_code == 201, r.text
+    with sign_in(server, "municipal") as c:
+        page = c.get("/ui/bank")
+        assert "WEB-&lt;i&gt;1&lt;/i&gt;" in page.text and "Only an administrator signs off" in page.text
+        r = c.post("/ui/bank/sign-off", data={"csrf": _csrf(page.text), "application": "WEB-<i>1</i>", "decision": "approve"})
+        assert r.status_code == 403
+    with sign_in(server, "administrator") as c:
+        page = c.get("/ui/bank")
+        assert "WEB-&lt;i&gt;1&lt;/i&gt;" in page.text and f"/ui/jobs/{cap_id}" in page.text
+        problem_ok(c.post("/ui/bank/sign-off", data={"application": "WEB-<i>1</i>", "decision": "approve"}), 403)
+        r = c.post("/ui/bank/sign-off", data={"csrf": _csrf(page.text), "application": "WEB-<i>1</i>",
+                                              "decision": "approve", "note": "ok"})
+        assert r.status_code == 303, r.text
+        page = c.get("/ui/bank")
+        assert "signed-off (approved)" in page.text
