@@ -11,9 +11,11 @@ import click
 
 from capacitysim.cli import cli
 from capacitysim.cli.common import (
+    check_export_dir,
     check_output,
     emit_json,
     emit_table,
+    export_option,
     fmt,
     json_option,
     pop_submittal,
@@ -26,9 +28,10 @@ from capacitysim.cli.common import (
 @click.option("--rule", "rule", default="nyc-2012", show_default=True, help="Rule set: a bundled name or a TOML file (extends = \"nyc-2012\").")
 @click.option("--report", "report", help="Write the HTML report here (a new file or a plain file; never an input, a link or a folder).")
 @click.option("--no-swmm", is_flag=True, help="Skip the SWMM check.")
+@export_option
 @submittal_options
 @json_option
-def detention(site_file, rule, report, no_swmm, as_json, **submittal):
+def detention(site_file, rule, report, no_swmm, export_dir, as_json, **submittal):
     """Size the detention system and orifice of a NYC site (release rate, volume, routing, SWMM check).
 
     Exit code 0 when the design passes, 1 when it fails (the result is still printed), 2 for bad
@@ -42,18 +45,28 @@ def detention(site_file, rule, report, no_swmm, as_json, **submittal):
     rules = load_rule_set(rule)
     # the report must never overwrite an input: the site file, any rule-set file read, the submittal file
     check_output(report, [site_file, *rules.sources, submittal.get("submittal__submittal_file")], option="--report")
+    check_export_dir(export_dir, [site_file, *rules.sources, submittal.get("submittal__submittal_file")])
     site = load_site(site_file, rules)
     sub = pop_submittal(submittal, base=site.submittal)
     result = design_site(site, rules, swmm=not no_swmm, submittal=sub)
     if report:
         write_report(result, report)
+    written = None
+    if export_dir:
+        from capacitysim.io.export import export_detention
+
+        written = export_detention(export_dir, result.to_dict(), result.series, result.steps)
     if as_json:
         out = result.to_dict()
         if report:
             out["report"] = str(report)
+        if written:
+            out["export"] = {"folder": str(export_dir), "files": sorted(written)}
         emit_json(out)
     else:
         _print_table(result, verdict_line(result))
+        if written:
+            click.echo(f"exported: {export_dir}: {', '.join(sorted(written))}")
     if result.status != "pass":
         click.get_current_context().exit(1)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from capacitysim.cli import cli
-from capacitysim.cli.common import emit_json, emit_table, json_option
+from capacitysim.cli.common import check_export_dir, emit_json, emit_table, export_option, json_option
 
 
 @cli.group()
@@ -93,8 +93,9 @@ def run_cmd(sweep_file, out, workers, scheduler, resume, no_progress, yes_large,
 @click.option("--report", "report", type=click.Path(dir_okay=False), help="Write the HTML report (verdict map) here.")
 @click.option("--x", "x", default=None, help="Swept parameter on the verdict map's x axis.")
 @click.option("--y", "y", default=None, help="Swept parameter on the verdict map's y axis.")
+@export_option
 @json_option
-def summarize_cmd(results, report, x, y, as_json):
+def summarize_cmd(results, report, x, y, export_dir, as_json):
     """Summarize a sweep: counts, the largest connection that passes at each node, a verdict map.
 
     The largest passing value is printed as a lower bound (``≥ 100,000 gpd``) when no larger swept
@@ -118,18 +119,24 @@ def summarize_cmd(results, report, x, y, as_json):
     ds = open_results(results)
     if x is not None or y is not None:
         verdict_map_axes(ds, x, y)  # named parameters must exist and differ, with or without --report
+    try:
+        inputs = [str(i) for i in json.loads(ds.attrs.get("inputs", "[]"))]
+    except (TypeError, ValueError):
+        inputs = []
     if report:
-        try:
-            inputs = [str(i) for i in json.loads(ds.attrs.get("inputs", "[]"))]
-        except (TypeError, ValueError):
-            inputs = []
         check_output(report, [results, *inputs], option="--report")  # never into the store, never over the sweep file
+    check_export_dir(export_dir, [results, *inputs])
     s = summarize(ds)
     if report:
         from capacitysim.report.sweep import write_summary_report
 
         write_summary_report(ds, report, x, y)
         s["report"] = str(report)
+    if export_dir:
+        from capacitysim.io.export import export_sweep
+
+        written = export_sweep(export_dir, ds, s, geometry=_sweep_geometry(inputs))
+        s["export"] = {"folder": str(export_dir), "files": sorted(written)}
     if as_json:
         emit_json(s)
         return
@@ -164,3 +171,17 @@ def summarize_cmd(results, report, x, y, as_json):
         click.echo(f"  failed: {m}")
     if report:
         click.echo(f"report: {report}")
+    if export_dir:
+        click.echo(f"exported: {export_dir}: {', '.join(s['export']['files'])}")
+
+
+def _sweep_geometry(inputs: list[str]):
+    """The coordinates of a SWMM sweep's model (its .inp among the store's inputs), or None (no model, or
+    the model is no longer there: the export then has no GeoJSON)."""
+    import os
+
+    from capacitysim.io.export import model_geometry
+    from capacitysim.network.model import parse_inp
+
+    inp = next((p for p in inputs if p.lower().endswith(".inp") and os.path.isfile(p)), None)
+    return None if inp is None else model_geometry(parse_inp(inp))

@@ -8,11 +8,13 @@ plain number such as ``-5``, are kept (OWASP, CSV injection).
 from __future__ import annotations
 
 import csv
+import html
 import io
 import re
 from pathlib import Path
 
 from capacitysim.files import atomic_write_text
+from capacitysim.report.format import clean_text, label
 from capacitysim.report.html import HtmlReport
 from capacitysim.workflows.bank_reports import COLUMNS, TITLES
 
@@ -73,18 +75,24 @@ def render_html(report: dict) -> str:
         "pass" if v["ok"] else "fail",
     )
     h = report.get("head") or {"head": v["journal_head"], "rows": v["journal_rows"], "last_seq": None, "last_at": None}
-    last = f", last row {h['last_seq']} at {h['last_at']} UTC" if h.get("last_seq") is not None else ""
-    page.paragraph(f"Journal: {h['rows']:,} rows, hash-chained; head SHA-256 {h['head']}{last}. Keep this value outside "
-                   f"the bank: `capacitysim bank verify --expect-head {h['head']}` fails if the journal up to that row is "
-                   "ever rewritten. Without it, `verify` cannot detect a consistent rewrite of the whole chain by someone "
-                   "with write access to the bank file.")
+    # the last row's time as a reader reads it (no microseconds), the exact value kept in <time datetime=...>
+    last = ""
+    if h.get("last_seq") is not None:
+        shown = html.escape(clean_text(str(h["last_at"])))
+        last = (f", last row {h['last_seq']} at <time datetime=\"{html.escape(str(h['last_at']))}\">{shown}</time>"
+                + ("" if shown.endswith("UTC") else " UTC"))
+    page.raw("<p>" + html.escape(f"Journal: {h['rows']:,} rows, hash-chained; head SHA-256 {h['head']}") + last
+             + html.escape(f". Keep this value outside "
+                           f"the bank: `capacitysim bank verify --expect-head {h['head']}` fails if the journal up to that row is "
+                           "ever rewritten. Without it, `verify` cannot detect a consistent rewrite of the whole chain by someone "
+                           "with write access to the bank file.") + "</p>")
     for key, rows in report["tables"].items():
         page.heading(TITLES[key])
         if not rows:
             page.paragraph("None.")
             continue
         cols = COLUMNS[key]
-        page.table(cols, [[r[c] if r[c] is not None else "" for c in cols] for r in rows])
+        page.table([label(c) for c in cols], [[r[c] if r[c] is not None else "" for c in cols] for r in rows])
     return page.render()
 
 

@@ -11,16 +11,14 @@ from pathlib import Path
 
 import numpy as np
 
+from capacitysim.report.format import number
 from capacitysim.report.html import HtmlReport, file_label, new_figure
+from capacitysim.report.plan_map import capacity_plan_map, profile_labels
 
 
 def _num(x) -> float:
     """A document number (null for not-a-number) as a float."""
     return math.nan if x is None else float(x)
-
-
-def _pct(x) -> str:
-    return "not a number" if x is None else f"{x:.3f}"
 
 
 def write_report(result, path) -> Path:
@@ -59,7 +57,7 @@ def write_report(result, path) -> Path:
              ("simulated", f"{sim['start']} to {sim['end']}; reported from {sim['report_start']} "
                            f"({sim['spinup_policy']})")]
     if doc["rainfall_simulated_in"] is not None:
-        items.append(("rainfall simulated over the catchment [in]", f"{doc['rainfall_simulated_in']:.3f}"))
+        items.append(("rainfall simulated over the catchment [in]", doc["rainfall_simulated_in"]))
     for w in doc["warnings"]:
         items.append(("warning", w))
     for w in doc["fixes"]:
@@ -68,18 +66,20 @@ def write_report(result, path) -> Path:
         items.append(("UNTRUSTED", w))
     for c in scenario.get("connections", []):
         pk = c.get("shape", "")
-        items.append((f"connection at {c['node']}", f"{c['flow_gpd']:,.0f} gpd average, {pk}" + (f"; {c['label']}" if c.get("label") else "")))
+        items.append((f"connection at {c['node']}", f"{number(c['flow_gpd'], 'gpd')} gpd average, {pk}" + (f"; {c['label']}" if c.get("label") else "")))
     for r in scenario.get("remediations", []):
-        how = f"{r['gpd']:,.0f} gpd removed = {r['fraction'] * 100:.2f} % of the peak RDII ({r['peak_rdii_gpd_before']:,.0f} gpd)" if r.get("gpd") else f"{r['fraction'] * 100:.1f} % of RDII"
+        how = (f"{number(r['gpd'], 'gpd')} gpd removed = {number(r['fraction'] * 100, '%')} % of the peak RDII "
+               f"({number(r['peak_rdii_gpd_before'], 'gpd')} gpd)" if r.get("gpd") else f"{number(r['fraction'] * 100, '%')} % of RDII")
         items.append((f"I/I remediation in basin {r['basin'] or '(node list)'}", f"{how}; {r['n_nodes']} nodes"))
     for r in scenario.get("removed_sources", []):
         what = []
         if r["sump_pumps"]:
-            what.append(f"{r['sump_pumps']:g} sump pumps x {r['sump_pump_gpm']:g} gpm (Table 174-19.2), "
-                        f"on from {r['sump_on_hr']:g} h to the end of the run")
+            what.append(f"{r['sump_pumps']:g} sump pumps x {number(r['sump_pump_gpm'], 'gpm')} gpm (Table 174-19.2), "
+                        f"on from {number(r['sump_on_hr'], 'h')} h to the end of the run")
         if r["roof_area_sqft"]:
-            what.append(f"{r['roof_area_sqft']:,.0f} ft2 of roof (TR-55, CN {r['roof_cn']:g}, Tc {r['roof_tc_hr']:g} h: "
-                        f"{r['roof_tr55_runoff_in']:.3f} in, {r['roof_tr55_volume_cf']:,.0f} ft3, peak {r['roof_peak_cfs']:.3f} cfs)")
+            what.append(f"{number(r['roof_area_sqft'], 'ft2')} ft2 of roof (TR-55, CN {r['roof_cn']:g}, Tc {number(r['roof_tc_hr'], 'h')} h: "
+                        f"{number(r['roof_tr55_runoff_in'], 'in')} in, {number(r['roof_tr55_volume_cf'], 'ft3')} ft3, "
+                        f"peak {number(r['roof_peak_cfs'], 'cfs')} cfs)")
         items.append((f"disconnected inflow sources in {('basin ' + r['basin']) if r['basin'] else 'the node list'}",
                       "; ".join(what) + f"; {len(r['nodes'])} nodes; in the BEFORE model only"))
     rep.key_values(items)
@@ -108,26 +108,34 @@ def write_report(result, path) -> Path:
                  "regulation: the program asks for a demonstration of adequate capacity without setting them.")
     rep.heading("Verdict")
     rep.raw(f'<p class="{verdict}">Verdict: {verdict.upper()}</p>')
-    rows = [[ch["criterion"], ch["element"], "-" if ch["before"] is None else ch["before"], ch["after"], ch["limit"], ch["unit"],
-             "pass" if ch["passed"] else "FAIL"] for ch in doc["checks"]]
+    rows = [[ch["criterion"], ch["element"], number(ch["before"], ch["unit"]), number(ch["after"], ch["unit"]),
+             number(ch["limit"], ch["unit"]), ch["unit"], "pass" if ch["passed"] else "FAIL"] for ch in doc["checks"]]
     rep.table(["criterion", "element", "before", "after", "limit", "unit", "result"], rows,
               ["pass" if ch["passed"] else "fail" for ch in doc["checks"]])
+    rep.heading("Network plan")
+    plan = capacity_plan_map(doc)
+    if plan is None:
+        rep.paragraph("No plan map: the model has no [COORDINATES].")
+    else:
+        rep.figure(plan[0], plan[1], dpi=150)
     rep.heading("Largest changes")
     links, nodes = doc["links"], doc["nodes"]
     dq = np.array([_num(r["peak_flow_cfs_after"]) - _num(r["peak_flow_cfs_before"]) for r in links])
     order = np.argsort(-np.abs(np.nan_to_num(dq)), kind="stable")[:12]
-    rep.table(["link", "peak flow before [cfs]", "after [cfs]", "q/Qfull before", "after", "d/D before", "after"],
+    rep.table(["link", "peak flow before [cfs]", "peak flow after [cfs]", "q/Qfull before [-]", "q/Qfull after [-]",
+               "d/D before [-]", "d/D after [-]"],
               [[links[i]["id"], *(_num(links[i][k]) for k in ("peak_flow_cfs_before", "peak_flow_cfs_after", "max_q_over_qfull_before",
                                                               "max_q_over_qfull_after", "max_d_over_d_before", "max_d_over_d_after"))]
                for i in order])
     dh = np.array([_num(r["max_hgl_ft_after"]) - _num(r["max_hgl_ft_before"]) for r in nodes])
     order = np.argsort(-np.abs(np.nan_to_num(dh)), kind="stable")[:12]
-    rep.table(["node", "max HGL before [ft]", "after [ft]", "freeboard after [ft]", "surcharge after [ft]", "flooding after [ft3]"],
+    rep.table(["node", "max HGL before [ft]", "max HGL after [ft]", "freeboard after [ft]", "surcharge after [ft]",
+               "flooding after [ft3]"],
               [[nodes[i]["id"], *(_num(nodes[i][k]) for k in ("max_hgl_ft_before", "max_hgl_ft_after", "freeboard_ft_after",
                                                               "max_surcharge_ft_after", "flooding_volume_cf_after"))]
                for i in order])
-    rep.key_values([("continuity error before [%]", _pct(doc["before"]["continuity_error_pct"])),
-                    ("continuity error after [%]", _pct(doc["after"]["continuity_error_pct"]))])
+    rep.key_values([("continuity error before [%]", _num(doc["before"]["continuity_error_pct"])),
+                    ("continuity error after [%]", _num(doc["after"]["continuity_error_pct"]))])
     files = doc.get("external_files") or []
     if files:
         rep.heading("Files")
@@ -157,17 +165,22 @@ def write_report(result, path) -> Path:
         ids = [p["node"] for p in prof]
         x = np.array([p["distance_ft"] for p in prof])
         col = {k: np.array([_num(p[k]) for p in prof]) for k in ("invert_ft", "crown_ft", "rim_ft", "max_hgl_before_ft", "max_hgl_after_ft")}
-        fig, ax = new_figure(9, 3.8)
-        ax.plot(x, col["rim_ft"], color="0.4", lw=1, label="rim (ground)")
-        ax.plot(x, col["crown_ft"], color="0.6", lw=0.8, ls=":", label="crown")
+        fig, ax = new_figure(9, 4.6)
+        ax.fill_between(x, col["invert_ft"], col["crown_ft"], color="0.88", lw=0, label="pipe (invert to crown)")
+        ax.plot(x, col["rim_ft"], color="0.3", lw=1.2, label="rim (ground)")
+        ax.plot(x, col["crown_ft"], color="0.5", lw=0.9, ls=":", label="crown")
         ax.plot(x, col["invert_ft"], color="k", lw=1, label="invert")
+        profile_labels(ax, x, ids, col["rim_ft"], col["crown_ft"])
         ax.plot(x, col["max_hgl_before_ft"], color="tab:blue", label="max HGL before")
         ax.plot(x, col["max_hgl_after_ft"], color="tab:red", ls="--", label="max HGL after")
         ax.set_xlabel(f"distance from {ids[0]} along the flow path [ft]")
         ax.set_ylabel("elevation [ft]")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-        rep.figure(fig, f"Hydraulic grade line profile (maximum after the spin-up) from the connection {ids[0]} to the plant {ids[-1]}.")
+        ax.legend(fontsize=8, loc="lower left")
+        ax.margins(y=0.12)
+        rep.figure(fig, f"Hydraulic grade line profile (maximum after the spin-up) from the connection {ids[0]} to the plant "
+                        f"{ids[-1]}; each manhole labelled, with its rim (upper tick) and the crown of its highest pipe "
+                        "(lower tick).", dpi=150)
     rep.heading("Method")
     rep.paragraph("Each run is SWMM 5.2 (swmm-toolkit) in its own process with one thread, on a copy of the model. Peak flows, "
                   "depths, flooding and surcharge are the engine's routing-step statistics; q/Qfull and d/D use the engine's "

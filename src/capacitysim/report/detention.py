@@ -10,15 +10,16 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from capacitysim.report.format import number
 from capacitysim.report.html import HtmlReport, file_label, new_figure
 from capacitysim.rules import nyc_stormwater as nyc
 from capacitysim.units import MINUTES_PER_HOUR
 from capacitysim.workflows.detention import SWMM_TOLERANCE, DetentionResult
 
 
-def _sig4(v):
-    """A step value to 4 significant figures (the report's default of 3 would print a 0.2975 cfs rate as 0.298)."""
-    return format(v, ",.4g") if isinstance(v, float) else v
+def _step_value(value, unit):
+    """A step's value with the decimals of its unit (:data:`capacitysim.report.format.DECIMALS`)."""
+    return number(value, unit) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
 
 
 def verdict_line(result: DetentionResult) -> str:
@@ -65,14 +66,14 @@ def write_report(result: DetentionResult, path) -> Path:
         ("rule set", result.rules.name),
         *[("rule-set file", file_label(f["file"], f["sha256"])) for f in result.rules.files()],
     ])
-    rep.table(["surface", "area [ft2]", "C"], [[k, v, result.rules.runoff_coefficients()[k]] for k, v in site.surfaces_sf.items()])
+    rep.table(["surface", "area [ft2]", "C [-]"], [[k, v, result.rules.runoff_coefficients()[k]] for k, v in site.surfaces_sf.items()])
     if site.infiltration:
         inf = site.infiltration
-        rep.key_values([("soil borings", ", ".join(inf.soil_borings)), ("borings at system location", str(inf.borings_at_system_location)),
+        rep.key_values([("soil borings", ", ".join(inf.soil_borings)), ("borings at system location", bool(inf.borings_at_system_location)),
                         ("permeability test", inf.permeability_test), ("infiltration rate [in/h]", inf.infiltration_rate_in_hr),
                         ("report", inf.report or "-")])
     if site.recycling:
-        rep.key_values([("recycling demand [gpd]", site.recycling.demand_gpd), ("independent system", str(site.recycling.independent)),
+        rep.key_values([("recycling demand [gpd]", site.recycling.demand_gpd), ("independent system", bool(site.recycling.independent)),
                         ("use", site.recycling.use or "-")])
 
     rep.heading("Compliance checks")
@@ -87,20 +88,20 @@ def write_report(result: DetentionResult, path) -> Path:
 
     rep.heading("Calculation, step by step")
     rep.table(["step", "formula", "value", "unit", "citation"],
-              [[st["step"], st["formula"], _sig4(st["value"]), st["unit"], st["citation"]] for st in result.steps])
+              [[st["step"], st["formula"], _step_value(st["value"], st["unit"]), st["unit"], st["citation"]] for st in result.steps])
 
     rep.heading("Design summary")
     rep.table(["quantity", "value"], [
         ["release rate [cfs]", n["release_rate_cfs"]],
         ["required volume [ft3]", n["required_volume_cf"]],
         ["storage provided [ft3]", n["storage_provided_cf"]],
-        ["orifice diameter [in]", "infeasible" if n["orifice_diameter_in"] is None else f"{n['orifice_diameter_in']:.3f}"],
+        ["orifice diameter [in]", "infeasible" if n["orifice_diameter_in"] is None else n["orifice_diameter_in"]],
         ["critical design hydrograph", n["design_hydrograph"]],
         ["peak inflow [cfs]", n["peak_inflow_cfs"]],
         ["peak release to the sewer [cfs]", n["peak_outflow_cfs"]],
-        ["max depth [ft] (system height)", f"{n['max_depth_ft']:.3f} ({n['system_height_ft']:.3f})"],
+        ["max depth [ft] (system height)", f"{number(n['max_depth_ft'], 'ft')} ({number(n['system_height_ft'], 'ft')})"],
         ["max storage used [ft3]", n["max_storage_cf"]],
-        ["routing mass balance error [ft3]", f"{n['routing_mass_balance_error_cf']:.2e}"],
+        ["routing mass balance error [ft3]", n["routing_mass_balance_error_cf"]],
     ])
     rep.citation("The orifice diameter is the largest that keeps the routed peak release at or below the release rate; "
                  "a fabricated orifice must not be larger. Routing: Modified Puls (storage indication), Chow, Maidment & Mays "
@@ -130,8 +131,10 @@ def write_report(result: DetentionResult, path) -> Path:
         rep.paragraph("SWMM check not run.")
     else:
         rep.table(["quantity", "capacitysim", "SWMM 5.2", "difference"], [
-            ["peak outflow [cfs]", n["peak_outflow_cfs"], n["swmm_peak_outflow_cfs"], f"{n['swmm_peak_outflow_difference']:.3%}"],
-            ["max depth [ft]", n["max_depth_ft"], n["swmm_max_depth_ft"], f"{n['swmm_max_depth_difference']:.3%}"],
+            ["peak outflow [cfs]", number(n["peak_outflow_cfs"], "cfs"), number(n["swmm_peak_outflow_cfs"], "cfs"),
+             f"{number(n['swmm_peak_outflow_difference'] * 100, '%')} %"],
+            ["max depth [ft]", number(n["max_depth_ft"], "ft"), number(n["swmm_max_depth_ft"], "ft"),
+             f"{number(n['swmm_max_depth_difference'] * 100, '%')} %"],
         ], classes=["pass" if n["swmm_agreement"] else "fail"] * 2)
         rep.citation(f"Storage node with the same depth-area table, circular side orifice, free outfall, inflow as "
                      f"[INFLOWS]/[TIMESERIES]; dynamic wave, 1 s routing step. Agreement required within {SWMM_TOLERANCE:.0%}.")

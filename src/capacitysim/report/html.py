@@ -12,8 +12,12 @@ import html
 import io
 from pathlib import Path
 
-from capacitysim.version import __version__
+import numpy as np
+
 from capacitysim.files import atomic_write_text
+from capacitysim.report.format import cell as _cell
+from capacitysim.report.format import clean_text, unit_of_header
+from capacitysim.version import __version__
 
 _CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; max-width: 60rem;
@@ -51,7 +55,7 @@ class HtmlReport:
 
     def paragraph(self, text: str, css_class: str = "") -> "HtmlReport":
         cls = f' class="{css_class}"' if css_class else ""
-        self._parts.append(f"<p{cls}>{html.escape(text)}</p>")
+        self._parts.append(f"<p{cls}>{html.escape(clean_text(text))}</p>")
         return self
 
     def citation(self, text: str) -> "HtmlReport":
@@ -62,24 +66,47 @@ class HtmlReport:
         self._parts.append(fragment)
         return self
 
-    def table(self, header: list[str], rows: list[list[object]], classes: list[str] | None = None) -> "HtmlReport":
-        """A table; numbers are right-aligned. ``classes`` gives a CSS class per row (e.g. pass/fail)."""
+    def table(self, header: list[str], rows: list[list[object]], classes: list[str] | None = None,
+              units: list[str | None] | None = None) -> "HtmlReport":
+        """A table; numbers are right-aligned and printed with the decimals of their unit.
+
+        Every cell goes through :func:`capacitysim.report.format.cell`: a number gets the decimals of the
+        unit in its column header's brackets (``peak flow [cfs]``), or of ``units[j]`` when given (one unit
+        per column), else of the unit in the brackets of the row's first cell (a ``quantity | value``
+        table: ``["release rate [cfs]", 0.2975]``); booleans read yes/no, dates lose their microseconds. A value whose unit varies by row
+        (a check's before/after) is passed formatted (:func:`capacitysim.report.format.number`).
+        ``classes`` gives a CSS class per row (e.g. pass/fail).
+        """
+        col_units = units or [unit_of_header(h) for h in header]
         out = ["<table><thead><tr>", *(f"<th>{html.escape(str(h))}</th>" for h in header), "</tr></thead><tbody>"]
         for i, row in enumerate(rows):
             cls = f' class="{classes[i]}"' if classes and classes[i] else ""
             out.append(f"<tr{cls}>")
-            for cell in row:
-                if isinstance(cell, (int, float)) and not isinstance(cell, bool):
-                    out.append(f'<td class="num">{_fmt_num(cell)}</td>')
+            row_unit = unit_of_header(row[0]) if row and isinstance(row[0], str) else None
+            for j, value in enumerate(row):
+                unit = col_units[j] if j < len(col_units) else None
+                text = html.escape(_cell(value, unit if unit is not None else row_unit))
+                if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+                    out.append(f'<td class="num">{text}</td>')
                 else:
-                    out.append(f"<td>{html.escape(str(cell))}</td>")
+                    out.append(f"<td>{text}</td>")
             out.append("</tr>")
         out.append("</tbody></table>")
         self._parts.append("".join(out))
         return self
 
     def key_values(self, items: list[tuple[str, object]]) -> "HtmlReport":
-        return self.table(["item", "value"], [[k, v] for k, v in items])
+        """A two-column table of labelled values; a number gets the decimals of the unit in its label's
+        brackets (``("peak inflow [cfs]", 4.8889)`` prints ``4.889``)."""
+        out = ["<table><thead><tr><th>item</th><th>value</th></tr></thead><tbody>"]
+        for k, v in items:
+            text = html.escape(_cell(v, unit_of_header(str(k))))
+            num = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+            td = '<td class="num">' if num else "<td>"
+            out.append(f"<tr><td>{html.escape(clean_text(str(k)))}</td>{td}{text}</td></tr>")
+        out.append("</tbody></table>")
+        self._parts.append("".join(out))
+        return self
 
     def submittal(self, record: dict | None) -> "HtmlReport":
         """The submittal identification (project, applicant, engineer of record, site, plant) as a table;
@@ -93,12 +120,12 @@ class HtmlReport:
         return self.paragraph("No submittal identification given (project number, applicant, engineer of record, site, "
                               "plant): add it with --submittal FILE or --project-number, --engineer ...", "untrusted")
 
-    def figure(self, fig, caption: str = "") -> "HtmlReport":
-        """Embed a matplotlib figure as PNG and close it."""
+    def figure(self, fig, caption: str = "", dpi: int = 110) -> "HtmlReport":
+        """Embed a matplotlib figure as PNG (``dpi``: 150 for maps and profiles read on paper) and close it."""
         import matplotlib.pyplot as plt
 
         buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
         plt.close(fig)
         data = base64.b64encode(buf.getvalue()).decode("ascii")
         cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
@@ -122,19 +149,6 @@ def file_label(path, sha256: str | None = None) -> str:
 
     name = PurePath(str(path)).name if path else "-"
     return f"{name} (SHA-256 {sha256})" if sha256 else name
-
-
-def _fmt_num(x: float) -> str:
-    if isinstance(x, int):
-        return f"{x:,d}"
-    if x != x:
-        return "-"
-    ax = abs(x)
-    if ax >= 1000:
-        return f"{x:,.0f}"
-    if ax >= 1:
-        return f"{x:.3g}" if ax < 10 else f"{x:.1f}"
-    return f"{x:.3g}"
 
 
 def new_figure(width_in: float = 8.0, height_in: float = 3.5):

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from capacitysim.errors import InputError
+from capacitysim.report.format import label, number
 from capacitysim.report.html import HtmlReport, new_figure
 from capacitysim.rules.capacity import Criteria
 from capacitysim.workflows.sweep.summary import (
@@ -52,7 +53,9 @@ def write_summary_report(ds, path, x: str | None = None, y: str | None = None) -
                     ("fail", s["fail"]), ("untrusted (continuity error)", s["untrusted"])])
     if s["missing"]:
         rep.paragraph(missing_note(s), "fail")
-    rep.table(["parameter", "values"], [[k, ", ".join(map(str, v))] for k, v in s["grid"].items()])
+    rep.table(["parameter", "name in the sweep file", "values"],
+              [[label(k), k, ", ".join(number(x, key=k) if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
+                                       for x in v)] for k, v in s["grid"].items()])
     for field_name, title, value_dim in (("largest_passing", "Largest connection that passes", "connect_gpd"),
                                          ("largest_passing_orifice", "Largest orifice that passes", "orifice_diameter_in")):
         if s.get(field_name):
@@ -63,7 +66,7 @@ def write_summary_report(ds, path, x: str | None = None, y: str | None = None) -
             derived = {value_key(value_dim, "largest_passing"), value_key(value_dim, "smallest_failing"), "lower_bound",
                        "governing_check", "monotone", "undecided", "missing"}
             keys = [k for k in s[field_name][0] if k not in derived]
-            rep.table(keys + ["largest passing", "governing check", "no smaller value fails"],
+            rep.table([label(k) for k in keys] + ["largest passing", "governing check", "no smaller value fails"],
                       [[r[k] for k in keys] + [bound_text(r, value_dim), governing_text(r) or "-", "yes" if r["monotone"] else "NO"]
                        for r in s[field_name]])
     if s["failures"]:
@@ -87,14 +90,19 @@ def write_summary_report(ds, path, x: str | None = None, y: str | None = None) -
             im = ax.imshow(share, origin="lower", aspect="auto", cmap="RdYlGn", vmin=0, vmax=1)
             ax.set_xticks(range(ds.sizes[xd]), [f"{t:g}" if isinstance(t, float) else str(t) for t in ds[xd].values.tolist()], rotation=45)
             ax.set_yticks(range(ds.sizes[yd]), [f"{t:g}" if isinstance(t, float) else str(t) for t in ds[yd].values.tolist()])
-            ax.set_xlabel(xd)
-            ax.set_ylabel(yd)
+            ax.set_xlabel(label(xd))
+            ax.set_ylabel(label(yd))
             fig.colorbar(im, ax=ax, label="share passing")
             rest = [d for d in ds.verdict.dims if d not in (xd, yd)]
-            rep.figure(fig, f"Verdict map over {xd} and {yd}" + (f" (share of scenarios over {', '.join(rest)} that pass; "
+            rep.figure(fig, f"Verdict map over {label(xd)} and {label(yd)}" + (f" (share of scenarios over {', '.join(label(r) for r in rest)} that pass; "
                                                                    "blank: none decided)" if rest else " (green: pass, red: fail)"))
-    rep.citation("Verdict criteria (capacitysim.workflows.demonstration.Criteria): " + (json.dumps(_criteria_dict(json.loads(ds.attrs['sweep']).get('criteria', {})))
-                                         if s["kind"] == "swmm" else "15 RCNY § 31-03 release rate, no overtopping, required volume provided"))
+    if s["kind"] == "swmm":
+        crit = _criteria_dict(json.loads(ds.attrs["sweep"]).get("criteria", {}))
+        rep.citation("Verdict criteria (capacitysim.rules.capacity.Criteria, program policies): "
+                     + "; ".join(f"{label(k)} = {number(v, key=k) if isinstance(v, (int, float)) and not isinstance(v, bool) else v}"
+                                 for k, v in crit.items()) + ".")
+    else:
+        rep.citation("Verdict criteria: 15 RCNY § 31-03 release rate, no overtopping, required volume provided.")
     return rep.write(path)
 
 

@@ -20,6 +20,7 @@ All files are rendered before any is written; each is written atomically.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -266,7 +267,7 @@ def export_detention(out_dir: str | Path, doc: Mapping, series: Mapping, steps: 
         ds[k] = ((), float(v))
     for k, v in series.items():
         if np.ndim(v) == 0 and isinstance(v, (int, float, np.floating)):
-            ds[f"series_{k}"] = ((), float(v))
+            ds[k if k not in ds.variables else f"series_{k}"] = ((), float(v))
     attrs = {"site": doc.get("site"), "site_sha256": doc.get("site_sha256"), "rule_set": doc.get("rule_set"),
              "verdict": doc.get("verdict_qualified") or doc.get("verdict"), "kind": doc.get("kind")}
     attrs = {k: v for k, v in attrs.items() if v is not None}
@@ -320,23 +321,40 @@ def export_sweep(out_dir: str | Path, ds, summary: Mapping, geometry: ModelGeome
     for name in list(plain.variables):
         if plain[name].dtype.kind == "U":
             plain[name] = plain[name].astype(object)
-    attrs = {"sweep": summary.get("name"), "kind": summary.get("kind"), "mode": summary.get("mode"),
+    if "inputs" in plain.attrs:  # file names only: never the paths of the machine that ran the sweep
+        try:
+            plain.attrs["inputs"] = json.dumps([Path(p).name for p in json.loads(plain.attrs["inputs"])])
+        except (TypeError, ValueError):
+            del plain.attrs["inputs"]
+    attrs = {"sweep": summary.get("name"), "kind": summary.get("kind"), "grid_mode": summary.get("mode"),
              "scenarios": summary.get("scenarios")}
     files = {"scenarios.csv": csv_text(rows, cols, headers=headers).encode("utf-8"),
              "results.nc": netcdf_bytes(cf_dataset(plain, title=f"scenario sweep {summary.get('name')}",
                                                    extra_attrs={k: v for k, v in attrs.items() if v is not None}))}
-    lp = summary.get("largest_passing") or []
+    lp = [_flat(r) for r in summary.get("largest_passing") or []]
     if lp:
-        keys = list(dict.fromkeys(k for r in lp for k in r))
+        keys = ["id", *[k for k in dict.fromkeys(k for r in lp for k in r) if k != "connect_node"]]
         node_rows = [{"id": r.get("connect_node"), **r} for r in lp]
-        files["nodes.csv"] = csv_text(node_rows, ["id", *[k for k in keys if k != "connect_node"]]).encode("utf-8")
+        files["nodes.csv"] = csv_text(node_rows, keys).encode("utf-8")
         if geometry is not None:
-            files["network.geojson"] = geojson_text(node_rows, [], geometry, node_columns=[k for k in keys if k != "connect_node"],
+            files["network.geojson"] = geojson_text(node_rows, [], geometry, node_columns=keys,
                                                     extra={"title": f"largest connection that passes: sweep {summary.get('name')}"}).encode("utf-8")
     notes = {k: v for k, v in attrs.items() if v is not None}
     if geometry is not None:
         notes.update({"crs": geometry.crs, "crs_source": geometry.crs_source, "map_units": geometry.map_units})
     return write_files(out_dir, files, what="scenario sweep", notes=notes)
+
+
+def _flat(row: Mapping) -> dict:
+    """A summary row with its nested records spread into columns (``governing_check`` ->
+    ``governing_check_criterion``, ``governing_check_element``, ``governing_check_message``)."""
+    out = {}
+    for k, v in row.items():
+        if isinstance(v, Mapping):
+            out.update({f"{k}_{kk}": vv for kk, vv in v.items()})
+        else:
+            out[k] = v
+    return out
 
 
 def _item(v):

@@ -56,7 +56,7 @@ DIMENSIONLESS: dict[str, str] = {
 
 #: Words of names a person writes otherwise (abbreviations in capitals, symbols).
 _WORDS = {"hgl": "HGL", "cso": "CSO", "rdii": "RDII", "dwf": "DWF", "swmm": "SWMM", "spdes": "SPDES", "sha256": "SHA-256",
-          "bbl": "BBL", "ii": "I/I", "tc": "Tc", "cn": "CN", "idf": "IDF", "dmr": "DMR", "co": "CO", "wwtp": "WWTP"}
+          "bbl": "BBL", "ii": "I/I", "tc": "Tc", "cn": "CN", "idf": "IDF", "dmr": "DMR", "co": "CO", "wwtp": "WWTP", "tol": "tolerance", "c": "C"}
 
 #: Quantities whose name without its unit says too little: (name, unit suffix) -> the name to show.
 _DURATIONS = {("surcharge", "hr"): "surcharge_time", ("flooding", "hr"): "flooding_time"}
@@ -94,6 +94,12 @@ LONG_NAMES: dict[str, str] = {
     "pump_off_curve_pct": "share of time the pump ran off its curve",
     "pump_max_flow_cfs": "maximum pump flow",
     "volume_cf": "total outfall inflow volume",
+    "inflow_cfs": "inflow to the detention system",
+    "sewer_cfs": "release to the sewer",
+    "stage_ft": "water depth above the bottom of the system",
+    "storage_cf": "volume stored",
+    "losses_cfs": "infiltration and recycling outflow",
+    "top_ft": "top of the system above its bottom",
     "x": "map x coordinate ([COORDINATES])",
     "y": "map y coordinate ([COORDINATES])",
 }
@@ -144,9 +150,8 @@ def column_name(key: str) -> str:
 def _words(base: str) -> str:
     if base in DIMENSIONLESS:
         return DIMENSIONLESS[base]
-    for k, v in DIMENSIONLESS.items():  # a dimensionless quantity inside a longer name
-        if base.endswith("_" + k):
-            return _words(base[: -len(k) - 1]) + " " + v
+    for k in ("q_over_qfull", "d_over_d"):  # symbols inside a longer name (d_over_d_tol: d/D tolerance)
+        base = base.replace(k, DIMENSIONLESS[k])
     return " ".join(_WORDS.get(w, w) for w in base.split("_") if w)
 
 

@@ -130,11 +130,19 @@ def _attr_value(v):
     """A NetCDF-3 attribute: text or a number (booleans yes/no; None and containers as JSON text)."""
     if isinstance(v, (bool, np.bool_)):
         return "yes" if v else "no"
-    if isinstance(v, (int, np.integer, float, np.floating)):
-        return v
+    if isinstance(v, (int, np.integer)):  # NetCDF-3 has no 64-bit integers
+        return np.int32(v) if -2**31 <= int(v) < 2**31 else float(v)
+    if isinstance(v, (float, np.floating)):
+        return float(v)
     if isinstance(v, str):
         return v
     return json.dumps(v, default=str)
+
+
+#: Names scipy's NetCDF writer keeps as its own attributes: a global attribute of that name breaks the file
+#: (``mode`` = "product" made ``netcdf_file.flush`` fail), so it is written as ``<name>_attr``.
+_RESERVED_GLOBALS = frozenset({"mode", "fp", "filename", "use_mmap", "version_byte", "maskandscale", "dimensions",
+                               "variables", "_dims", "_recs", "_recsize", "_mm", "_mm_buf", "_attributes"})
 
 
 def cf_dataset(ds, *, title: str, extra_attrs: dict | None = None):
@@ -153,7 +161,8 @@ def cf_dataset(ds, *, title: str, extra_attrs: dict | None = None):
             attrs.pop("units", None)
         out[name].attrs = attrs
     now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-    glob = {k: _attr_value(v) for k, v in {**ds.attrs, **(extra_attrs or {})}.items() if v is not None}
+    glob = {(f"{k}_attr" if k in _RESERVED_GLOBALS else k): _attr_value(v)
+            for k, v in {**ds.attrs, **(extra_attrs or {})}.items() if v is not None}
     glob.pop("units", None)  # the prose of read_results: every variable has its own units now
     out.attrs = {"Conventions": "CF-1.8", "title": title, "source": f"capacitysim {__version__}",
                  "history": f"{now} written by capacitysim {__version__}", **glob}
