@@ -214,3 +214,33 @@ def test_export_into_a_file_or_an_input_is_refused(run, tmp_path):
         assert "--export" in r.output and "Traceback" not in r.output
     r = CliRunner().invoke(cli, ["capacity", "--model", str(run["inp"]), "--connect", "MH0017=1000", "--crs", "lambert"])
     assert r.exit_code == 2 and "--crs 'lambert'" in r.output
+
+
+def test_node_table_export_rows_per_node_and_storm(tmp_path):
+    """Per-node rows (a headroom document: one row per node and storm) -> CSV rows, Points, a node x storm Dataset."""
+    from capacitysim.io.export import export_node_table
+
+    rows = [{"node": "MH0003", "storm": "1yr", "max_connection_gpd": 12000.0, "bounded": False,
+             "governing_check": {"criterion": "peak inflow at the plant within +1 %", "element": "PLANT"}, "runs": 5},
+            {"node": "MH0003", "storm": "5yr", "max_connection_gpd": None, "bounded": False, "governing_check": None, "runs": 3},
+            {"node": "MH0017", "storm": "1yr", "max_connection_gpd": 0.0, "bounded": True, "governing_check": None, "runs": 2}]
+    geom = model_geometry(parse_inp(model_path("synthetic-50")))
+    export_node_table(tmp_path, rows, id_key="node", index=("node", "storm"), geometry=geom, title="headroom")
+    table = _csv(tmp_path / "nodes.csv")
+    assert [(r["id"], r["storm"]) for r in table] == [(r["node"], r["storm"]) for r in rows]
+    assert list(table[0]) == ["id", "storm", "max_connection [gpd]", "bounded", "governing_check_criterion",
+                              "governing_check_element", "runs"]
+    assert [r["bounded"] for r in table] == ["no", "no", "yes"] and table[1]["max_connection [gpd]"] == ""
+    g = json.loads((tmp_path / "network.geojson").read_text(encoding="utf-8"))
+    pts = [f for f in g["features"] if f["geometry"]["type"] == "Point"]
+    assert [tuple(f["geometry"]["coordinates"]) for f in pts] == [geom.nodes[r["node"]] for r in rows]
+    assert sum(f["geometry"]["type"] == "LineString" for f in g["features"]) == len(geom.links)
+    ds = xr.open_dataset(tmp_path / "results.nc")
+    try:
+        assert dict(ds.sizes) == {"node": 2, "storm": 2}
+        assert ds.max_connection_gpd.attrs["units"] == "gallon day-1"
+        v = ds.max_connection_gpd
+        assert float(v.sel(node="MH0003", storm="1yr")) == 12000.0 and float(v.sel(node="MH0017", storm="1yr")) == 0.0
+        assert math.isnan(float(v.sel(node="MH0003", storm="5yr"))) and math.isnan(float(v.sel(node="MH0017", storm="5yr")))
+    finally:
+        ds.close()

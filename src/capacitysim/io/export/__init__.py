@@ -40,7 +40,7 @@ from capacitysim.io.export.writers import (
 
 __all__ = ["CRS_POLICY", "ModelGeometry", "check_crs", "model_geometry", "column_name", "cf_attrs", "human_label",
            "split_key", "unit_of", "csv_cell", "csv_text", "network_dataset", "dataset_rows", "export_network",
-           "export_demonstration", "export_detention", "export_sweep", "NETWORK_FILES"]
+           "export_demonstration", "export_detention", "export_sweep", "export_node_table", "NETWORK_FILES"]
 
 #: The files :func:`export_network` writes.
 NETWORK_FILES = ("nodes.csv", "links.csv", "network.geojson", "results.nc", "manifest.json")
@@ -200,6 +200,66 @@ def export_network(out_dir: str | Path, ds, *, geometry: ModelGeometry | None = 
     return write_files(out_dir, files, what=title, notes=notes)
 
 
+def export_node_table(out_dir: str | Path, rows: Sequence[Mapping], *, id_key: str = "node",
+                      index: Sequence[str] = ("node",), geometry: ModelGeometry | None = None, title: str,
+                      attrs: Mapping | None = None) -> dict[str, Path]:
+    """Export per-node rows of a result document (e.g. headroom: one row per node and storm).
+
+    Writes ``nodes.csv`` (the rows, ``id`` = ``row[id_key]`` first, nested records spread into columns,
+    units in the headers), ``network.geojson`` (a Point per row at its node, the model's links as
+    LineStrings without attributes for context), ``results.nc`` (the rows as a Dataset over the ``index``
+    dimensions, e.g. node x storm; CF units) and ``manifest.json``. There are no per-link results, so no
+    ``links.csv``.
+
+    Parameters
+    ----------
+    rows : sequence of mapping
+        The document's rows (``max_connection_gpd``...: names carry their units).
+    id_key : str
+        The key naming the node of a row.
+    index : sequence of str
+        The keys that identify a row (the Dataset's dimensions), ``id_key`` among them.
+    geometry : ModelGeometry, optional
+        :func:`model_geometry` of the model.
+    """
+    import xarray as xr
+
+    flat = _flat_rows(rows)
+    keys = list(dict.fromkeys(k for r in flat for k in r))
+    table = [{"id": r.get(id_key), **{k: v for k, v in r.items() if k != id_key}} for r in flat]
+    cols = ["id", *[k for k in keys if k != id_key]]
+    levels = {k: list(dict.fromkeys(r.get(k) for r in flat)) for k in index}
+    shape = tuple(len(v) for v in levels.values())
+    pos = {k: {v: i for i, v in enumerate(vals)} for k, vals in levels.items()}
+    dims = [("node" if k == id_key else k) for k in index]
+    data = {}
+    for k in keys:
+        if k in index:
+            continue
+        vals = [r.get(k) for r in flat]
+        numeric = all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in vals)
+        arr = np.full(shape, np.nan) if numeric else np.full(shape, "", dtype=object)
+        for r, v in zip(flat, vals):
+            at = tuple(pos[i][r.get(i)] for i in index)
+            arr[at] = (np.nan if v is None else float(v)) if numeric else ("" if v is None else
+                                                                          ("yes" if v is True else "no" if v is False else str(v)))
+        data[k] = (dims, arr)
+    ds = xr.Dataset(data, coords={d: np.array([str(v) for v in levels[k]], dtype=object) for d, k in zip(dims, index)})
+    geometry = geometry or ModelGeometry(crs_source="no coordinates given")
+    attrs = {k: v for k, v in dict(attrs or {}).items() if v is not None}
+    links = [{"id": lid} for lid in geometry.links]
+    files = {
+        "nodes.csv": csv_text(table, cols).encode("utf-8"),
+        "network.geojson": geojson_text(table, links, geometry, node_columns=cols, link_columns=["id"],
+                                        extra={"title": title}).encode("utf-8"),
+        "results.nc": netcdf_bytes(cf_dataset(ds, title=title, extra_attrs={**attrs, "crs": geometry.crs or "none stated",
+                                                                              "crs_source": geometry.crs_source})),
+    }
+    notes = {"crs": geometry.crs, "crs_source": geometry.crs_source, "crs_policy": CRS_POLICY,
+             "map_units": geometry.map_units, "rows": len(table), **attrs}
+    return write_files(out_dir, files, what=title, notes=notes)
+
+
 def _doc_dataset(doc: Mapping):
     """A Dataset of a capacity document's ``nodes`` and ``links`` rows (a stored document, no runs at hand)."""
     import xarray as xr
@@ -331,7 +391,7 @@ def export_sweep(out_dir: str | Path, ds, summary: Mapping, geometry: ModelGeome
     files = {"scenarios.csv": csv_text(rows, cols, headers=headers).encode("utf-8"),
              "results.nc": netcdf_bytes(cf_dataset(plain, title=f"scenario sweep {summary.get('name')}",
                                                    extra_attrs={k: v for k, v in attrs.items() if v is not None}))}
-    lp = [_flat(r) for r in summary.get("largest_passing") or []]
+    lp = _flat_rows(summary.get("largest_passing") or [])
     if lp:
         keys = ["id", *[k for k in dict.fromkeys(k for r in lp for k in r) if k != "connect_node"]]
         node_rows = [{"id": r.get("connect_node"), **r} for r in lp]
@@ -355,6 +415,14 @@ def _flat(row: Mapping) -> dict:
         else:
             out[k] = v
     return out
+
+
+def _flat_rows(rows: Sequence[Mapping]) -> list[dict]:
+    """:func:`_flat` of every row; a nested record that is None in some rows leaves no column of its own."""
+    flat = [_flat(r) for r in rows]
+    keys = set(k for r in flat for k in r)
+    spread = {k for k in keys if any(o.startswith(k + "_") for o in keys) and all(r.get(k) is None for r in flat)}
+    return [{k: v for k, v in r.items() if k not in spread} for r in flat]
 
 
 def _item(v):
