@@ -12,6 +12,7 @@ the value and what is allowed. Files are named as the CLI names them: a bundled 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -191,8 +192,9 @@ def _version() -> str:
     return __version__
 
 
+@functools.lru_cache(maxsize=1)
 def catalogue() -> dict[str, Process]:
-    """The processes, by id (built on each call: the bundled names are read from the package)."""
+    """The processes, by id (built once per server: the bundled names are read from the installed package)."""
     from capacitysim.rules import ii_offset
     from capacitysim.rules.spdes import BASES
 
@@ -515,7 +517,17 @@ def prepare(process_id: str, body, uploads) -> Prepared:
     return Prepared(process_id, inputs, files, sha)
 
 
+@functools.lru_cache(maxsize=None)
+def _versions(process_id: str) -> str:
+    return json.dumps(_compute_versions(process_id))
+
+
 def versions(process_id: str) -> dict:
+    """What a job of ``process_id`` runs on (computed once per server process; see :func:`_compute_versions`)."""
+    return json.loads(_versions(process_id))
+
+
+def _compute_versions(process_id: str) -> dict:
     """What a job ran on: capacitysim, the SWMM engine and its bindings, the rule sets (SHA-256 of each bundled
     rule file and of the design-flow table), Python."""
     import platform

@@ -53,6 +53,7 @@ class Runner:
         self._stop = threading.Event()
         self._thread = None
         self._events: dict[str, threading.Event] = {}
+        self._seen: dict[str, tuple] = {}  # the last progress recorded of each job (written only when it changes)
 
     # --- life cycle ----------------------------------------------------------------------------------
     def start(self) -> None:
@@ -149,12 +150,16 @@ class Runner:
             info = json.loads(p.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return
-        self.store.set_running(job_id, attempt, int(info.get("progress", 0)), str(info.get("message", ""))[:500])
+        state = (attempt, int(info.get("progress", 0)), str(info.get("message", ""))[:500])
+        if self._seen.get(job_id) != state:
+            self.store.set_running(job_id, *state)
+            self._seen[job_id] = state
 
     def _done(self, job_id: str) -> None:
         with self._lock:
             self._futures.pop(job_id, None)
-            ev = self._events.get(job_id)
+            self._seen.pop(job_id, None)
+            ev = self._events.pop(job_id, None)
         if ev is not None:
             ev.set()
 

@@ -1,0 +1,84 @@
+"""Browser tests (Playwright on Debian's Chromium): submit a demonstration and sign off a withdrawal.
+
+Skipped when the ``playwright`` package or ``/usr/bin/chromium`` is absent (``.ci/run`` installs both).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from capacitysim.service.demo import BASIN, MUNICIPAL
+
+sync_api = pytest.importorskip("playwright.sync_api")
+CHROMIUM = os.environ.get("CAPACITYSIM_CHROMIUM", "/usr/bin/chromium")
+if not os.access(CHROMIUM, os.X_OK):
+    pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync"]
+#: Longest a page waits for a job to end [ms] (a wait, not a measured threshold).
+JOB_WAIT_MS = 240_000
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def _sign_in(browser, server, role):
+    page = browser.new_context().new_page()
+    page.goto(f"{server.url}/ui")
+    assert page.url.endswith("/ui/login")
+    page.fill("#token", server.tokens[role])
+    page.click("#sign-in")
+    page.wait_for_url(f"{server.url}/ui")
+    return page
+
+
+def test_engineer_submits_a_demonstration_and_reads_the_verdict(browser, server):
+    page = _sign_in(browser, server, "engineer")
+    page.click("text=New demonstration")
+    page.select_option("#model", "synthetic-50")
+    page.select_option("#storm", "binghamton-1yr-24h")
+    page.fill("#connections", "MH0003=5000")
+    page.click("#run")
+    page.wait_for_url(re.compile(r".*/ui/jobs/[0-9a-f]{32}$"))
+    # the page reloads itself while the job runs; the verdict appears when it ends
+    page.wait_for_selector("#verdict", timeout=JOB_WAIT_MS)
+    assert page.inner_text("#verdict") == "PASS"
+    assert page.inner_text("#status") == "successful"
+    page.click("#report")
+    page.wait_for_load_state()
+    assert "MH0003" in page.content()
+    page.context.close()
+
+
+def test_administrator_signs_off_a_withdrawal(browser, server):
+    with server.client("engineer") as eng:
+        cap = eng.post("/processes/capacity-demonstration/execution", json={"inputs": {
+            "model": "synthetic-50", "storm": "binghamton-1yr-24h", "connections": [{"node": "MH0003", "gpd": 5000}]}})
+        spd = eng.post("/processes/spdes-check/execution", json={"inputs": {
+            "plant": "sample-wwtp", "flows": server.flows, "added_gpd": [5000]}})
+        r = eng.post("/bank/withdrawals", json={
+            "basin": BASIN, "owner": MUNICIPAL, "peak_flow_gpd": 2600, "application": "BROWSER-1", "node": "MH0003",
+            "capacity_job": cap.headers["Location"].rsplit("/", 1)[1],
+            "spdes_job": spd.headers["Location"].rsplit("/", 1)[1], "application_approval": "H2-browser"})
+        assert r.status_code == 201, r.text
+    page = _sign_in(browser, server, "administrator")
+    page.click("nav >> text=Bank")
+    row = page.locator("#queue tr", has_text="BROWSER-1")
+    assert row.count() == 1
+    row.locator("input[name=note]").fill("demonstration and SPDES check reviewed")
+    row.locator("button[value=approve]").click()
+    page.wait_for_url(f"{server.url}/ui/bank")
+    assert page.locator("#queue tr", has_text="BROWSER-1").count() == 0
+    assert "signed-off (approved)" in page.locator("#decided tr", has_text="BROWSER-1").inner_text()
+    page.context.close()
+    with server.client("reviewer") as rev:
+        w = rev.get("/bank/withdrawals/BROWSER-1").json()
+        assert w["status"] == "approved" and w["signed_off_by"] == server.names["administrator"]

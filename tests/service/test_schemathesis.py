@@ -1,0 +1,41 @@
+"""Schemathesis over the service's OpenAPI document: no 5xx, and every 4xx a JSON problem document.
+
+Each operation of ``/openapi.json`` gets generated requests (schemathesis strategies driven by hypothesis)
+sent with an administrator's token (the role allowed most). The pytest plugin of schemathesis is not
+used (it does not run under this pytest); the strategies are the same.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+schemathesis = pytest.importorskip("schemathesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+
+#: Generated requests per operation (bounded: the suite stays a few minutes).
+EXAMPLES = 25
+
+
+def test_no_server_error_and_json_errors(server):
+    schema = schemathesis.openapi.from_url(f"{server.url}/openapi.json")
+    headers = {"Authorization": f"Bearer {server.tokens['administrator']}"}
+    seen = []
+    for result in schema.get_all_operations():
+        op = result.ok()
+        seen.append(f"{op.method.upper()} {op.path}")
+
+        @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+        @given(case=op.as_strategy())
+        def run(case):
+            response = case.call(base_url=server.url, headers=headers, timeout=120)
+            where = (case.method, case.formatted_path, response.status_code, response.text[:300])
+            assert response.status_code < 500, where
+            if 400 <= response.status_code < 500:
+                ctype = response.headers["content-type"]
+                ctype = ctype[0] if isinstance(ctype, list) else ctype  # schemathesis' Response: a list per header
+                assert ctype.startswith("application/problem+json"), where
+                body = response.json()
+                assert body["status"] == response.status_code and body["detail"], where
+
+        run()
+    assert "POST /processes/{process_id}/execution" in seen and "POST /bank/withdrawals" in seen
