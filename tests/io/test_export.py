@@ -19,10 +19,14 @@ import xarray as xr
 from click.testing import CliRunner
 
 from capacitysim.cli import cli
-from capacitysim.io.bundled import model_path
-from capacitysim.io.export import export_demonstration, export_network, model_geometry, network_dataset
-from capacitysim.io.export.geometry import ModelGeometry, check_crs
 from capacitysim.errors import InputError
+from capacitysim.io.bundled import model_path
+from capacitysim.io.export import (
+    export_demonstration,
+    export_network,
+    model_geometry,
+)
+from capacitysim.io.export.geometry import ModelGeometry, check_crs
 from capacitysim.network.model import parse_inp
 
 VERTICES = [(300.0, 40.0), (350.0, 30.0)]  # two interior points of P0002 (MH0002 -> MH0001)
@@ -102,7 +106,8 @@ def test_geojson_points_lines_vertices_and_crs(run):
         assert line[0] == coords[a] and line[-1] == coords[b]
         assert line[1:-1] == (VERTICES if f["properties"]["id"] == "P0002" else [])
     # the same attributes as the CSV, under the same names
-    header = next(csv.reader(open(run["out"] / "nodes.csv", encoding="utf-8")))
+    with open(run["out"] / "nodes.csv", encoding="utf-8") as fh:
+        header = next(csv.reader(fh))
     assert set(header) <= set(points[0]["properties"])
     row = {r["id"]: r for r in _csv(run["out"] / "links.csv")}
     for f in lines:
@@ -165,11 +170,11 @@ def test_a_failed_export_writes_nothing_and_keeps_the_previous_one(run, tmp_path
     shutil.copytree(run["out"], dest)
     before = {p.name: p.read_bytes() for p in dest.iterdir()}
     ds = xr.Dataset({"peak_flow_cfs": ("link", np.array([1 + 2j]))}, coords={"link": np.array(["L1"], dtype=object)})
-    with pytest.raises(Exception):
+    with pytest.raises(ValueError):
         export_network(dest, ds, title="bad")
     assert {p.name: p.read_bytes() for p in dest.iterdir()} == before
     empty = tmp_path / "new"
-    with pytest.raises(Exception):
+    with pytest.raises(ValueError):
         export_network(empty, ds, title="bad")
     assert not empty.exists() or not any(empty.iterdir())
 
@@ -185,12 +190,17 @@ def test_crs_from_the_model_the_option_or_none(tmp_path):
     # degrees with coordinates beyond longitude/latitude: no CRS is claimed
     (deg / "a.inp").write_text(text + "\n[MAP]\nUNITS Degrees\n", encoding="latin-1")
     assert model_geometry(parse_inp(deg / "a.inp")).crs is None
-    lonlat = "\n".join(line if not line.startswith("MH") or "." not in line.split()[1] else line
-                       for line in text.splitlines())
-    (deg / "b.inp").write_text(lonlat.replace("[COORDINATES]", "[COORDINATES]\n;;scaled") + "\n[MAP]\nUNITS Degrees\n", encoding="latin-1")
+    # the same network placed near Binghamton in longitude/latitude: WGS 84 (OGC:CRS84)
+    lines, section = [], ""
+    for line in text.splitlines():
+        if line.startswith("["):
+            section = line.strip()
+        toks = line.split()
+        if section == "[COORDINATES]" and len(toks) == 3 and not line.startswith(";"):
+            line = f"{toks[0]} {-75.9 + float(toks[1]) / 1e5:.7f} {42.1 + float(toks[2]) / 1e5:.7f}"
+        lines.append(line)
+    (deg / "b.inp").write_text("\n".join(lines) + "\n[MAP]\nUNITS Degrees\n", encoding="latin-1")
     b = parse_inp(deg / "b.inp")
-    b.sections["COORDINATES"] = [type(r)(r.line, [r.tokens[0], str(-75.9 + float(r.tokens[1]) / 1e5), str(42.1 + float(r.tokens[2]) / 1e5)])
-                                 for r in b.rows("COORDINATES")]
     assert model_geometry(b).crs == "OGC:CRS84"
     with pytest.raises(InputError, match="EPSG:2263"):
         check_crs("2263")

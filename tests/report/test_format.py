@@ -6,10 +6,24 @@ import datetime as dt
 import re
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from capacitysim.io.export.quantities import UNIT_SUFFIXES, column_name, human_label, split_key
-from capacitysim.report.format import DECIMALS, cell, clean_text, label, number, quantity, unit_of_header
+from capacitysim.io.export.quantities import (
+    UNIT_SUFFIXES,
+    column_name,
+    human_label,
+    split_key,
+)
+from capacitysim.report.format import (
+    DECIMALS,
+    cell,
+    clean_text,
+    label,
+    number,
+    quantity,
+    unit_of_header,
+)
 from capacitysim.report.html import HtmlReport
 from tests.report.report_text import MICROSECONDS, NUMBER, read_report
 
@@ -29,7 +43,7 @@ def test_every_number_of_a_unit_has_that_units_decimals(x, unit):
        st.sampled_from(["", "_before", "_after", "_change"]))
 def test_labels_and_columns_carry_the_unit_not_the_suffix(suffix, stem, qual):
     key = f"{stem}_{suffix}{qual}"
-    base, unit, q = split_key(key)
+    _, unit, q = split_key(key)
     assert unit == suffix and (q or "") == qual.lstrip("_")
     lab = label(key)
     assert lab.endswith(f"[{UNIT_SUFFIXES[suffix][0]}]") and "_" not in lab
@@ -40,7 +54,7 @@ def test_labels_and_columns_carry_the_unit_not_the_suffix(suffix, stem, qual):
 @given(st.datetimes(min_value=dt.datetime(1990, 1, 1), max_value=dt.datetime(2100, 1, 1)), st.booleans())
 def test_dates_lose_their_microseconds(when, aware):
     if aware:
-        when = when.replace(tzinfo=dt.timezone.utc)
+        when = when.replace(tzinfo=dt.UTC)
     for text in (cell(when), clean_text(f"at {when.isoformat()} and {when} ok")):
         assert not MICROSECONDS.search(text), text
         assert not re.search(r"\d{4}-\d{2}-\d{2}T", text), text

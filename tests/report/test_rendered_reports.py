@@ -17,7 +17,14 @@ from click.testing import CliRunner
 from capacitysim.cli import cli
 from capacitysim.io.bundled import model_path
 from capacitysim.report.format import DECIMALS, canonical_unit
-from tests.report.report_text import BOOL_WORD, MICROSECONDS, NUMBER, RAW_KEY, UNIT_IN_HEADER, read_report
+from tests.report.report_text import (
+    BOOL_WORD,
+    MICROSECONDS,
+    NUMBER,
+    RAW_KEY,
+    UNIT_IN_HEADER,
+    read_report,
+)
 
 MODELS = Path(model_path("synthetic-50")).parent
 
@@ -73,7 +80,7 @@ def test_plan_map_marks_the_connection_remediation_plant_and_failures(capacity):
     from capacitysim.report.plan_map import capacity_plan_map
 
     doc = capacity["doc"]
-    fig, caption = capacity_plan_map(doc)
+    fig, _caption = capacity_plan_map(doc)
     try:
         ax = fig.axes[0]
         texts = [t.get_text() for t in ax.texts]
@@ -162,7 +169,7 @@ def test_bank_report_formats(tmp_path):
     bank("report", "--out", tmp_path / "rep")
     html = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
     assert check_report(html) == []
-    text, tables = read_report(html)
+    _, tables = read_report(html)
     assert any("balance [gpd]" in t["header"] for t in tables)
     head = json.loads(bank("head", "--json").stdout)
     assert f'datetime="{head["last_at"]}"' in html  # the exact time kept for the record, shown without microseconds
@@ -178,7 +185,7 @@ def test_sweep_report_formats(tmp_path):
     assert r.exit_code == 0, r.output
     html = (tmp_path / "f.html").read_text(encoding="utf-8")
     assert check_report(html) == []
-    text, tables = read_report(html)
+    _, tables = read_report(html)
     grid = next(t for t in tables if t["header"][:2] == ["parameter", "name in the sweep file"])
     assert ["site area [ft2]", "site_area_sf", "10,000, 20,000"] in grid["rows"]
 

@@ -16,7 +16,6 @@ from capacitysim.cli.common import (
     emit_json,
     emit_table,
     export_option,
-    fmt,
     json_option,
     pop_submittal,
     submittal_options,
@@ -72,19 +71,21 @@ def detention(site_file, rule, report, no_swmm, export_dir, as_json, **submittal
 
 
 def _print_table(result, verdict: str) -> None:
+    from capacitysim.report.format import number
+
     n = result.numbers
     d = n["orifice_diameter_in"]
     rows = list(result.submittal.rows())
     rows += [
-        ("allowable flow", f"{n['allowable_flow_cfs']:.4g} cfs"),
-        ("release rate", f"{n['release_rate_cfs']:.4g} cfs"),
-        ("required volume", f"{fmt(n['required_volume_cf'], 0)} ft3 (provided {fmt(n['storage_provided_cf'], 0)} ft3)"),
-        ("orifice diameter", "infeasible" if d is None else f"{d:.3f} in"),
-        ("peak outflow", f"{n['peak_outflow_cfs']:.4g} cfs"),
-        ("max depth", f"{fmt(n['max_depth_ft'])} ft of {fmt(n['system_height_ft'])} ft"),
+        ("allowable flow", f"{number(n['allowable_flow_cfs'], 'cfs')} cfs"),
+        ("release rate", f"{number(n['release_rate_cfs'], 'cfs')} cfs"),
+        ("required volume", f"{number(n['required_volume_cf'], 'ft3')} ft3 (provided {number(n['storage_provided_cf'], 'ft3')} ft3)"),
+        ("orifice diameter", "infeasible" if d is None else f"{number(d, 'in')} in"),
+        ("peak outflow", f"{number(n['peak_outflow_cfs'], 'cfs')} cfs"),
+        ("max depth", f"{number(n['max_depth_ft'], 'ft')} ft of {number(n['system_height_ft'], 'ft')} ft"),
     ]
     if n["swmm_peak_outflow_cfs"] is not None:
-        rows.append(("SWMM check", f"{n['swmm_peak_outflow_cfs']:.4g} cfs, {fmt(n['swmm_max_depth_ft'])} ft "
+        rows.append(("SWMM check", f"{number(n['swmm_peak_outflow_cfs'], 'cfs')} cfs, {number(n['swmm_max_depth_ft'], 'ft')} ft "
                                    f"({'agrees' if n['swmm_agreement'] else 'DISAGREES'} within 2 %)"))
     rows.append(("status", verdict))
     emit_table(rows, title=f"Detention design: {result.site.name}")

@@ -12,7 +12,6 @@ from capacitysim.cli.common import (
     emit_json,
     emit_table,
     export_option,
-    fmt,
     json_option,
     pop_submittal,
     submittal_options,
@@ -89,6 +88,7 @@ def capacity(model_path, storm, connects, peaking, remediates, criteria_file, pl
 
 def _print_capacity(d, report_path, as_json, export_dir=None):
     from capacitysim.report.capacity import write_report
+    from capacitysim.report.format import number
 
     doc = d.to_dict()
     if report_path:
@@ -102,12 +102,12 @@ def _print_capacity(d, report_path, as_json, export_dir=None):
         emit_json(doc)
     else:
         rows = [("verdict", d.verdict.upper()), ("model", str(d.model)), ("rainfall", doc["storm"]),
-                ("continuity error before [%]", fmt(doc["before"]["continuity_error_pct"])),
-                ("continuity error after [%]", fmt(doc["after"]["continuity_error_pct"])),
+                ("continuity error before [%]", number(doc["before"]["continuity_error_pct"], "%")),
+                ("continuity error after [%]", number(doc["after"]["continuity_error_pct"], "%")),
                 ("failed checks", str(doc["failed_checks"]))]
         if doc["before"]["plant_peak_inflow_cfs"] is not None:
             rows.append((f"plant {d.plant} peak inflow [cfs]",
-                         f"{fmt(doc['before']['plant_peak_inflow_cfs'])} -> {fmt(doc['after']['plant_peak_inflow_cfs'])}"))
+                         f"{number(doc['before']['plant_peak_inflow_cfs'], 'cfs')} -> {number(doc['after']['plant_peak_inflow_cfs'], 'cfs')}"))
         if report_path:
             rows.append(("report", str(report_path)))
         if export_dir:
@@ -115,12 +115,13 @@ def _print_capacity(d, report_path, as_json, export_dir=None):
         emit_table(rows, "Capacity demonstration")
         for ch in doc["checks"]:
             mark = "ok  " if ch["passed"] else "FAIL"
-            before = "-" if ch["before"] is None else fmt(ch["before"])
-            click.echo(f"{mark} {ch['criterion']}: {ch['element']} {before} -> {fmt(ch['after'])} (limit {fmt(ch['limit'])} {ch['unit']})")
+            u = ch["unit"]
+            click.echo(f"{mark} {ch['criterion']}: {ch['element']} {number(ch['before'], u)} -> {number(ch['after'], u)} "
+                       f"(limit {number(ch['limit'], u)} {u})")
         for i in doc["injections"]:
             mark = "ok  " if i["passed"] else "UNTRUSTED"
-            click.echo(f"{mark} injected volume, {i['what']} at {i['element']}: intended {fmt(i['intended_cf'])} ft3, "
-                       f"engine received {fmt(i['received_cf'])} ft3 ({i['difference_pct']:+.2f} %)")
+            click.echo(f"{mark} injected volume, {i['what']} at {i['element']}: intended {number(i['intended_cf'], 'ft3')} ft3, "
+                       f"engine received {number(i['received_cf'], 'ft3')} ft3 ({i['difference_pct']:+.2f} %)")
         for w in doc["untrusted_reasons"]:
             click.echo(f"untrusted: {w}")
         for w in doc["warnings"]:

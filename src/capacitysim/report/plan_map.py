@@ -52,7 +52,7 @@ def north_arrow(ax, x: float = 0.95, y: float = 0.90) -> None:
     """An arrow pointing up with an N, at (x, y) in axes fractions (the map's y axis is north)."""
     ax.annotate("N", xy=(x, y), xytext=(x, y - 0.10), xycoords="axes fraction", textcoords="axes fraction",
                 ha="center", va="center", fontsize=12, fontweight="bold",
-                arrowprops=dict(facecolor="black", edgecolor="black", width=4, headwidth=11, headlength=10))
+                arrowprops={"facecolor": "black", "edgecolor": "black", "width": 4, "headwidth": 11, "headlength": 10})
 
 
 def scale_bar(ax, map_units: str | None) -> float:
@@ -63,7 +63,13 @@ def scale_bar(ax, map_units: str | None) -> float:
     """
     if map_units == "deg":
         return 0.0
-    from matplotlib.offsetbox import AnchoredOffsetbox, AuxTransformBox, HPacker, TextArea, VPacker
+    from matplotlib.offsetbox import (
+        AnchoredOffsetbox,
+        AuxTransformBox,
+        HPacker,
+        TextArea,
+        VPacker,
+    )
     from matplotlib.patches import Rectangle
 
     x0, x1 = ax.get_xlim()
@@ -74,19 +80,54 @@ def scale_bar(ax, map_units: str | None) -> float:
         box.add_artist(Rectangle((i * length / 4, 0), length / 4, height, facecolor="black" if i % 2 == 0 else "white",
                                  edgecolor="black", linewidth=0.8))
     text = TextArea(f"{length:,.0f} {_UNIT_WORDS.get(map_units, map_units)}" if length >= 1 else f"{length:g} {_UNIT_WORDS.get(map_units, map_units)}",
-                    textprops=dict(fontsize=9))
-    zero = TextArea("0", textprops=dict(fontsize=9))
+                    textprops={"fontsize": 9})
+    zero = TextArea("0", textprops={"fontsize": 9})
     packed = VPacker(children=[box, HPacker(children=[zero, text], align="center", pad=0, sep=8)], align="left", pad=0, sep=3)
     ax.add_artist(AnchoredOffsetbox(loc="lower left", child=packed, pad=0.4, frameon=True, borderpad=0.6))
     return length
 
 
+#: Where a label may go around its point [points]: (dx, dy, horizontal alignment, vertical alignment).
+_LABEL_SPOTS = ((6, 6, "left", "bottom"), (6, -6, "left", "top"), (-6, 6, "right", "bottom"), (-6, -6, "right", "top"),
+                (0, 10, "center", "bottom"), (0, -10, "center", "top"))
+
+
 def _halo_text(ax, x, y, s, color="black", **kw):
+    """A label with a white halo (readable over lines when printed); placed by :func:`place_labels`."""
     import matplotlib.patheffects as pe
 
-    t = ax.annotate(s, (x, y), xytext=(5, 5), textcoords="offset points", fontsize=8, color=color, zorder=9, **kw)
+    t = ax.annotate(s, (x, y), xytext=_LABEL_SPOTS[0][:2], textcoords="offset points", fontsize=8, color=color, zorder=9,
+                    ha=_LABEL_SPOTS[0][2], va=_LABEL_SPOTS[0][3], **kw)
     t.set_path_effects([pe.withStroke(linewidth=3, foreground="white")])
     return t
+
+
+def place_labels(ax) -> int:
+    """Move each label of ``ax`` to the first spot around its point (:data:`_LABEL_SPOTS`) that overlaps no
+    label placed before it (greedy, in drawing order); a label with no free spot keeps its first spot.
+
+    Returns the number of labels left overlapping another.
+    """
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    placed = []
+    clashes = 0
+    for t in [t for t in ax.texts if hasattr(t, "xyann")]:
+        for dx, dy, ha, va in _LABEL_SPOTS:
+            t.xyann = (dx, dy)
+            t.set_ha(ha)
+            t.set_va(va)
+            box = t.get_window_extent(renderer).expanded(1.05, 1.15)
+            if not any(box.overlaps(b) for b in placed):
+                break
+        else:
+            t.xyann = _LABEL_SPOTS[0][:2]
+            t.set_ha(_LABEL_SPOTS[0][2])
+            t.set_va(_LABEL_SPOTS[0][3])
+            box = t.get_window_extent(renderer)
+            clashes += 1
+        placed.append(box)
+    return clashes
 
 
 def capacity_plan_map(doc: dict):
@@ -174,7 +215,8 @@ def capacity_plan_map(doc: dict):
     ax.set_yticks([])
     for side in ax.spines.values():
         side.set_color("0.6")
-    fig.canvas.draw()  # the final limits, for the scale bar
+    fig.canvas.draw()  # the final limits, for the scale bar and the labels
+    place_labels(ax)
     north_arrow(ax)
     length = scale_bar(ax, geom.map_units)
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False,

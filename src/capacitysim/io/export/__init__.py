@@ -27,8 +27,19 @@ from pathlib import Path
 
 import numpy as np
 
-from capacitysim.io.export.geometry import CRS_POLICY, ModelGeometry, check_crs, model_geometry
-from capacitysim.io.export.quantities import column_name, cf_attrs, human_label, split_key, unit_of
+from capacitysim.io.export.geometry import (
+    CRS_POLICY,
+    ModelGeometry,
+    check_crs,
+    model_geometry,
+)
+from capacitysim.io.export.quantities import (
+    cf_attrs,
+    column_name,
+    human_label,
+    split_key,
+    unit_of,
+)
 from capacitysim.io.export.writers import (
     cf_dataset,
     csv_cell,
@@ -38,9 +49,27 @@ from capacitysim.io.export.writers import (
     write_files,
 )
 
-__all__ = ["CRS_POLICY", "ModelGeometry", "check_crs", "model_geometry", "column_name", "cf_attrs", "human_label",
-           "split_key", "unit_of", "csv_cell", "csv_text", "network_dataset", "dataset_rows", "export_network",
-           "export_demonstration", "export_detention", "export_sweep", "export_node_table", "NETWORK_FILES"]
+__all__ = [
+    "CRS_POLICY",
+    "NETWORK_FILES",
+    "ModelGeometry",
+    "cf_attrs",
+    "check_crs",
+    "column_name",
+    "csv_cell",
+    "csv_text",
+    "dataset_rows",
+    "export_demonstration",
+    "export_detention",
+    "export_network",
+    "export_node_table",
+    "export_sweep",
+    "human_label",
+    "model_geometry",
+    "network_dataset",
+    "split_key",
+    "unit_of",
+]
 
 #: The files :func:`export_network` writes.
 NETWORK_FILES = ("nodes.csv", "links.csv", "network.geojson", "results.nc", "manifest.json")
@@ -420,7 +449,7 @@ def _flat(row: Mapping) -> dict:
 def _flat_rows(rows: Sequence[Mapping]) -> list[dict]:
     """:func:`_flat` of every row; a nested record that is None in some rows leaves no column of its own."""
     flat = [_flat(r) for r in rows]
-    keys = set(k for r in flat for k in r)
+    keys = {k for r in flat for k in r}
     spread = {k for k in keys if any(o.startswith(k + "_") for o in keys) and all(r.get(k) is None for r in flat)}
     return [{k: v for k, v in r.items() if k not in spread} for r in flat]
 

@@ -31,7 +31,12 @@ import re
 from dataclasses import dataclass, field
 
 from capacitysim.errors import InputError
-from capacitysim.network.model import LINK_SECTIONS, SwmmInp, display_name, finite_number
+from capacitysim.network.model import (
+    LINK_SECTIONS,
+    SwmmInp,
+    display_name,
+    finite_number,
+)
 
 #: ``[MAP] UNITS`` -> the unit of the map coordinates (None: the model names none).
 MAP_UNITS = {"FEET": "ft", "METERS": "m", "METRES": "m", "DEGREES": "deg", "NONE": None}
@@ -80,7 +85,7 @@ class ModelGeometry:
                 "links": {k: [[x, y] for x, y in line] for k, line in self.links.items()}}
 
     @classmethod
-    def from_dict(cls, doc: dict | None) -> "ModelGeometry":
+    def from_dict(cls, doc: dict | None) -> ModelGeometry:
         """The geometry of a result document's ``geometry`` block (empty when there is none)."""
         if not doc:
             return cls()

@@ -160,7 +160,7 @@ def cf_dataset(ds, *, title: str, extra_attrs: dict | None = None):
         elif name in ("node", "link", "outfall", "outlet") or out[name].dtype == object and "units" in attrs:
             attrs.pop("units", None)
         out[name].attrs = attrs
-    now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    now = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
     glob = {(f"{k}_attr" if k in _RESERVED_GLOBALS else k): _attr_value(v)
             for k, v in {**ds.attrs, **(extra_attrs or {})}.items() if v is not None}
     glob.pop("units", None)  # the prose of read_results: every variable has its own units now
@@ -184,7 +184,7 @@ def write_files(out_dir: str | Path, files: dict[str, bytes], *, what: str, note
     out = Path(out_dir)
     paths = {name: atomic_write_bytes(out / name, data) for name, data in files.items()}
     manifest = {"what": what, "capacitysim": __version__,
-                "written": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+                "written": _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat(),
                 "files": [{"name": n, "bytes": len(d), "sha256": hashlib.sha256(d).hexdigest()} for n, d in files.items()],
                 **(notes or {})}
     paths["manifest.json"] = atomic_write_text(out / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
