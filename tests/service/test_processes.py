@@ -1,0 +1,80 @@
+"""The other processes give the CLI's documents: detention design, headroom, a sweep; the catalogue's validation."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from capacitysim.io.files import bundled_dir
+from capacitysim.service.processes import ServiceInputError, check_value
+
+from support import cli_json, wait_final
+
+ASYNC = {"Prefer": "respond-async"}
+
+
+def _result(c, process, inputs):
+    r = c.post(f"/processes/{process}/execution", json={"inputs": inputs}, headers=ASYNC)
+    assert r.status_code == 201, r.text
+    st = wait_final(c, r.json()["jobID"])
+    assert st["status"] == "successful", st
+    return st, c.get(f"/jobs/{st['jobID']}/results")
+
+
+def test_detention_design_is_the_cli_document(server):
+    site = bundled_dir("models") / "sites" / "new-building.toml"
+    with server.client("engineer") as c:
+        st, res = _result(c, "detention-design", {"site": "new-building"})
+        assert res.content == cli_json("detention", str(site))
+        assert c.get(f"/jobs/{st['jobID']}/report").status_code == 200
+
+
+def _without(doc: dict, *keys) -> dict:
+    return {k: v for k, v in doc.items() if k not in keys}
+
+
+def test_headroom_is_the_cli_document(server):
+    with server.client("engineer") as c:
+        st, res = _result(c, "headroom", {"model": "synthetic-50", "storms": ["binghamton-1yr-24h"], "nodes": ["MH0003"]})
+        cli = json.loads(cli_json("headroom", "--model", "synthetic-50", "--storm", "binghamton-1yr-24h", "--nodes",
+                                  "MH0003", "--workers", "0", "--no-progress"))
+        doc = res.json()
+        assert list(doc) == list(cli)  # the same keys, in the same order
+        # the same figures; only the run time differs
+        assert _without(doc, "seconds") == _without(cli, "seconds")
+
+
+def test_sweep_is_the_cli_document(server, tmp_path):
+    sweep = bundled_dir("models") / "sweeps" / "detention-family.toml"
+    with server.client("engineer") as c:
+        st, res = _result(c, "sweep", {"sweep": "detention-family"})
+        cli = json.loads(cli_json("sweep", "run", str(sweep), "--out", str(tmp_path / "family.zarr"), "--workers", "0",
+                                  "--no-progress"))
+        doc = res.json()
+        assert list(doc) == list(cli)
+        # the store is in the job's folder (the CLI's is where --out says); the run time differs
+        assert doc["out"].endswith("family.zarr") is False and doc["out"].endswith("sweep.zarr")
+        assert _without(doc, "out", "seconds") == _without(cli, "out", "seconds")
+
+
+@pytest.mark.parametrize("value, schema, field", [
+    (1.5, {"type": "integer"}, "x"),
+    (True, {"type": "number"}, "x"),
+    (float("nan"), {"type": "number"}, "x"),
+    ("2024-02-30", {"type": "string", "format": "date"}, "x"),
+    ([1, "a"], {"type": "array", "items": {"type": "number"}}, "x[1]"),
+    ({"a": 1}, {"type": "object", "properties": {}, "additionalProperties": False}, "x.a"),
+    ({}, {"type": "object", "properties": {"b": {"type": "string"}}, "required": ["b"]}, "x.b"),
+    ("z", {"oneOf": [{"type": "string", "enum": ["pattern"]}, {"type": "number"}]}, "x"),
+])
+def test_validation_names_the_field(value, schema, field):
+    with pytest.raises(ServiceInputError) as e:
+        check_value("x", value, schema)
+    assert e.value.field == field and e.value.allowed
+
+
+def test_validation_accepts_valid_values():
+    assert check_value("x", 2, {"type": "number", "exclusiveMinimum": 0}) == 2
+    assert check_value("x", "pattern", {"oneOf": [{"type": "string", "enum": ["pattern"]}, {"type": "number"}]})
+    assert check_value("x", "2024-02-29", {"type": "string", "format": "date"})
