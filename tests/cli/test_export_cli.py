@@ -124,3 +124,34 @@ def test_sweep_report_prints_labels_not_field_names(swmm_sweep):
 def test_sweep_export_refuses_the_store_itself(swmm_sweep, run_cli):
     r = run_cli("sweep", "summarize", str(swmm_sweep["tmp"] / "tiny.zarr"), "--export", str(swmm_sweep["tmp"] / "tiny.zarr" / "x"))
     assert r.exit_code == 2 and "--export" in r.output
+
+
+@pytest.mark.parametrize("mode", ["product", "zip"])
+def test_detention_sweep_export_rows_are_scenarios(run_cli, tmp_path, mode):
+    """A vectorized detention sweep (no network): scenarios.csv and results.nc only, one row per scenario."""
+    grid = ("site_area_sf = [10000, 20000]\norifice_diameter_in = [1.5, 3.0]\n" if mode == "product"
+            else "site_area_sf = [10000, 20000, 30000]\norifice_diameter_in = [1.5, 3.0, 2.0]\n")
+    sweep = tmp_path / "family.toml"
+    sweep.write_text(f'name = "family"\nkind = "detention"\nmode = "{mode}"\nsite = "{SITES / "new-building.toml"}"\n\n[grid]\n{grid}',
+                     encoding="utf-8")
+    r = run_cli("sweep", "run", str(sweep), "--out", str(tmp_path / "f.zarr"), "--workers", "0", "--no-progress")
+    assert r.exit_code in (0, 1), r.output
+    r = run_cli("sweep", "summarize", str(tmp_path / "f.zarr"), "--export", str(tmp_path / "exp"), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["export"]["files"] == ["manifest.json", "results.nc", "scenarios.csv"]
+    _manifest_ok(tmp_path / "exp")
+    rows = _csv(tmp_path / "exp" / "scenarios.csv")
+    assert len(rows) == s["scenarios"] == (4 if mode == "product" else 3)
+    pairs = [(float(r["site_area [ft2]"]), float(r["orifice_diameter [in]"])) for r in rows]
+    expect = ([(a, d) for a in (10000.0, 20000.0) for d in (1.5, 3.0)] if mode == "product"
+              else [(10000.0, 1.5), (20000.0, 3.0), (30000.0, 2.0)])
+    assert pairs == expect
+    assert sum(r["verdict"] == "pass" for r in rows) == s["pass"]
+    ds = xr.open_dataset(tmp_path / "exp" / "results.nc")
+    try:
+        assert ds.required_volume_cf.attrs["units"] == "ft3" and ds.release_rate_cfs.attrs["units"] == "ft3 s-1"
+        vol = np.asarray(ds.required_volume_cf.values).ravel()
+        assert sorted(vol.tolist()) == pytest.approx(sorted(float(r["required_volume [ft3]"]) for r in rows))
+    finally:
+        ds.close()

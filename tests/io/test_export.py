@@ -140,7 +140,7 @@ def test_netcdf_opens_in_xarray_with_cf_units(run):
 def test_manifest_names_every_file_with_its_sha256(run):
     man = json.loads((run["out"] / "manifest.json").read_text(encoding="utf-8"))
     names = [f["name"] for f in man["files"]]
-    assert names == ["nodes.csv", "links.csv", "network.geojson", "results.nc"]
+    assert names == ["nodes.csv", "links.csv", "network.geojson", "results.nc", "network.gpkg"]
     for f in man["files"]:
         assert hashlib.sha256((run["out"] / f["name"]).read_bytes()).hexdigest() == f["sha256"]
     assert man["crs"] == "EPSG:2263" and "line" in man["crs_source"]
@@ -254,3 +254,55 @@ def test_node_table_export_rows_per_node_and_storm(tmp_path):
         assert math.isnan(float(v.sel(node="MH0003", storm="5yr"))) and math.isnan(float(v.sel(node="MH0017", storm="5yr")))
     finally:
         ds.close()
+
+
+def _decode(blob: bytes):
+    """A GeoPackageBinary blob -> (srs_id, [(x, y), ...]) (OGC 12-128r18 section 2.1.3; WKB little endian)."""
+    import struct
+
+    assert blob[:2] == b"GP" and blob[2] == 0
+    flags = blob[3]
+    srs_id = struct.unpack_from("<i", blob, 4)[0]
+    envelope = {0: 0, 1: 32, 2: 48, 3: 48, 4: 64}[(flags >> 1) & 0b111]
+    wkb = blob[8 + envelope:]
+    assert wkb[0] == 1
+    kind = struct.unpack_from("<I", wkb, 1)[0]
+    if kind == 1:
+        return srs_id, [struct.unpack_from("<2d", wkb, 5)]
+    n = struct.unpack_from("<I", wkb, 5)[0]
+    return srs_id, [struct.unpack_from("<2d", wkb, 9 + 16 * i) for i in range(n)]
+
+
+def test_geopackage_tables_srs_and_geometries(run):
+    """network.gpkg: a GeoPackage by the standard's own tables, the stated CRS, the same points and lines."""
+    import sqlite3
+
+    m = run["model"]
+    coords = {r.tokens[0]: (float(r.tokens[1]), float(r.tokens[2])) for r in m.rows("COORDINATES")}
+    con = sqlite3.connect(run["out"] / "network.gpkg")
+    try:
+        assert con.execute("PRAGMA application_id").fetchone()[0] == 0x47504B47
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        srs = {r[0]: r for r in con.execute("SELECT srs_id, organization, organization_coordsys_id, definition FROM gpkg_spatial_ref_sys")}
+        assert {4326, -1, 0, 2263} <= set(srs) and srs[2263][1:3] == ("EPSG", 2263)
+        assert "2263" in srs[2263][3] or srs[2263][3] == "undefined"
+        assert dict(con.execute("SELECT table_name, geometry_type_name FROM gpkg_geometry_columns")) == {"nodes": "POINT", "links": "LINESTRING"}
+        cols = [d[1] for d in con.execute('PRAGMA table_info("links")')]
+        header = list(_csv(run["out"] / "links.csv")[0])
+        assert cols == ["fid", "geom", *header]
+        nodes = con.execute('SELECT id, geom, "max_hgl_after [ft]" FROM nodes').fetchall()
+        assert len(nodes) == len(coords)
+        by_id = {r["id"]: r for r in run["doc"]["nodes"]}
+        for nid, blob, hgl in nodes:
+            srs_id, pts = _decode(blob)
+            assert srs_id == 2263 and pts == [coords[nid]]
+            assert hgl == pytest.approx(by_id[nid]["max_hgl_ft_after"], rel=1e-12)
+        lines = dict(con.execute("SELECT id, geom FROM links").fetchall())
+        assert len(lines) == len(m.links())
+        _, p2 = _decode(lines["P0002"])
+        assert p2 == [coords["MH0002"], *VERTICES, coords["MH0001"]]
+        ext = con.execute("SELECT min_x, min_y, max_x, max_y FROM gpkg_contents WHERE table_name = 'nodes'").fetchone()
+        xs, ys = [c[0] for c in coords.values()], [c[1] for c in coords.values()]
+        assert ext == (min(xs), min(ys), max(xs), max(ys))
+    finally:
+        con.close()

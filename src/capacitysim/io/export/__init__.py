@@ -12,6 +12,8 @@ workflow with per-node and per-link results, e.g. headroom): into ``DIR`` it wri
   in the ``map_units`` the file names, and no CRS is written);
 * ``results.nc``: the results as an xarray Dataset in NetCDF (dimension ``scenario`` = before, after),
   with CF attributes ``units`` and ``long_name`` on every variable;
+* ``network.gpkg`` (when the model has coordinates): the same points, lines and attributes as a GeoPackage
+  written with sqlite3 (:mod:`capacitysim.io.export.gpkg`; no GDAL);
 * ``manifest.json``: every file with its SHA-256, written last (:func:`~capacitysim.io.export.writers.write_files`).
 
 :func:`export_detention` and :func:`export_sweep` write the design and the sweep the same way.
@@ -33,6 +35,7 @@ from capacitysim.io.export.geometry import (
     check_crs,
     model_geometry,
 )
+from capacitysim.io.export.gpkg import geopackage_bytes
 from capacitysim.io.export.quantities import (
     cf_attrs,
     column_name,
@@ -72,7 +75,7 @@ __all__ = [
 ]
 
 #: The files :func:`export_network` writes.
-NETWORK_FILES = ("nodes.csv", "links.csv", "network.geojson", "results.nc", "manifest.json")
+NETWORK_FILES = ("nodes.csv", "links.csv", "network.geojson", "results.nc", "network.gpkg", "manifest.json")
 
 #: Variables of a SWMM run that describe the element, not the run (written once, without ``scenario``).
 STATIC_VARIABLES = frozenset({"node_type", "invert_elev_ft", "rim_depth_ft", "crown_depth_ft", "surcharge_limit_ft",
@@ -226,6 +229,9 @@ def export_network(out_dir: str | Path, ds, *, geometry: ModelGeometry | None = 
         "results.nc": netcdf_bytes(cf_dataset(ds, title=title, extra_attrs={**attrs, "crs": geometry.crs or "none stated",
                                                                               "crs_source": geometry.crs_source})),
     }
+    if geometry.nodes or geometry.links:
+        files["network.gpkg"] = geopackage_bytes(nodes[0], links[0], geometry, node_columns=nodes[1], link_columns=links[1],
+                                                 description=title)
     return write_files(out_dir, files, what=title, notes=notes)
 
 
