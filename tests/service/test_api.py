@@ -180,6 +180,7 @@ def test_roles_jobs_visibility_and_dismissal(server):
         assert (server.names["engineer"], "submit", "ok") in mine
         assert (server.names["engineer"], "dismiss", "ok") in mine
         assert (server.names["reviewer"], "dismiss", "forbidden") in mine
+        assert (server.names["reviewer"], "read-results", "ok") in mine
         assert ("Second Engineer", "read jobs", "forbidden") in mine
         problem_ok(adm.get("/journal", params={"limit": 0}), 400)
         assert {u["role"] for u in adm.get("/users").json()["users"]} == {"engineer", "administrator", "municipal", "reviewer"}

@@ -23,10 +23,15 @@ def serve(host, port, data_dir, scheduler, workers):
     --data DIR`). The API is at /processes and /jobs (OGC API - Processes), the bank at /bank, the web pages
     at /ui, the OpenAPI document at /openapi.json.
     """
-    import uvicorn
-
     from capacitysim.errors import InputError
-    from capacitysim.service.app import create_app
+
+    try:
+        import uvicorn
+
+        from capacitysim.service.app import create_app
+    except ImportError as exc:
+        raise InputError(f"capacitysim serve needs the service extra ({exc.name} is missing): "
+                         "pip install 'capacitysim[service]'") from None
 
     if scheduler and workers:
         raise InputError("give one of --workers (a local cluster) and --scheduler (an existing one)")

@@ -276,6 +276,7 @@ def create_app(data_dir, *, scheduler: str | None = None, workers: int | None = 
                 return problem(404, "Job failed", j["message"], job=job_id, status_of_job="failed", error=j["error"])
             raise ApiError(404, "Result not ready", f"job {job_id} is {j['status']}: no result",
                            type_="http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/result-not-ready")
+        svc.store.journal("read-results", u, job_id, {"result_sha256": j["result_sha256"]})
         return Response(Path(j["result_path"]).read_bytes(), media_type="application/json")
 
     @app.get("/jobs/{job_id}/report", summary="The job's HTML report", response_class=Response)
@@ -283,6 +284,7 @@ def create_app(data_dir, *, scheduler: str | None = None, workers: int | None = 
         j = get_job(job_id, u)
         if j["status"] != "successful" or not j["report_path"]:
             raise ApiError(404, "No report", f"job {job_id} ({j['process']}, {j['status']}) has no report")
+        svc.store.journal("read-report", u, job_id)
         return FileResponse(j["report_path"], media_type="text/html; charset=utf-8")
 
     @app.delete("/jobs/{job_id}", summary="Dismiss a job (cancel it when it has not ended)")
