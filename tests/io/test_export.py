@@ -140,7 +140,7 @@ def test_netcdf_opens_in_xarray_with_cf_units(run):
 def test_manifest_names_every_file_with_its_sha256(run):
     man = json.loads((run["out"] / "manifest.json").read_text(encoding="utf-8"))
     names = [f["name"] for f in man["files"]]
-    assert names == ["nodes.csv", "links.csv", "network.geojson", "results.nc", "network.gpkg"]
+    assert names == ["nodes.csv", "links.csv", "network.geojson", "results.nc", "hydrographs.csv", "profile.csv", "network.gpkg"]
     for f in man["files"]:
         assert hashlib.sha256((run["out"] / f["name"]).read_bytes()).hexdigest() == f["sha256"]
     assert man["crs"] == "EPSG:2263" and "line" in man["crs_source"]
@@ -306,3 +306,16 @@ def test_geopackage_tables_srs_and_geometries(run):
         assert ext == (min(xs), min(ys), max(xs), max(ys))
     finally:
         con.close()
+
+
+def test_hydrographs_and_profile_tables_are_the_documents(run):
+    doc = run["doc"]
+    hyd = _csv(run["out"] / "hydrographs.csv")
+    assert list(hyd[0]) == ["node", "point", "run", "elapsed [h]", "total_inflow [cfs]"]
+    assert len(hyd) == sum(len(h["elapsed_hr_before"]) + len(h["elapsed_hr_after"]) for h in doc["hydrographs"])
+    for h in doc["hydrographs"]:
+        after = [r for r in hyd if r["node"] == h["node"] and r["run"] == "after"]
+        assert [float(r["total_inflow [cfs]"]) for r in after] == pytest.approx(h["total_inflow_cfs_after"], rel=1e-12)
+    prof = _csv(run["out"] / "profile.csv")
+    assert [p["node"] for p in prof] == [p["node"] for p in doc["profile"]]
+    assert [float(p["max_hgl_after [ft]"]) for p in prof] == pytest.approx([p["max_hgl_after_ft"] for p in doc["profile"]])

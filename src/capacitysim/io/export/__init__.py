@@ -189,7 +189,8 @@ def dataset_rows(ds, dim: str) -> tuple[list[dict], list[str]]:
 
 def export_network(out_dir: str | Path, ds, *, geometry: ModelGeometry | None = None, title: str,
                    attrs: Mapping | None = None, node_rows: tuple[list[dict], list[str]] | None = None,
-                   link_rows: tuple[list[dict], list[str]] | None = None) -> dict[str, Path]:
+                   link_rows: tuple[list[dict], list[str]] | None = None,
+                   tables: Mapping[str, tuple[list[dict], list[str]]] | None = None) -> dict[str, Path]:
     """Write ``nodes.csv``, ``links.csv``, ``network.geojson``, ``results.nc`` and ``manifest.json`` into ``out_dir``.
 
     Parameters
@@ -208,6 +209,8 @@ def export_network(out_dir: str | Path, ds, *, geometry: ModelGeometry | None = 
     node_rows, link_rows : (rows, columns), optional
         Tables to write instead of :func:`dataset_rows` of ``ds`` (a workflow whose rows are not its
         Dataset's elements, e.g. one row per node and storm). Rows need an ``id`` (the element's name).
+    tables : mapping, optional
+        More CSV files: file name -> (rows, columns) (the demonstration's ``hydrographs.csv``, ``profile.csv``).
 
     Returns
     -------
@@ -229,6 +232,8 @@ def export_network(out_dir: str | Path, ds, *, geometry: ModelGeometry | None = 
         "results.nc": netcdf_bytes(cf_dataset(ds, title=title, extra_attrs={**attrs, "crs": geometry.crs or "none stated",
                                                                               "crs_source": geometry.crs_source})),
     }
+    for name, (rows, cols) in (tables or {}).items():
+        files[name] = csv_text(rows, cols).encode("utf-8")
     if geometry.nodes or geometry.links:
         files["network.gpkg"] = geopackage_bytes(nodes[0], links[0], geometry, node_columns=nodes[1], link_columns=links[1],
                                                  description=title)
@@ -336,7 +341,25 @@ def export_demonstration(out_dir: str | Path, doc: Mapping, before=None, after=N
     attrs = {"model_file": doc.get("model_file"), "model_sha256": doc.get("model_sha256"), "verdict": doc.get("verdict"),
              "storm": doc.get("storm"), "plant": doc.get("plant"), "kind": doc.get("kind")}
     return export_network(out_dir, ds, geometry=geometry, title="capacity demonstration: before and after",
-                          attrs={k: v for k, v in attrs.items() if v is not None})
+                          attrs={k: v for k, v in attrs.items() if v is not None}, tables=_demonstration_tables(doc))
+
+
+def _demonstration_tables(doc: Mapping) -> dict[str, tuple[list[dict], list[str]]]:
+    """``hydrographs.csv`` (total inflow at the connection, its basin outlet and the plant, before and after,
+    one row per time step) and ``profile.csv`` (the HGL profile from the connection to the plant)."""
+    out = {}
+    hyd = []
+    for h in doc.get("hydrographs") or []:
+        for run in ("before", "after"):
+            for t, q in zip(h.get(f"elapsed_hr_{run}") or [], h.get(f"total_inflow_cfs_{run}") or []):
+                hyd.append({"node": h["node"], "point": h["label"], "run": run, "elapsed_hr": t, "total_inflow_cfs": q})
+    if hyd:
+        out["hydrographs.csv"] = (hyd, ["node", "point", "run", "elapsed_hr", "total_inflow_cfs"])
+    prof = doc.get("profile") or []
+    if prof:
+        out["profile.csv"] = (list(prof), ["node", "link", "distance_ft", "invert_ft", "crown_ft", "rim_ft",
+                                           "max_hgl_before_ft", "max_hgl_after_ft"])
+    return out
 
 
 def export_detention(out_dir: str | Path, doc: Mapping, series: Mapping, steps: Sequence[Mapping] = ()) -> dict[str, Path]:
