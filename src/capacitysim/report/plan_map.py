@@ -149,7 +149,10 @@ def capacity_plan_map(doc: dict):
     for ch in doc.get("checks") or []:
         if ch.get("passed") is False:
             failed.setdefault(ch["element"], []).append(ch["criterion"])
-    fig, ax = new_figure(9.0, 7.5)
+    pts_all = np.asarray(list(geom.nodes.values()) + [p for line in geom.links.values() for p in line], float)
+    dx, dy = np.ptp(pts_all[:, 0]), np.ptp(pts_all[:, 1])
+    # the map's own proportions (equal axes) on a 9 in wide page, 3.5 to 8 in high, the legend below it
+    fig, ax = new_figure(9.0, float(np.clip(9.0 * dy / dx if dx > 0 else 6.0, 3.5, 8.0)) + 1.4)
     handles = []
     changed_any = False
     for lid, line in geom.links.items():
@@ -219,8 +222,8 @@ def capacity_plan_map(doc: dict):
     place_labels(ax)
     north_arrow(ax)
     length = scale_bar(ax, geom.map_units)
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False,
-              title="max q/Qfull after", title_fontsize=9, alignment="left")
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=3, fontsize=8, frameon=False,
+              title="links by their max q/Qfull after the change; marks", title_fontsize=9)
     units = _UNIT_WORDS.get(geom.map_units, geom.map_units)
     where = (f"coordinates in {units}" if geom.map_units else "the model names no map units ([MAP] UNITS): the scale "
              "is in its map units") + (f"; CRS {geom.crs}" if geom.crs else "; no CRS stated")
