@@ -319,3 +319,16 @@ def test_hydrographs_and_profile_tables_are_the_documents(run):
     prof = _csv(run["out"] / "profile.csv")
     assert [p["node"] for p in prof] == [p["node"] for p in doc["profile"]]
     assert [float(p["max_hgl_after [ft]"]) for p in prof] == pytest.approx([p["max_hgl_after_ft"] for p in doc["profile"]])
+
+
+def test_a_model_without_coordinates_exports_tables_and_no_features(run, tmp_path):
+    """No [COORDINATES]: the tables and the NetCDF as usual, a GeoJSON without features, no GeoPackage, and
+    the manifest says why."""
+    doc = dict(run["doc"], geometry=ModelGeometry(crs_source="the model has no [COORDINATES]").to_dict())
+    written = export_demonstration(tmp_path, doc)
+    assert "network.gpkg" not in written
+    g = json.loads((tmp_path / "network.geojson").read_text(encoding="utf-8"))
+    assert g["features"] == [] and "crs" not in g
+    man = json.loads((tmp_path / "manifest.json").read_text(encoding="utf-8"))
+    assert man["crs"] is None and man["crs_source"] == "the model has no [COORDINATES]" and man["links_with_lines"] == 0
+    assert len(_csv(tmp_path / "nodes.csv")) == len(doc["nodes"])
