@@ -3,9 +3,20 @@ the reason), never stuck ``running``."""
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import subprocess
+import sys
 import time
+from pathlib import Path
 
+import httpx
+
+import support
 from support import Server, cli_json, free_port, seeded, wait_final
+
+from capacitysim.io.files import bundled_dir
 
 from capacitysim.service.runner import RESTART_ATTEMPTS
 
@@ -64,3 +75,52 @@ def test_kill9_mid_job_then_restart(tmp_path):
             assert ("job-requeued", job) in acts and ("job-failed", job2) in acts
     finally:
         srv.stop()
+
+
+def test_jobs_on_an_existing_dask_scheduler(tmp_path):
+    """``serve --scheduler ADDR``: jobs run on a dask.distributed cluster the service did not start."""
+    dask = str(Path(sys.executable).with_name("dask"))
+    port = free_port()
+    addr = f"tcp://127.0.0.1:{port}"
+    log = open(tmp_path / "cluster.log", "wb")
+    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                              stdout=log, stderr=log, start_new_session=True)]
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        procs.append(subprocess.Popen([dask, "worker", addr, "--nthreads", "1", "--nworkers", "1", "--no-dashboard"],
+                                      stdout=log, stderr=log, start_new_session=True))
+        out = seeded(tmp_path / "data")
+        srv = Server(tmp_path / "data", free_port(), tokens=out["tokens"])
+        cmd = [*support.CLI, "serve", "--data", str(srv.data), "--port", str(srv.port), "--scheduler", addr]
+        srv.proc = subprocess.Popen(cmd, stdout=log, stderr=log, start_new_session=True)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(srv.url + "/processes", timeout=2).status_code == 401:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.3)
+        try:
+            with srv.client("engineer") as c:
+                r = c.post("/processes/credits-quantification/execution",
+                           json={"inputs": {"project": "oak-street-sump-and-manholes"}})
+                assert r.status_code == 200, r.text
+                project = bundled_dir("models") / "projects" / "oak-street-sump-and-manholes.toml"
+                assert r.content == cli_json("credits", "quantify", str(project))
+                job = c.get(r.headers["Location"]).json()
+                assert job["status"] == "successful" and job["versions"]["capacitysim"]
+        finally:
+            srv.stop()
+    finally:
+        for p in procs:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait()
