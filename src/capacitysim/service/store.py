@@ -15,6 +15,7 @@ import contextlib
 import datetime as _dt
 import json
 import sqlite3
+import threading
 import uuid
 from pathlib import Path
 
@@ -128,20 +129,27 @@ class Store:
 
     @contextlib.contextmanager
     def tx(self, c=None):
-        """One transaction (write lock first); rolled back on any error."""
+        """One transaction (write lock first); rolled back on any error.
+
+        The threads of one process take turns on a lock first (first come, first served): SQLite's own busy
+        handler backs off by sleeping up to 100 ms a try, which under many concurrent writers gives a waiter
+        seconds of delay while others pass; other processes (``capacitysim users add``) still wait on
+        SQLite's lock (``busy_timeout``).
+        """
         if c is None:
             with self._connect() as conn, self.tx(conn) as inner:
                 yield inner
             return
-        c.execute("BEGIN IMMEDIATE")
-        try:
-            yield c
-        except BaseException:
-            if c.in_transaction:
-                c.execute("ROLLBACK")
-            raise
-        else:
-            c.execute("COMMIT")
+        with _writer_lock(self.path):
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                yield c
+            except BaseException:
+                if c.in_transaction:
+                    c.execute("ROLLBACK")
+                raise
+            else:
+                c.execute("COMMIT")
 
     def read(self, sql: str, args=()) -> list[sqlite3.Row]:
         with self._connect() as c:
@@ -282,6 +290,17 @@ class Store:
                     self.log(c, None, "job-requeued", r["id"], {"was": r["status"], "attempt": r["attempts"] + 1})
                     requeued.append(r["id"])
         return requeued, failed
+
+
+_LOCKS: dict[str, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _writer_lock(path: Path) -> threading.Lock:
+    """The in-process write lock of one database file."""
+    key = str(Path(path).resolve())
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(key, threading.Lock())
 
 
 def _job(r) -> dict:
