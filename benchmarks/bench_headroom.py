@@ -77,20 +77,37 @@ def verify(doc: dict, model: str, k: int, seed: int = 15) -> dict:
     return {"checked": len(out), "reproduced": sum(x["ok"] for x in out), "cells": out}
 
 
-def run(model: str, method: str, out: Path, workers: int | None) -> dict:
+def _cpu_s() -> float:
+    """CPU seconds of this process and of every child it waited for (dask workers and, through them, the engine)."""
+    import resource
+
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+def run(model: str, method: str, out: Path, workers: int | None, nodes=None) -> dict:
+    import os
+
     from capacitysim.workflows.headroom import headroom
 
+    load0, cpu0 = os.getloadavg(), _cpu_s()
     t0 = time.perf_counter()
-    res = headroom(model, STORM, workers=workers, out=out, method=method)
+    res = headroom(model, STORM, nodes, workers=workers, out=out, method=method, resume=(out / "headroom.zarr").exists())
     doc = res.to_dict()
     doc["wall_seconds"] = time.perf_counter() - t0
+    doc["cpu_seconds"] = _cpu_s() - cpu0
+    doc["load_average"] = {"start": [round(x, 2) for x in load0], "end": [round(x, 2) for x in os.getloadavg()]}
     return doc
 
 
 def summary(doc: dict) -> dict:
     return {"method": doc["method"], "cells": len(doc["nodes"]), "runs_total": doc["runs_total"],
-            "runs_per_node": doc["runs_per_node"], "seconds": round(doc["seconds"], 1), "workers": doc["workers"],
-            "counts": doc["counts"], "confirmed": confirmed(doc)}
+            "runs_per_node": doc["runs_per_node"], "runs_stopped": doc.get("runs_stopped"),
+            "full_run_equivalents_per_node": doc.get("full_run_equivalents_per_node"),
+            "nodes_confirmed": doc.get("nodes_confirmed"), "seconds": round(doc["seconds"], 1),
+            "wall_seconds": round(doc["wall_seconds"], 1), "cpu_seconds": round(doc["cpu_seconds"], 1),
+            "computed_now": doc["computed_now"], "runs_now": doc["runs_now"], "load_average": doc["load_average"],
+            "workers": doc["workers"], "counts": doc["counts"], "confirmed": confirmed(doc)}
 
 
 def main(argv=None) -> int:

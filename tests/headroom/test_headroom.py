@@ -67,7 +67,7 @@ def test_json_document(both):
     assert doc["storms"][0]["label"] == STORM and doc["storms"][0]["depth_in"] == 2.1
     for r in doc["nodes"]:
         assert all(k in r for k in FIGURE_KEYS)
-        assert set(r["governing_check"]) == {"criterion", "element", "value", "limit", "unit"}
+        assert set(r["governing_check"]) == {"criterion", "element", "value", "limit", "unit", "stopped_hr"}
         assert r["governing_check"]["value"] > r["governing_check"]["limit"]  # at the failing flow it failed
     assert doc["runs_total"] == sum(r["runs"] for r in doc["nodes"]) + 1  # and the run before
     on_disk = json.loads((folder / "screen" / "headroom.json").read_text())

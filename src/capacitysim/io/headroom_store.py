@@ -8,9 +8,10 @@ Layout
 A Zarr store (format 2, not consolidated) with dimensions ``node`` and ``storm`` (the storm labels
 the command was given) and, per cell: ``max_connection_gpd``, ``passing_gpd``, ``failing_gpd``,
 ``screen_gpd`` [gpd]; ``bounded`` (0/1); ``runs`` (SWMM runs of the cell, the shared run before not
-counted); ``result`` (``ok`` bracketed, ``bounded``, ``zero`` fails with any connection,
+counted), ``runs_stopped`` (those that stopped once their failure was certain) and ``simulated_hr``
+(hours they simulated); ``result`` (``ok`` bracketed, ``bounded``, ``zero`` fails with any connection,
 ``untrusted``, ``error``); the governing check at the smallest failing flow (``governing_criterion``,
-``governing_element``, ``governing_value``, ``governing_limit``, ``governing_unit``); the screen's
+``governing_element``, ``governing_value``, ``governing_limit``, ``governing_unit``, ``governing_stopped_hr``); the screen's
 element (``screen_element``) and a ``message``. ``status`` (0 missing, 1 done, 2 error, 3
 untrusted) is written last, so a run killed at any moment resumes by recomputing exactly the cells
 whose status is 0. The attribute ``headroom`` (JSON) identifies the run (model SHA-256, storms,
@@ -46,12 +47,15 @@ VARIABLES = {
     "failing_gpd": ("float64", "gpd, a flow that failed (a real run); NaN when bounded"),
     "bounded": ("int8", "1 when the largest flow searched (max_gpd) passes"),
     "runs": ("int32", "SWMM runs of this cell (the shared run before not counted)"),
+    "runs_stopped": ("int32", "runs of this cell that stopped once their failure was certain"),
+    "simulated_hr": ("float64", "hr, simulated by the runs of this cell"),
     "result": ("<U12", "ok | bounded | zero | untrusted | error"),
     "governing_criterion": (f"<U{CHECK_CHARS}", "criterion of the governing check at failing_gpd"),
     "governing_element": (f"<U{CHECK_CHARS}", "element of the governing check"),
     "governing_value": ("float64", "value of the governing check at failing_gpd"),
     "governing_limit": ("float64", "limit of the governing check"),
     "governing_unit": ("<U24", "unit of governing_value and governing_limit"),
+    "governing_stopped_hr": ("float64", "hr, when the failing run stopped once its failure was certain (NaN: ran to its end)"),
     "screen_gpd": ("float64", "gpd, the screen's estimate from the run before"),
     "screen_element": (f"<U{CHECK_CHARS}", "the element (criterion|element) that gives the screen's estimate"),
     "message": (f"<U{MESSAGE_CHARS}", "why a cell is untrusted or failed"),
@@ -123,7 +127,8 @@ def cell_of(rec: dict) -> dict:
     status = {"ok": DONE, "bounded": DONE, "zero": DONE, "untrusted": UNTRUSTED}.get(rec["status"], FAILED)
     return {"max_connection_gpd": rec.get("max_connection_gpd"), "passing_gpd": rec.get("passing_gpd"),
             "failing_gpd": rec.get("failing_gpd"), "bounded": int(bool(rec.get("bounded"))), "runs": int(rec.get("runs", 0)),
-            "result": rec["status"], "governing_criterion": gov.get("criterion") or "",
+            "runs_stopped": int(rec.get("runs_stopped") or 0), "simulated_hr": rec.get("simulated_hr"),
+            "governing_stopped_hr": gov.get("stopped_hr"), "result": rec["status"], "governing_criterion": gov.get("criterion") or "",
             "governing_element": gov.get("element") or "", "governing_value": gov.get("value"),
             "governing_limit": gov.get("limit"), "governing_unit": gov.get("unit") or "",
             "screen_gpd": rec.get("screen_gpd"), "screen_element": rec.get("screen_element") or "",
@@ -156,8 +161,12 @@ def read_cells(path: str | os.PathLike) -> list[dict]:
                     "failing_gpd": _num(a["failing_gpd"][i, j]), "bounded": bool(a["bounded"][i, j]),
                     "governing_check": {"criterion": crit, "element": str(a["governing_element"][i, j]),
                                         "value": _num(a["governing_value"][i, j]), "limit": _num(a["governing_limit"][i, j]),
-                                        "unit": str(a["governing_unit"][i, j])} if crit else None,
-                    "runs": int(a["runs"][i, j]), "screen_gpd": _num(a["screen_gpd"][i, j]),
+                                        "unit": str(a["governing_unit"][i, j]),
+                                        "stopped_hr": _num(a["governing_stopped_hr"][i, j]) if "governing_stopped_hr" in a else None}
+                    if crit else None,
+                    "runs": int(a["runs"][i, j]),
+                    "runs_stopped": int(a["runs_stopped"][i, j]) if "runs_stopped" in a else 0,
+                    "simulated_hr": _num(a["simulated_hr"][i, j]) if "simulated_hr" in a else None, "screen_gpd": _num(a["screen_gpd"][i, j]),
                     "screen_element": str(a["screen_element"][i, j]), "message": str(a["message"][i, j])})
             out.append(rec)
     return out
@@ -184,7 +193,7 @@ def open_headroom(path: str | os.PathLike):
 #: Columns of the CSV export (units in the names).
 CSV_COLUMNS = ("node", "storm", "status", "max_connection_gpd", "passing_gpd", "failing_gpd", "bounded",
                "governing_criterion", "governing_element", "governing_value", "governing_limit", "governing_unit",
-               "runs", "screen_gpd", "screen_element", "x", "y", "message")
+               "governing_stopped_hr", "runs", "screen_gpd", "screen_element", "x", "y", "message")
 
 
 def flat_row(rec: dict, xy=None) -> dict:
@@ -192,7 +201,7 @@ def flat_row(rec: dict, xy=None) -> dict:
     gov = rec.get("governing_check") or {}
     row = {k: rec.get(k) for k in ("node", "storm", "status", "max_connection_gpd", "passing_gpd", "failing_gpd", "bounded",
                                    "runs", "screen_gpd", "screen_element", "message")}
-    for k in ("criterion", "element", "value", "limit", "unit"):
+    for k in ("criterion", "element", "value", "limit", "unit", "stopped_hr"):
         row[f"governing_{k}"] = gov.get(k)
     row["x"], row["y"] = (xy if xy is not None else (None, None))
     return row

@@ -1,6 +1,7 @@
 """The SWMM run itself, executed as a script in a fresh child process (never imported by the parent).
 
-Usage: ``python _child.py INP RPT OUT STATS_JSON`` (a run) or ``python _child.py --probe INP RPT OUT
+Usage: ``python _child.py INP RPT OUT STATS_JSON [STOP_JSON]`` (a run; with a stop rule, see
+:func:`_run_until`) or ``python _child.py --probe INP RPT OUT
 JSON`` (open the project, which parses and checks the whole input as a run would, write its
 network and close it: the engine is the judge of a model's validity). Imports only the standard library and
 ``swmm.toolkit`` (about 20 ms), so process start-up is negligible against the engine time.
@@ -54,6 +55,57 @@ def _iso(t):
     return f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}"
 
 
+def _run_until(S, E, stop_path):
+    """Step the run (``swmm_step``, the same routing steps as ``swmm_run``) until its end or a stop rule.
+
+    The rule (JSON, model units): ``not_before_days`` (elapsed time before which it never stops),
+    ``every_steps`` (routing steps between looks) and thresholds ``[id, value]`` on statistics that
+    never decrease during a run: ``node_max_depth``, ``node_max_inflow``, ``node_vol_flooded``,
+    ``node_total_inflow`` (volume), ``link_max_depth``, ``link_max_flow`` (absolute). The run stops
+    at the first look at or after ``not_before_days`` where one statistic exceeds its threshold
+    (a complete run's statistic then exceeds it too). Returns None (ran to the end) or what
+    stopped it: ``elapsed_days``, ``kind``, ``id``, ``value``, ``threshold``.
+    """
+    with open(stop_path, encoding="utf-8") as fh:
+        rule = json.load(fh)
+    not_before = float(rule.get("not_before_days", 0.0))
+    every = max(1, int(rule.get("every_steps", 30)))
+    looks = []
+    for kind, obj in (("node_max_depth", E.ObjectType.NODE), ("node_max_inflow", E.ObjectType.NODE),
+                      ("node_vol_flooded", E.ObjectType.NODE), ("node_total_inflow", E.ObjectType.NODE),
+                      ("link_max_depth", E.ObjectType.LINK), ("link_max_flow", E.ObjectType.LINK)):
+        for ident, thr in rule.get(kind, ()):
+            try:
+                looks.append((kind, ident, S.project_get_index(obj, ident), float(thr)))
+            except Exception:  # noqa: BLE001 - an id the engine does not know: no look at it
+                continue
+
+    def value(kind, i):
+        if kind == "node_max_depth":
+            return S.node_get_stats(i).maxDepth
+        if kind == "node_max_inflow":
+            return S.node_get_stats(i).maxInflow
+        if kind == "node_vol_flooded":
+            return S.node_get_stats(i).volFlooded
+        if kind == "node_total_inflow":
+            return S.node_get_total_inflow(i)
+        if kind == "link_max_depth":
+            return S.link_get_stats(i).maxDepth
+        return abs(S.link_get_stats(i).maxFlow)
+
+    k = 0
+    while True:
+        elapsed = S.swmm_step()
+        if elapsed <= 0:
+            return None
+        k += 1
+        if looks and elapsed >= not_before and k % every == 0:
+            for kind, ident, i, thr in looks:
+                v = value(kind, i)
+                if v > thr:
+                    return {"elapsed_days": elapsed, "kind": kind, "id": ident, "value": v, "threshold": thr}
+
+
 def probe(inp, rpt, out, json_path):
     from swmm.toolkit import shared_enum as E
     from swmm.toolkit import solver as S
@@ -82,7 +134,7 @@ def probe(inp, rpt, out, json_path):
         json.dump(doc, fh)
 
 
-def main(inp, rpt, out, stats_path):
+def main(inp, rpt, out, stats_path, stop_path=None):
     from swmm.toolkit import shared_enum as E
     from swmm.toolkit import solver as S
 
@@ -125,8 +177,12 @@ def main(inp, rpt, out, stats_path):
         # one stride longer than any simulation: the engine's own C loop of routing steps, as in
         # swmm_run. (A shorter stride caps the last routing step of each stride at its end, which
         # changes the step sequence; a stride past the end of the run changes nothing.)
-        while S.swmm_stride(STRIDE_ALL_S) > 0:
-            pass
+        stopped = None
+        if stop_path is None:
+            while S.swmm_stride(STRIDE_ALL_S) > 0:
+                pass
+        else:
+            stopped = _run_until(S, E, stop_path)
 
         node_stats = {k: [] for k in ("max_depth", "vol_flooded", "time_flooded", "time_surcharged", "max_inflow", "max_overflow",
                                       "total_inflow_volume", "total_lateral_volume")}
@@ -192,6 +248,7 @@ def main(inp, rpt, out, stats_path):
         "routing": routing,
         "engine_cpu_s": engine_cpu_s,
         "child_cpu_s": time.process_time(),
+        "stopped": stopped,
     }
     with open(stats_path, "w", encoding="utf-8") as fh:
         json.dump(doc, fh)
@@ -202,7 +259,7 @@ if __name__ == "__main__":
         if sys.argv[1] == "--probe":
             probe(*sys.argv[2:6])
         else:
-            main(*sys.argv[1:5])
+            main(*sys.argv[1:6])
     except Exception as exc:  # the parent reads the engine's text from the .rpt
         sys.stderr.write(f"{type(exc).__name__}: {exc}\n")
         sys.exit(1)

@@ -119,7 +119,8 @@ class RunFiles:
 
 
 def run_inp(inp_path: str | os.PathLike, work_dir: str | os.PathLike, *, name: str | None = None,
-            timeout_s: float | None = None, origin: str | os.PathLike | None = None) -> RunFiles:
+            timeout_s: float | None = None, origin: str | os.PathLike | None = None,
+            stop_rule: dict | None = None) -> RunFiles:
     """Run SWMM on a copy of ``inp_path`` inside ``work_dir`` in a fresh child process.
 
     Parameters
@@ -136,6 +137,12 @@ def run_inp(inp_path: str | os.PathLike, work_dir: str | os.PathLike, *, name: s
     origin : path, optional
         The user's model when ``inp_path`` is a scenario written from it: engine input errors then
         name the line of ``origin`` holding the same element.
+    stop_rule : dict, optional
+        Stop the run early once a statistic that never decreases during a run exceeds a threshold
+        (``_child._run_until``: thresholds in the model's units, ``not_before_days``,
+        ``every_steps``); the routing steps up to the stop are those of the complete run, and the
+        statistics file then holds ``stopped`` (what stopped it, when). Without it the run is
+        complete, as always.
 
     Returns
     -------
@@ -166,7 +173,12 @@ def run_inp(inp_path: str | os.PathLike, work_dir: str | os.PathLike, *, name: s
     rpt, out, stats = wd / f"{stem}.rpt", wd / f"{stem}.out", wd / f"{stem}.stats.json"
     for p in (rpt, out, stats):
         p.unlink(missing_ok=True)
-    run_copy(RunFiles(inp, rpt, out, stats), timeout_s=timeout_s, source=src, origin=Path(origin) if origin else None)
+    stop_path = None
+    if stop_rule is not None:
+        stop_path = wd / f"{stem}.stop.json"
+        stop_path.write_text(json.dumps(stop_rule), encoding="utf-8")
+    run_copy(RunFiles(inp, rpt, out, stats), timeout_s=timeout_s, source=src, origin=Path(origin) if origin else None,
+             stop_path=stop_path)
     return RunFiles(inp, rpt, out, stats)
 
 
@@ -220,12 +232,14 @@ def _engine_error(run: RunFiles, errors: list[str], source: Path | None, origin:
 
 
 def run_copy(run: RunFiles, *, timeout_s: float | None = None, source: Path | None = None,
-             origin: Path | None = None) -> None:
+             origin: Path | None = None, stop_path: Path | None = None) -> None:
     """Run the engine on ``run.inp`` (already prepared) in a child process; raise EngineError on failure."""
     # the engine creates its [RDII] scratch file with mkstemp("swmmXXXXXX"), a path relative to the
     # current directory (not TMPDIR), and unlinks it only at the end of the run: cwd=work_dir keeps
     # it (and any left by a killed run) in the run's own folder; TMPDIR too, for anything else (_child)
     cmd = [sys.executable, "-I", str(_CHILD), str(run.inp), str(run.rpt), str(run.out), str(run.stats)]
+    if stop_path is not None:
+        cmd.append(str(stop_path))
     proc = _child(cmd, run, timeout_s)
     engine_errors = report_errors(run.rpt)
     if engine_errors:

@@ -87,6 +87,8 @@ class HeadroomResult:
     coordinates: dict = field(default_factory=dict)
     link_lines: list = field(default_factory=list)
     submittal: object = None
+    #: storm label -> hours one complete run simulates (known when this invocation ran the run before)
+    full_run_hr: dict = field(default_factory=dict)
 
     @property
     def runs_total(self) -> int:
@@ -106,6 +108,10 @@ class HeadroomResult:
         labels = [s["label"] for s in self.storms]
         names = list(dict.fromkeys(r["node"] for r in self.nodes))
         grid = {(r["node"], r["storm"]): r.get("max_connection_gpd") for r in self.nodes}
+        sim_hr = sum(float(r.get("simulated_hr") or 0.0) for r in done)
+        equiv = None
+        if done and all(self.full_run_hr.get(r["storm"]) for r in done):
+            equiv = sum(float(r.get("simulated_hr") or 0.0) / self.full_run_hr[r["storm"]] for r in done)
         return {
             "kind": "headroom", "model": str(self.model), "model_file": self.model.name, "model_sha256": self.model_sha256,
             "submittal": self.submittal.to_dict() if self.submittal is not None else None,
@@ -118,6 +124,10 @@ class HeadroomResult:
             "counts": self.counts(),
             "runs_total": self.runs_total, "runs_before": len(self.storms),
             "runs_per_node": node_runs / len(done) if done else None,
+            "runs_stopped": sum(int(r.get("runs_stopped") or 0) for r in done), "simulated_hr": sim_hr,
+            "full_run_hr": dict(self.full_run_hr), "full_run_equivalents": equiv,
+            "full_run_equivalents_per_node": equiv / len(done) if (equiv is not None and done) else None,
+            "nodes_confirmed": sum(r["status"] in ("ok", "bounded", "zero") for r in done),
             "seconds": self.seconds, "computed_now": self.computed_now, "runs_now": self.runs_now,
             "workers": self.workers, "scheduler": self.scheduler, "store": self.store, "outputs": dict(self.outputs),
             "definitions": {
@@ -128,12 +138,15 @@ class HeadroomResult:
                 "governing_check": "the failed check of the failing run that used the most of its margin",
                 "runs": "SWMM runs of the cell (the run before, one per storm, is counted once in runs_total)",
                 "screen_gpd": "the estimate from the run before alone",
+                "runs_stopped": "runs that stopped once their failure was certain (policy FAIL_WHEN_CERTAIN)",
+                "full_run_equivalents": "the cells' simulated hours over one complete run's (what the runs cost)",
+                "nodes_confirmed": "cells whose figure stands on real runs (ok: both ends; bounded: max_gpd passed; zero: min_gpd failed)",
             },
         }
 
 
 _PUBLIC_KEYS = ("node", "storm", "max_connection_gpd", "passing_gpd", "failing_gpd", "bounded", "governing_check", "runs",
-                "status", "screen_gpd", "screen_element", "message")
+                "runs_stopped", "simulated_hr", "status", "screen_gpd", "screen_element", "message")
 
 
 def _public(r: dict) -> dict:
@@ -414,7 +427,7 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
                          nodes=records, runs_before=counts.before_runs, seconds=0.0, workers=counts.workers,
                          scheduler=counts.scheduler, store=str(store) if store_dir is not None else None,
                          computed_now=counts.cells, runs_now=counts.runs + counts.before_runs,
-                         coordinates=xy, link_lines=lines, submittal=submittal)
+                         coordinates=xy, link_lines=lines, submittal=submittal, full_run_hr=dict(counts.full_run_hr))
     res.seconds = time.perf_counter() - t0
     if store_dir is not None:
         write_outputs(res, store_dir)

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from capacitysim.io.headroom_store import MISSING, StoreWriter, cell_of, read_cells
 from capacitysim.workflows.headroom.search import NodeSearch, Point
-from capacitysim.workflows.headroom.tasks import before_task, judged_for, point_task
+from capacitysim.workflows.headroom.tasks import before_task, judged_for, point_task, simulated_hr
 
 #: Tasks kept in flight per worker.
 IN_FLIGHT_PER_WORKER = 3
@@ -38,6 +38,8 @@ class RunCounts:
     before_runs: int = 0
     workers: int = 0
     scheduler: str = ""
+    #: storm label -> hours one complete run simulates (from the run before)
+    full_run_hr: dict = field(default_factory=dict)
 
 
 class _Inline:
@@ -119,7 +121,7 @@ def _factor(rec: dict) -> float:
 
 
 def run_cells(executor, net, model, storms, nodes, status, store_path, *, tolerance, min_gpd, max_gpd, method,
-              criteria, max_nodes=None, progress=None, workers: int = 0) -> RunCounts:
+              criteria, max_nodes=None, progress=None, workers: int = 0, early_stop: bool = True) -> RunCounts:
     """Compute every missing cell of the store (``status`` node x storm == 0); the counts of this invocation.
 
     ``storms``: list of (label, Storm or None); ``nodes``: the node ids (store order).
@@ -128,6 +130,7 @@ def run_cells(executor, net, model, storms, nodes, status, store_path, *, tolera
     from capacitysim.workflows.headroom.screen import screen
 
     counts = RunCounts(workers=workers)
+    stop_early = method == "screen" and early_stop
     writer = StoreWriter(store_path)
     stored = {(r["node"], r["storm"]): r for r in read_cells(store_path)} if (status != MISSING).any() else {}
     todo = {j: [i for i in range(len(nodes)) if status[i, j] == MISSING] for j in range(len(storms))}
@@ -243,7 +246,7 @@ def run_cells(executor, net, model, storms, nodes, status, store_path, *, tolera
                 continue
             if not s.points:
                 started += 1
-            h = executor.submit(point_task, net_ref, storms[j][1], before_refs[j], s.node, x, None)
+            h = executor.submit(point_task, net_ref, storms[j][1], before_refs[j], s.node, x, None, stop_early)
             meta[h] = ("point", s, j)
             active.add(id(s))
         if executor.pending() == 0:
@@ -260,6 +263,7 @@ def run_cells(executor, net, model, storms, nodes, status, store_path, *, tolera
                     finish(s, j)
                 continue
             before_refs[j] = res if isinstance(executor, _Inline) else h
+            counts.full_run_hr[storms[j][0]] = simulated_hr(res["ds"])
             start_storm(j, res)
             continue
         _, s, j = kind
@@ -270,7 +274,8 @@ def run_cells(executor, net, model, storms, nodes, status, store_path, *, tolera
             p = Point(float("nan"), "error", message=f"{type(exc).__name__}: {exc}"[:200])
         else:
             p = Point(res["gpd"], res["verdict"], res["ratios"], res["governing"],
-                      "; ".join(res["untrusted_reasons"]) if res["verdict"] == "untrusted" else res["message"])
+                      "; ".join(res["untrusted_reasons"]) if res["verdict"] == "untrusted" else res["message"],
+                      simulated_hr=res.get("simulated_hr"), stopped_hr=res.get("stopped_hr"))
         s.add(p)
         if s.status != "running":
             finish(s, j)

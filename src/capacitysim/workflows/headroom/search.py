@@ -43,6 +43,10 @@ MAX_STEP = 30.0
 #: Exponents of the log-log secant outside this range are clipped.
 B_MIN, B_MAX = 0.2, 5.0
 
+#: Keys of ``governing_check``: ``value`` is the check's value in the failing run; ``stopped_hr`` the hour
+#: that run stopped at once its failure was certain (None: it ran to its end, the value is a complete run's).
+GOVERNING_KEYS = ("criterion", "element", "value", "limit", "unit", "stopped_hr")
+
 STATUSES = ("running", "ok", "bounded", "zero", "untrusted", "error")
 
 
@@ -63,6 +67,9 @@ class Point:
     ratios: dict = field(default_factory=dict)
     governing: dict | None = None
     message: str = ""
+    #: hours simulated by the run, and the hour it stopped at when its failure was certain (None: ran to its end)
+    simulated_hr: float | None = None
+    stopped_hr: float | None = None
 
 
 def element_estimate(pts: list[tuple[float, float]]) -> float:
@@ -116,6 +123,9 @@ class NodeSearch:
     method: str = "screen"
     #: correction of the screen's estimate learned from the group's leader (1: none)
     factor: float = 1.0
+    #: the first run just above the estimate (expected to fail: a run that fails stops early, so a
+    #: miss costs less) rather than just below it
+    first_above: bool = True
     points: list[Point] = field(default_factory=list)
     lo: float = 0.0
     hi: float = math.inf
@@ -242,7 +252,9 @@ class NodeSearch:
         if lo <= 0 and not math.isfinite(hi):  # first run
             if not math.isfinite(est) or est >= self.max_gpd / root:
                 return self.max_gpd
-            return est / root
+            if est <= self.min_gpd * root:
+                return self.min_gpd
+            return est * root if self.first_above else est / root
         if not math.isfinite(hi):  # only passes so far
             if est >= self.max_gpd / root:
                 return self.max_gpd
@@ -274,6 +286,7 @@ class NodeSearch:
                 "passing_gpd": self.lo if (self.lo > 0 or st == "zero") else None,
                 "failing_gpd": self.hi if math.isfinite(self.hi) else None,
                 "bounded": st == "bounded",
-                "governing_check": None if gov is None else {k: gov.get(k) for k in ("criterion", "element", "value", "limit", "unit")},
-                "runs": self.runs, "screen_gpd": self.screen_gpd if math.isfinite(self.screen_gpd) else None,
+                "governing_check": None if gov is None else {k: gov.get(k) for k in GOVERNING_KEYS},
+                "runs": self.runs, "runs_stopped": sum(p.stopped_hr is not None for p in self.points),
+                "simulated_hr": sum(p.simulated_hr or 0.0 for p in self.points), "screen_gpd": self.screen_gpd if math.isfinite(self.screen_gpd) else None,
                 "screen_element": self.screen_key, "message": self.message}

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import json
 import math
 import shutil
 import tempfile
@@ -31,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from capacitysim.rules.capacity import Criteria
+from capacitysim.units import HOURS_PER_DAY, SECONDS_PER_HOUR
 from capacitysim.workflows.headroom.margins import check_key, margin_ratios, top_ratios
 from capacitysim.workflows.sweep.network_tasks import NetworkBundle, _local_model
 
@@ -96,8 +98,8 @@ def _edits(net: HeadroomNetwork, model, storm, node: str | None, gpd: float):
     return scenario_edits(model, storm, conns, list(net.remediations), spinup_hr=net.bundle.spinup_hr)
 
 
-def _run(net: HeadroomNetwork, edits: list, series_nodes=()):
-    """Write and run one scenario; (results Dataset, scenario record, series or None)."""
+def _run(net: HeadroomNetwork, edits: list, series_nodes=(), stop_rule: dict | None = None):
+    """Write and run one scenario; (results Dataset, scenario record, series or None, what stopped it or None)."""
     from capacitysim.network.engine import read_results, run_inp
     from capacitysim.network.scenario import ReportNodes, write_scenario
 
@@ -109,10 +111,11 @@ def _run(net: HeadroomNetwork, edits: list, series_nodes=()):
         if series_nodes:  # saved in the .out for the screen; adding names changes no result (ReportNodes)
             edits = list(edits) + [ReportNodes(tuple(series_nodes))]
         record = write_scenario(model, edits, inp)
-        run = run_inp(inp, Path(tmp) / "run", timeout_s=net.bundle.timeout_s, origin=model.path)
+        run = run_inp(inp, Path(tmp) / "run", timeout_s=net.bundle.timeout_s, origin=model.path, stop_rule=stop_rule)
         ds = read_results(run)
         series = read_series(run, series_nodes) if series_nodes else None
-        return ds, record, series
+        stopped = json.loads(run.stats.read_text(encoding="utf-8")).get("stopped") if stop_rule is not None else None
+        return ds, record, series, stopped
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -121,7 +124,8 @@ def read_series(run, nodes) -> dict:
     """Reporting-step series of a run: the flow of every link the ``.out`` holds and the total inflow of ``nodes``.
 
     Returns ``clock_hr`` (hours from midnight of the first reported day, at the end of each
-    period), ``links`` and ``link_flow_cfs`` (periods x links), ``nodes`` and ``node_inflow_cfs``.
+    period), ``links`` and ``link_flow_cfs`` (periods x links), ``nodes`` and ``node_inflow_cfs``,
+    ``out_start`` (ISO date-time the periods count from) and ``step_s`` (the reporting step [s]).
     """
     from swmm.toolkit import output as O
     from swmm.toolkit import shared_enum as E
@@ -152,7 +156,7 @@ def read_series(run, nodes) -> dict:
     midnight = start.replace(hour=0, minute=0, second=0, microsecond=0)
     clock = ((start - midnight).total_seconds() + step_s * (np.arange(n) + 1)) / 3600.0
     return {"clock_hr": clock, "links": list(links), "link_flow_cfs": np.abs(lf) * f, "nodes": have,
-            "node_inflow_cfs": nf * f}
+            "node_inflow_cfs": nf * f, "out_start": start.isoformat(), "step_s": float(step_s)}
 
 
 def before_task(net: HeadroomNetwork, storm, series_nodes=()) -> dict:
@@ -160,11 +164,12 @@ def before_task(net: HeadroomNetwork, storm, series_nodes=()) -> dict:
     t0 = time.perf_counter()
     model = _local_model(net.bundle)
     before_edits, _ = _edits(net, model, storm, None, 0.0)
-    ds, record, series = _run(net, before_edits, series_nodes)
-    return {"ds": ds, "record": record, "series": series, "seconds": time.perf_counter() - t0}
+    ds, record, series, _ = _run(net, before_edits, series_nodes)
+    return {"ds": ds, "record": record, "series": series, "seconds": time.perf_counter() - t0,
+            "response_end_hr": response_end_hr(ds, series, net.bundle.cso_outfalls) if series is not None else None}
 
 
-def point_task(net: HeadroomNetwork, storm, before: dict, node: str, gpd: float, tag=None) -> dict:
+def point_task(net: HeadroomNetwork, storm, before: dict, node: str, gpd: float, tag=None, stop_early: bool = False) -> dict:
     """Dask task: one connection of ``gpd`` at ``node`` under ``storm``, judged as ``capacitysim capacity`` judges it.
 
     Returns a small record: ``verdict`` (pass, fail, untrusted, or error when the run raised),
@@ -174,21 +179,31 @@ def point_task(net: HeadroomNetwork, storm, before: dict, node: str, gpd: float,
     """
     t0 = time.perf_counter()
     try:
-        return _point(net, storm, before, node, gpd, tag, t0)
+        return _point(net, storm, before, node, gpd, tag, t0, stop_early)
     except Exception as exc:  # noqa: BLE001 - recorded, never lost: the search of other nodes goes on
         return {"tag": tag, "node": node, "gpd": float(gpd), "verdict": "error", "message": f"{type(exc).__name__}: {exc}"[:400],
                 "governing": None, "failed": 0, "ratios": {}, "untrusted_reasons": [], "seconds": time.perf_counter() - t0}
 
 
-def _point(net, storm, before, node, gpd, tag, t0) -> dict:
+def _point(net, storm, before, node, gpd, tag, t0, stop_early=False) -> dict:
     from capacitysim.rules.capacity import judge, verdict_of
     from capacitysim.workflows.demonstration import injection_checks, rainfall_problems
 
     model = _local_model(net.bundle)
     _, after_edits = _edits(net, model, storm, node, gpd)
-    after, record, _ = _run(net, after_edits)
     b = before["ds"]
     c = Criteria.from_dict(net.criteria)
+    judged = judged_for(net, node)
+    rule = None
+    if stop_early and before.get("response_end_hr") is not None:
+        rule = stop_rule(b, c, judged, downstream_of(net, model, node), before["response_end_hr"])
+    after, record, _, stopped = _run(net, after_edits, stop_rule=rule)
+    if stopped is not None:
+        out = _stopped_point(b, after, c, judged, node, gpd, tag, t0, stopped)
+        if out is not None:
+            return out
+        # the engine's threshold and the judge disagree (units rounding): run it to its end
+        after, record, _, stopped = _run(net, after_edits)
     # as run_demonstration: the sources removed are those of the run before
     record["removed_sources"] = before["record"]["sources"]
     injections = injection_checks(model, b, after, record, c)
@@ -199,7 +214,6 @@ def _point(net, storm, before, node, gpd, tag, t0) -> dict:
         untrusted.append("the model routes no flow (no links, or IGNORE_ROUTING YES)")
     if storm is not None:
         untrusted += rainfall_problems(b, after, storm, c, record)
-    judged = judged_for(net, node)
     checks = judge(b, after, c, **judged)
     verdict = verdict_of(b, after, checks, c)
     if untrusted and verdict != "untrusted":
@@ -213,7 +227,7 @@ def _point(net, storm, before, node, gpd, tag, t0) -> dict:
     return {"tag": tag, "node": node, "gpd": float(gpd), "verdict": verdict, "message": "",
             "governing": None if gov is None else {**_check_dict(gov), "ratio": ratios.get(check_key(gov))},
             "failed": len(failed), "ratios": top_ratios(ratios, TOP_RATIOS), "untrusted_reasons": untrusted[:5],
-            "seconds": time.perf_counter() - t0}
+            "seconds": time.perf_counter() - t0, "stopped_hr": None, "simulated_hr": simulated_hr(after)}
 
 
 def _check_dict(ch) -> dict:
@@ -222,3 +236,157 @@ def _check_dict(ch) -> dict:
 
     return {"criterion": ch.criterion, "element": ch.element, "value": num(ch.after), "before": num(ch.before),
             "limit": num(ch.limit), "unit": ch.unit}
+
+
+# ----------------------------------------------------------------------------------------------
+# runs that stop once their failure is certain
+# ----------------------------------------------------------------------------------------------
+#: Hours after the run before's last peak (every link's flow, every judged inflow) before a run may stop.
+SETTLE_HR = 2.0
+#: Routing steps between two looks at the stop rule's statistics (about 5 minutes of a 10 s step).
+STOP_EVERY_STEPS = 30
+#: Margin above a peak limit, as :func:`capacitysim.rules.capacity.judge` allows it [cfs].
+PEAK_SLACK_CFS = 1e-9
+
+
+def _hours_between(a_iso: str, b_iso: str) -> float:
+    return (_dt.datetime.fromisoformat(b_iso) - _dt.datetime.fromisoformat(a_iso)).total_seconds() / SECONDS_PER_HOUR
+
+
+def simulated_hr(ds) -> float | None:
+    """Hours a complete run of ``ds``'s scenario simulates (its start to its end)."""
+    a, b = ds.attrs.get("simulation_start"), ds.attrs.get("simulation_end")
+    return _hours_between(a, b) if a and b else None
+
+
+def response_end_hr(before, series, cso_outfalls=()) -> float:
+    """Policy STORM_RESPONSE_WINDOW: hours from the simulation's start after which the storm's response has passed.
+
+    The latest of: the time of each link's largest flow and of each judged inflow's (the basin
+    outlets, the plant) in the run before's reporting-step series, plus :data:`SETTLE_HR`; the end
+    of the last period a CSO outfall received flow. A run may stop only after it (so the values it
+    reports are those of the storm's peak, as a complete run's), and only when its failure is certain
+    (:func:`stop_rule`).
+    """
+    start = _dt.datetime.fromisoformat(series["out_start"])
+    sim0 = _dt.datetime.fromisoformat(before.attrs["simulation_start"])
+    step_h = series["step_s"] / SECONDS_PER_HOUR
+    offset = (start - sim0).total_seconds() / SECONDS_PER_HOUR
+    ends = np.arange(1, len(series["clock_hr"]) + 1) * step_h + offset  # end of each period [hr from the start]
+    t = 0.0
+    for q in (series["link_flow_cfs"], series["node_inflow_cfs"]):
+        if q.size:
+            t = max(t, float(ends[np.argmax(q, axis=0)].max()) + SETTLE_HR)
+    cso = set(cso_outfalls)
+    for j, n in enumerate(series["nodes"]):
+        q = series["node_inflow_cfs"][:, j]
+        if n in cso and (q > 0).any():
+            t = max(t, float(ends[np.flatnonzero(q > 0)[-1]]))
+    return t
+
+
+_DOWNSTREAM: dict = {}
+
+
+def downstream_of(net: HeadroomNetwork, model, node: str) -> tuple[set, set]:
+    """(nodes, links) downstream of ``node`` (the node itself included), by the links' from -> to direction."""
+    g = _DOWNSTREAM.get(net.sha)
+    if g is None:
+        import networkx as nx
+
+        g = nx.DiGraph()
+        for lid, _, n1, n2, _ in model.links():
+            g.add_edge(n1, n2, link=lid)
+        _DOWNSTREAM.clear()
+        _DOWNSTREAM[net.sha] = g
+    if node not in g:
+        return {node}, set()
+    import networkx as nx
+
+    nodes = {node} | nx.descendants(g, node)
+    links = {d["link"] for u, v, d in g.edges(data=True) if u in nodes}
+    return nodes, links
+
+
+def stop_rule(before, c: Criteria, judged: dict, downstream: tuple[set, set], not_before_hr: float) -> dict:
+    """Thresholds (model units) past which :func:`capacitysim.rules.capacity.judge` fails the run, whatever follows.
+
+    Policy FAIL_WHEN_CERTAIN: every threshold is on a statistic that never decreases during a run
+    (a node's max depth and max inflow, its flooded volume, an outfall's inflow volume, a link's max
+    depth and max flow), compared with the complete run before, so a run that exceeds one has failed
+    that check at its end too: it stops there (after :func:`response_end_hr`). Looked at: the nodes
+    and links downstream of the connection (flooding, freeboard or a sealed junction's limit,
+    storage fill, d/D, force-main q/Qfull), the judged basin outlets and plant (peak inflow), the
+    judged CSO outfalls (volume). A pump's time off its curve (a share of the whole run) is never a
+    reason to stop.
+    """
+    from capacitysim.network.engine import unit_factors
+
+    f = unit_factors(before.attrs["flow_units"])
+    nodes_ds = [str(x) for x in before.node.values]
+    dn, dl = downstream
+    ntype = before.node_type.values
+    rim = before.rim_depth_ft.values
+    sur = before.surcharge_limit_ft.values if "surcharge_limit_ft" in before else np.zeros_like(rim)
+    db = before.max_depth_ft.values
+    fb = before.flooding_volume_cf.values
+    depth, flood = [], []
+    for i, n in enumerate(nodes_ds):
+        if n not in dn or ntype[i] == "OUTFALL":
+            continue
+        flood.append([n, (fb[i] + c.flooding_tol_cf) / f["volume"]])
+        top = rim[i] + sur[i] if (ntype[i] == "JUNCTION" and sur[i] > 0) else rim[i]
+        thr = []
+        if top > 0:
+            thr.append(max(top - c.freeboard_ft, db[i] + c.depth_tol_ft))
+        if ntype[i] == "STORAGE" and rim[i] > 0:
+            fb_ = db[i] / rim[i]
+            thr.append(rim[i] * (c.storage_max_full if fb_ <= c.storage_max_full else max(c.storage_max_full, fb_ + c.d_over_d_tol)))
+        if thr:
+            depth.append([n, min(thr) / f["length"]])
+    links = [str(x) for x in before.link.values]
+    shape = before.link_shape.values if "link_shape" in before else np.full(len(links), "", dtype=object)
+    rb, qb = before.max_d_over_d.values, before.max_q_over_qfull.values
+    fd, ff = before.full_depth_ft.values, before.full_flow_cfs.values
+    ldepth, lflow = [], []
+    for k, lid in enumerate(links):
+        if lid not in dl:
+            continue
+        if str(shape[k]) == "FORCE_MAIN":
+            if np.isfinite(qb[k]) and np.isfinite(ff[k]) and ff[k] > 0:
+                lim = c.force_main_max_q_over_qfull if qb[k] <= c.force_main_max_q_over_qfull else qb[k] + c.d_over_d_tol
+                lflow.append([lid, lim * ff[k] / f["flow"]])
+        elif np.isfinite(rb[k]) and np.isfinite(fd[k]) and fd[k] > 0:
+            lim = c.max_d_over_d if rb[k] <= c.max_d_over_d else rb[k] + c.d_over_d_tol
+            ldepth.append([lid, lim * fd[k] / f["length"]])
+    outs = list(dict.fromkeys(judged["outlets"]))
+    if judged.get("plant") and judged["plant"] not in outs and judged["plant"] in nodes_ds:
+        outs.append(judged["plant"])
+    inflow = []
+    for o in outs:
+        qb_ = float(before.max_inflow_cfs.sel(node=o))
+        inflow.append([o, (qb_ * (1 + c.outlet_peak_tol_pct / 100.0) + PEAK_SLACK_CFS) / f["flow"]])
+    volume = []
+    for o in judged["cso_outfalls"]:
+        vb = float(before.volume_cf.sel(outfall=o))
+        volume.append([o, (vb + max(vb * c.cso_volume_tol_pct / 100.0, c.cso_volume_tol_cf)) / f["volume"]])
+    return {"not_before_days": not_before_hr / HOURS_PER_DAY, "every_steps": STOP_EVERY_STEPS,
+            "node_max_depth": depth, "node_vol_flooded": flood, "node_max_inflow": inflow, "node_total_inflow": volume,
+            "link_max_depth": ldepth, "link_max_flow": lflow}
+
+
+def _stopped_point(b, after, c, judged, node, gpd, tag, t0, stopped) -> dict | None:
+    """The record of a run the stop rule ended: ``fail`` on its capacity checks (None when judge finds none)."""
+    from capacitysim.rules.capacity import judge
+
+    checks = judge(b, after, c, **judged)
+    failed = [ch for ch in checks if ch.passed is False and check_key(ch) is not None and not check_key(ch).startswith("pump|")]
+    if not failed:
+        return None
+    ratios = margin_ratios(b, after, c, **judged)
+    gov = max(failed, key=lambda ch: ratios.get(check_key(ch), -math.inf))
+    hr = float(stopped["elapsed_days"]) * HOURS_PER_DAY
+    return {"tag": tag, "node": node, "gpd": float(gpd), "verdict": "fail", "message": "",
+            "governing": {**_check_dict(gov), "ratio": ratios.get(check_key(gov)), "stopped_hr": hr},
+            "failed": len(failed), "ratios": top_ratios(ratios, TOP_RATIOS), "untrusted_reasons": [],
+            "seconds": time.perf_counter() - t0, "stopped_hr": hr, "simulated_hr": hr}
