@@ -23,7 +23,8 @@ from capacitysim.io.export.quantities import UNIT_SUFFIXES, human_label, unit_of
 #: Decimals printed per unit (the unit a person reads, :data:`capacitysim.io.export.quantities.UNIT_SUFFIXES`).
 #: Flows to 0.0001 cfs (a small site's release rate, 10 % of 2.975 cfs = 0.2975 cfs, keeps its last
 #: digit), depths and elevations to 0.001 ft, volumes and daily flows whole, ratios (q/Qfull, d/D, runoff
-#: coefficients) to 0.001, plant flows to 0.0001 MGD (100 gpd), percentages to 0.01 %.
+#: coefficients) to 0.001, plant flows to 0.0001 MGD (100 gpd), percentages to 0.01 %. Seconds (run times of
+#: benchmarks, from 0.1 ms to minutes) are not here: a unit not in the table prints three significant figures.
 DECIMALS: dict[str, int] = {
     "cfs": 4,
     "ft": 3,
@@ -31,7 +32,6 @@ DECIMALS: dict[str, int] = {
     "in": 3,
     "h": 2,
     "min": 1,
-    "s": 1,
     "gpd": 0,
     "gpm": 1,
     "MGD": 4,
