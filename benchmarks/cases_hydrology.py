@@ -92,14 +92,14 @@ def _binghamton():
     return {"impervious_runoff_in": h.runoff_depth(2.1, cn), "storm_depth_in": float(h.design_storm(2.1, "II").sum())}
 
 
-@speed_case("hydrology.runoff_depth.1e6", description="runoff_depth on 10^6 cells (fused kernel)")
+@speed_case("hydrology.runoff_depth.1e6", description="runoff_depth on 10^6 cells (fused kernel)", basis="cpu")
 def _speed_runoff():
     rng = np.random.default_rng(1)
     p, cn = rng.uniform(0, 8, 1_000_000), rng.uniform(40, 98, 1_000_000)
     return lambda: h.runoff_depth(p, cn)
 
 
-@speed_case("hydrology.unit_hydrograph.1e4", description="unit_hydrograph_runoff, 10^4 subcatchments, 24 h at 6 min", repeats=5)
+@speed_case("hydrology.unit_hydrograph.1e4", description="unit_hydrograph_runoff, 10^4 subcatchments, 24 h at 6 min", basis="cpu")
 def _speed_uh():
     rng = np.random.default_rng(3)
     storm = h.design_storm(2.1, "II", dt_min=6.0)

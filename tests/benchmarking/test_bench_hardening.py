@@ -33,7 +33,7 @@ GOOD = {
 
 
 def _child(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "capacitysim", "bench", *args], capture_output=True, text=True, cwd=cwd)
+    return subprocess.run([sys.executable, "-m", "capacitysim", "bench", *args], capture_output=True, text=True, cwd=cwd, check=False)
 
 
 def _one_line(stderr: str) -> bool:
@@ -80,6 +80,15 @@ MALFORMED = [
     (b'{"speed": {"c.speed": {"ratio": NaN}}}', "ratio must be a finite number > 0; got nan"),
     (json.dumps(_with(environment=[1])).encode(), "environment must be an object"),
     (json.dumps(_with(environment__timestamp=5)).encode(), "environment.timestamp must be a string"),
+    (json.dumps(_with(speed__c_DOT_speed__samples=[1.0])).encode(), "samples must be an object of lists; got a list"),
+    (json.dumps(_with(speed__c_DOT_speed__samples={"load1": [1.0]})).encode(), "samples has no ratio"),
+    (json.dumps(_with(speed__c_DOT_speed__samples={"ratio": [1.0, -2.0]})).encode(), "samples.ratio must hold finite numbers > 0; got -2.0"),
+    (json.dumps(_with(speed__c_DOT_speed__samples={"ratio": [1.0, 2.0], "load1": [1.0]})).encode(), "the lists of samples differ in length (1, 2)"),
+    (json.dumps(_with(speed__c_DOT_speed__ratio_ci=[1.0])).encode(), "ratio_ci must be two finite numbers > 0 or null"),
+    (json.dumps(_with(speed__c_DOT_speed__basis="gpu")).encode(), "basis must be one of cpu, wall; got 'gpu'"),
+    (json.dumps(_with(speed__c_DOT_speed__skipped=3)).encode(), "skipped must be a string"),
+    (b'{"count": {"h": {"values": {"runs": "x"}}}}', "count case 'h': values.runs must be a finite number"),
+    (b'{"count": {"h": {"tolerance": {}}}}', "count case 'h': missing key values"),
 ]
 
 
@@ -129,11 +138,15 @@ def test_no_case_in_common_is_an_error_not_zero_regressions(tmp_path, run_cli):
     del bumped["speed"]
     base = json.loads(json.dumps(GOOD))
     del base["speed"]
-    with pytest.raises(InputError, match="every case in common changed its definition"):
+    with pytest.raises(InputError, match="every case in common was skipped or changed its definition"):
         compare(base, bumped)
     # one case in common is enough
-    r = run_cli("bench", "compare", _write(tmp_path / "b2.json", GOOD), _write(tmp_path / "c2.json", GOOD))
+    r = run_cli("bench", "compare", _write(tmp_path / "b2.json", base), _write(tmp_path / "c2.json", base))
     assert r.exit_code == 0 and "0 regression(s)" in r.stdout, r.output
+    # a skipped case is not compared: nothing else in common is an error too
+    skipped = {"speed": {"c.speed": {"skipped": "corpus absent"}}}
+    r = run_cli("bench", "compare", _write(tmp_path / "b3.json", GOOD), _write(tmp_path / "c3.json", skipped))
+    assert r.exit_code == 2 and "nothing to compare: every case in common was skipped" in r.stderr, r.output
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,11 +1,12 @@
-"""HTML page with the history of stored benchmark runs (speed ratios over runs, reference status)."""
+"""HTML page with the history of stored benchmark runs: every speed case's samples over runs (the spread,
+not only a median), counts, reference status, and the machine's load during each run."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from capacitysim.benchmarking.compare import check_results
+from capacitysim.benchmarking.compare import RATIO_SENTENCE, check_results
 from capacitysim.errors import DataFileError
 from capacitysim.report.html import HtmlReport, new_figure
 
@@ -42,40 +43,84 @@ def load_runs(paths: list[Path]) -> list[tuple[str, dict]]:
     return runs
 
 
+#: Speed cases per row of the figure grid.
+COLUMNS = 2
+
+
+def _samples(case: dict) -> list[float]:
+    """A speed entry's ratio samples (a schema 1 entry: its one median)."""
+    if "skipped" in case:
+        return []
+    return list(case.get("samples", {}).get("ratio") or [case["ratio"]])
+
+
 def history_report(runs: list[tuple[str, dict]], out: Path) -> Path:
-    """Write the history page: one line per speed case (ratio to the reference kernel) over runs."""
+    """Write the history page: per speed case, the ratio samples of every run (box and points: the
+    spread) with the 95 % interval of the median; counts; reference status; the runs' load."""
+    import math
+
     rep = HtmlReport("capacitysim benchmark history", f"{len(runs)} stored run(s)")
+    rep.paragraph(RATIO_SENTENCE)
     if not runs:
         rep.paragraph("No stored runs yet: `capacitysim bench run --save` stores one.")
         return rep.write(out)
-    names = sorted({n for _, d in runs for n in d.get("speed", {})})
+    names = sorted({n for _, d in runs for n, c in d.get("speed", {}).items() if "skipped" not in c})
+    labels = [t[:16] for t, _ in runs]
     if names:
-        fig, ax = new_figure(9, 4)
-        for n in names:
-            xs = [i for i, (_, d) in enumerate(runs) if n in d.get("speed", {})]
-            ys = [runs[i][1]["speed"][n]["ratio"] for i in xs]
-            ax.plot(xs, ys, marker="o", label=n)
-        ax.set_yscale("log")
-        ax.set_xticks(range(len(runs)))
-        ax.set_xticklabels([t[:16] for t, _ in runs], rotation=30, ha="right", fontsize=7)
-        ax.set_ylabel("time / reference kernel time")
-        ax.legend(fontsize=7)
-        ax.grid(True, alpha=0.3)
-        rep.heading("Speed ratios over runs").figure(fig, "Lower is faster; the reference kernel is np.sort of 10^6 doubles timed in the same run.")
+        rows = math.ceil(len(names) / COLUMNS)
+        fig, _ = new_figure(9, 2.6 * rows)
+        fig.clf()
+        for k, n in enumerate(names):
+            ax = fig.add_subplot(rows, COLUMNS, k + 1)
+            xs = [i for i, (_, d) in enumerate(runs) if n in d.get("speed", {}) and _samples(d["speed"][n])]
+            data = [_samples(runs[i][1]["speed"][n]) for i in xs]
+            if xs:
+                ax.boxplot(data, positions=xs, widths=0.5, showfliers=False)
+                for x, ys in zip(xs, data):
+                    ax.plot([x] * len(ys), ys, ".", color="tab:blue", alpha=0.35, ms=3)
+                med = [runs[i][1]["speed"][n]["ratio"] for i in xs]
+                ax.plot(xs, med, "-", color="tab:red", lw=1)
+            ax.set_title(n, fontsize=8)
+            ax.set_xticks(range(len(runs)))
+            ax.set_xticklabels(labels if k >= len(names) - COLUMNS else [""] * len(runs), rotation=30, ha="right", fontsize=6)
+            ax.tick_params(axis="y", labelsize=7)
+            ax.grid(True, alpha=0.3)
+        fig.supylabel("ratio (time / reference time)", fontsize=8)
+        fig.tight_layout()
+        rep.heading("Speed ratios over runs").figure(
+            fig, "Each box: one run's samples (quartiles, whiskers to 1.5 IQR; the dots are the samples); red: the "
+                 "median ratio. Lower is faster. A run in the former format (no samples) shows its one median.")
         last = runs[-1][1]
-        rep.table(
-            ["case", "median [s]", "spread [%]", "ratio", "what"],
-            [[n, s.get("median_s"), 100 * s.get("spread_rel", 0.0), s["ratio"], s.get("description", "")]
-             for n, s in last.get("speed", {}).items()],
-        )
+        table = []
+        for n, c in last.get("speed", {}).items():
+            if "skipped" in c:
+                table.append([n, "skipped", None, None, None, None, c["skipped"]])
+                continue
+            lo, hi = c.get("ratio_ci") or [None, None]
+            loads = c.get("samples", {}).get("load1") or []
+            table.append([n, c.get("basis", "wall"), c["ratio"], f"{lo:.4g} - {hi:.4g}" if lo else None,
+                          100 * c.get("spread_rel", 0.0), len(_samples(c)),
+                          f"{c.get('reference', 'np.sort kernel')}; load {min(loads):.1f}-{max(loads):.1f}" if loads
+                          else c.get("reference", "np.sort kernel")])
+        rep.heading("Speed cases in the latest run", 3)
+        rep.table(["case", "basis", "ratio (median)", "95 % interval", "spread [%]", "samples", "reference; 1-min load"], table)
+    counts = sorted({n for _, d in runs for n in d.get("count", {})})
+    if counts:
+        rep.heading("Counts over runs (higher is worse)")
+        quantities = sorted({(n, q) for _, d in runs for n in counts for q in d.get("count", {}).get(n, {}).get("values", {})})
+        rep.table(["run", *[f"{n}: {q}" for n, q in quantities]],
+                  [[t, *(d.get("count", {}).get(n, {}).get("values", {}).get(q) for n, q in quantities)] for t, d in runs])
     rep.heading("Reference cases in the latest run")
     last = runs[-1][1]
     rows, classes = [], []
     for n, r in last.get("reference", {}).items():
-        rows.append([n, "pass" if r.get("passed") else "FAIL", r.get("source", "")])
-        classes.append("pass" if r.get("passed") else "fail")
+        status = "skipped" if "skipped" in r else "pass" if r.get("passed") else "FAIL"
+        rows.append([n, status, r.get("source", "")])
+        classes.append("fail" if status == "FAIL" else "pass")
     rep.table(["case", "status", "source"], rows, classes)
     rep.heading("Runs")
-    rep.table(["timestamp", "capacitysim", "python", "numpy", "swmm-toolkit"],
-              [[t, *(d.get("environment", {}).get(k) for k in ("capacitysim", "python", "numpy", "swmm-toolkit"))] for t, d in runs])
+    rep.table(["timestamp", "capacitysim", "python", "numpy", "swmm-toolkit", "cores", "1-min load (start, end)"],
+              [[t, *(d.get("environment", {}).get(k) for k in ("capacitysim", "python", "numpy", "swmm-toolkit", "cpu_count")),
+                ", ".join(f"{d['environment'][k][0]:.1f}" for k in ("loadavg_start", "loadavg_end") if k in d.get("environment", {}))]
+               for t, d in runs])
     return rep.write(out)

@@ -1,28 +1,90 @@
-"""Run benchmark cases: reference values with pass/fail, speed as median, spread and a ratio to a
-fixed reference kernel timed in the same run (so figures compare across machines)."""
+"""Run benchmark cases: reference values with pass/fail, counts, and speed as ratios measured so that
+a busy machine cannot pass its noise off as a regression.
+
+How a speed case is measured
+----------------------------
+Its figure is a *ratio*: the case's time divided by the time of a reference timed in the same
+process, interleaved with it (reference, case, case, reference, ... : ABBA order, so a drift in the
+machine's speed falls on both). The reference is a fixed kernel (:data:`REFERENCE_KERNEL_N` float64
+values sorted by ``np.sort``) or, for overhead cases, the bare work the case wraps (a raw engine run
+of the same model). A slower or busier machine slows both, so the ratio compares across runs and
+machines where seconds do not. Each sample is one ratio; samples are taken until the 95 % interval
+of their median (:func:`~capacitysim.benchmarking.stats.median_interval`) is within
+``target_rel`` (default :data:`TARGET_REL`) of the median, or the case's time budget is spent, or
+``max_samples`` are taken -- never fewer than ``min_samples``. Every sample is stored (wall and CPU
+time of both calls, the 1-minute load average), not only the median, so ``bench compare`` can
+apply a rank test to the two runs' samples.
+
+CPU time is ``time.process_time()`` plus the CPU time of finished child processes
+(``RUSAGE_CHILDREN``); a case whose basis is ``"cpu"`` (one thread at a time) is judged on it, as a
+busy machine delays such work but does not make it use more CPU.
+
+The clock is a :class:`Timer` (tests pass a test double with seeded noise).
+"""
 
 from __future__ import annotations
 
 import datetime as _dt
+import math
+import os
 import platform
+import resource
 import time
-from typing import Callable
+from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 
+from capacitysim.benchmarking.registry import (
+    CountCase,
+    Paired,
+    ReferenceCase,
+    SkipCase,
+    SpeedCase,
+)
+from capacitysim.benchmarking.stats import median_interval, robust_spread
 from capacitysim.version import __version__
-from capacitysim.benchmarking.registry import ReferenceCase, SpeedCase
 
-#: The fixed reference kernel: sorting 10^6 float64 values (seeded), a CPU-bound numpy call that
-#: every machine runs the same way. Speed cases are reported as multiples of its median time.
+#: The fixed reference kernel: sorting 10^6 float64 values (seeded), a CPU-bound numpy call on one
+#: thread that every machine runs the same way.
 REFERENCE_KERNEL_N = 1_000_000
 REFERENCE_KERNEL_SEED = 20261129
-#: Minimum wall time of one timing sample [s]: fast calls are looped to at least this long.
-MIN_SAMPLE_S = 0.05
-#: Spread statistic: half the inter-quartile range, relative to the median.
-QUARTILES = (25.0, 75.0)
-#: A speed JSON schema version (bump when the document's shape changes).
-SCHEMA = 1
+REFERENCE_KERNEL_DESCRIPTION = f"np.sort of {REFERENCE_KERNEL_N:,} float64 (seeded)"
+#: Minimum time of one timing sample [s]: fast calls are looped to at least this long.
+MIN_SAMPLE_S = 0.1
+#: The reference is looped to about the case's sample time, but not longer than this [s].
+MAX_REFERENCE_SAMPLE_S = 0.5
+#: Stopping rule: the 95 % interval of the median ratio within +/- this fraction of it [-].
+TARGET_REL = 0.015
+#: Confidence of that interval.
+STOP_CONFIDENCE = 0.95
+#: Document schema (1: a median ratio per speed case; 2: every sample, CPU and wall, load average, counts).
+SCHEMA = 2
+
+
+class Timer(Protocol):
+    """The clock of a measurement: wall time, CPU time (this process and its finished children) [s]
+    and the 1-minute load average."""
+
+    def wall(self) -> float: ...
+
+    def cpu(self) -> float: ...
+
+    def load(self) -> float: ...
+
+
+class SystemTimer:
+    """The real clock: ``time.perf_counter``, ``time.process_time`` + ``RUSAGE_CHILDREN``, ``os.getloadavg``."""
+
+    def wall(self) -> float:
+        return time.perf_counter()
+
+    def cpu(self) -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return time.process_time() + r.ru_utime + r.ru_stime
+
+    def load(self) -> float:
+        return os.getloadavg()[0]
 
 
 def _reference_kernel() -> Callable[[], object]:
@@ -30,33 +92,109 @@ def _reference_kernel() -> Callable[[], object]:
     return lambda: np.sort(data)
 
 
-def time_callable(fn: Callable[[], object], repeats: int) -> dict:
-    """Median and relative half-IQR of per-call wall time [s] over ``repeats`` samples."""
-    fn()  # warm-up: compile, caches
-    t0 = time.perf_counter()
-    fn()
-    once = time.perf_counter() - t0
-    number = max(1, int(np.ceil(MIN_SAMPLE_S / max(once, 1e-9))))
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        samples.append((time.perf_counter() - t0) / number)
-    arr = np.array(samples)
-    median = float(np.median(arr))
-    q1, q3 = np.percentile(arr, QUARTILES)
+def _timed(fn, number: int, timer: Timer) -> tuple[float, float]:
+    """(wall, cpu) per call [s] of ``number`` calls of ``fn``."""
+    w0, c0 = timer.wall(), timer.cpu()
+    for _ in range(number):
+        fn()
+    w1, c1 = timer.wall(), timer.cpu()
+    return (w1 - w0) / number, (c1 - c0) / number
+
+
+def measure(case_fn, reference_fn, *, basis: str = "cpu", min_samples: int = 8, max_samples: int = 40,
+            budget_s: float = 20.0, target_rel: float = TARGET_REL, timer: Timer | None = None) -> dict:
+    """Time ``case_fn`` against ``reference_fn`` interleaved (ABBA) until the ratio is known well enough.
+
+    Parameters
+    ----------
+    case_fn, reference_fn : callable
+        Zero-argument calls; each is called once first (warm-up: compiled kernels, caches).
+    basis : "cpu" or "wall"
+        The time the ratio is taken of.
+    min_samples, max_samples : int
+        Bounds on the number of samples (one sample: one timed loop of each call).
+    budget_s : float
+        Stop after this much wall time once ``min_samples`` are taken [s].
+    target_rel : float
+        Stop when the 95 % interval of the median ratio lies within ``exp(+/- log(1 + target_rel))``
+        of the median [-].
+    timer : Timer, optional
+        The clock (default :class:`SystemTimer`).
+
+    Returns
+    -------
+    dict
+        ``ratio`` (median of the samples' ratios on the basis), ``ratio_ci`` (its 95 % interval; null
+        with fewer than 6 samples),
+        ``spread_rel`` (robust relative spread of the ratios), ``samples`` (per sample: ``ratio``,
+        ``ratio_wall``, ``ratio_cpu``, ``case_wall_s``, ``case_cpu_s``, ``ref_wall_s``,
+        ``ref_cpu_s``, ``load1``), ``median_s`` and ``cpu_median_s`` (of the case, per call),
+        ``number`` and ``ref_number`` (calls per sample), ``stop`` (why sampling stopped).
+    """
+    timer = timer or SystemTimer()
+    start = timer.wall()
+    case_fn()
+    reference_fn()
+    case_once, _ = _timed(case_fn, 1, timer)
+    ref_once, _ = _timed(reference_fn, 1, timer)
+    number = max(1, math.ceil(MIN_SAMPLE_S / max(case_once, 1e-9)))
+    ref_target = max(MIN_SAMPLE_S, min(case_once * number, MAX_REFERENCE_SAMPLE_S))
+    ref_number = max(1, math.ceil(ref_target / max(ref_once, 1e-9)))
+    keys = ("ratio", "ratio_wall", "ratio_cpu", "case_wall_s", "case_cpu_s", "ref_wall_s", "ref_cpu_s", "load1")
+    s: dict[str, list[float]] = {k: [] for k in keys}
+    stop = ""
+    target = math.log1p(target_rel)
+    while True:
+        i = len(s["ratio"])
+        if i % 2 == 0:  # ABBA: reference first on even samples, case first on odd ones
+            ref_w, ref_c = _timed(reference_fn, ref_number, timer)
+            case_w, case_c = _timed(case_fn, number, timer)
+        else:
+            case_w, case_c = _timed(case_fn, number, timer)
+            ref_w, ref_c = _timed(reference_fn, ref_number, timer)
+        rw = case_w / ref_w if ref_w > 0 else math.inf
+        rc = case_c / ref_c if ref_c > 0 else math.inf
+        for k, v in zip(keys, (rc if basis == "cpu" else rw, rw, rc, case_w, case_c, ref_w, ref_c, timer.load())):
+            s[k].append(float(v))
+        n = i + 1
+        if n < min_samples:
+            continue
+        logs = np.log(s["ratio"])
+        ci = median_interval(logs, STOP_CONFIDENCE)
+        half = max(ci.estimate - ci.low, ci.high - ci.estimate)
+        if half <= target:
+            stop = f"95 % interval of the median ratio within +/-{100 * target_rel:g} % after {n} samples"
+            break
+        if n >= max_samples:
+            stop = f"{max_samples} samples taken (interval +/-{100 * math.expm1(half):.1f} %, target {100 * target_rel:g} %)"
+            break
+        if timer.wall() - start >= budget_s:
+            stop = (f"time budget {budget_s:g} s spent after {n} samples (interval +/-{100 * math.expm1(half):.1f} %, "
+                    f"target {100 * target_rel:g} %)")
+            break
+    logs = np.log(s["ratio"])
+    ci = median_interval(logs, STOP_CONFIDENCE)
     return {
-        "median_s": median,
-        "spread_rel": float((q3 - q1) / 2.0 / median) if median > 0 else 0.0,
-        "min_s": float(arr.min()),
-        "repeats": repeats,
+        "basis": basis,
+        "ratio": float(math.exp(ci.estimate)),
+        # null when the samples are too few for a 95 % interval of the median (fewer than 6)
+        "ratio_ci": [float(math.exp(ci.low)), float(math.exp(ci.high))] if math.isfinite(ci.high - ci.low) else None,
+        "ratio_ci_confidence": STOP_CONFIDENCE,
+        "spread_rel": robust_spread(logs),
+        "median_s": float(np.median(s["case_wall_s"])),
+        "cpu_median_s": float(np.median(s["case_cpu_s"])),
+        "ref_median_s": float(np.median(s["ref_wall_s"])),
         "number": number,
+        "ref_number": ref_number,
+        "n_samples": len(s["ratio"]),
+        "stop": stop,
+        "elapsed_s": float(timer.wall() - start),
+        "samples": s,
     }
 
 
-def environment() -> dict:
-    """What the run ran on: versions and machine, so results can be told apart."""
+def environment(timer: Timer | None = None) -> dict:
+    """What the run ran on: versions, machine, cores and the load average, so runs can be told apart."""
     import importlib.metadata as md
 
     def version(pkg):
@@ -70,12 +208,28 @@ def environment() -> dict:
         "python": platform.python_version(),
         "machine": platform.machine(),
         "processor": platform.processor(),
+        "cpu_count": os.cpu_count(),
         "numpy": version("numpy"),
         "numba": version("numba"),
         "swmm-toolkit": version("swmm-toolkit"),
         "pyswmm": version("pyswmm"),
-        "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "timestamp": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "loadavg_start": list(os.getloadavg()),
     }
+
+
+def _speed(case: SpeedCase, kernel, repeats: int | None, budget_s: float | None, timer: Timer) -> dict:
+    made = case.setup()
+    if isinstance(made, Paired):
+        case_fn, ref_fn, ref_what = made.case, made.reference, made.reference_description
+    else:
+        if kernel["fn"] is None:
+            kernel["fn"] = _reference_kernel()
+        case_fn, ref_fn, ref_what = made, kernel["fn"], REFERENCE_KERNEL_DESCRIPTION
+    lo = max(repeats or case.min_samples, 3)
+    timing = measure(case_fn, ref_fn, basis=case.basis, min_samples=lo, max_samples=max(lo, case.max_samples),
+                     budget_s=case.budget_s if budget_s is None else budget_s, timer=timer)
+    return {"version": case.version, "description": case.description, "reference": ref_what, **timing}
 
 
 def run_cases(
@@ -83,27 +237,44 @@ def run_cases(
     speed: dict[str, SpeedCase],
     progress: bool = False,
     repeats: int | None = None,
+    *,
+    counts: dict[str, CountCase] | None = None,
+    budget_s: float | None = None,
+    timer: Timer | None = None,
 ) -> dict:
-    """Evaluate reference cases and time speed cases; return the results document."""
+    """Evaluate reference and count cases and time speed cases; return the results document.
+
+    ``repeats`` overrides every speed case's minimum number of samples, ``budget_s`` its time
+    budget. A case whose setup raises :class:`~capacitysim.benchmarking.registry.SkipCase` is
+    recorded as ``{"skipped": reason}``; a reference case that raises is a failed case (its error
+    recorded); an exception in a speed or count case propagates (a crash of the run, exit 2).
+    """
     from tqdm import tqdm
 
-    doc = {"schema": SCHEMA, "environment": environment(), "reference": {}, "speed": {}}
-    items = [("reference", c) for c in reference.values()] + [("speed", c) for c in speed.values()]
+    timer = timer or SystemTimer()
+    counts = counts or {}
+    doc = {"schema": SCHEMA, "environment": environment(), "reference": {}, "count": {}, "speed": {}}
+    items = ([("reference", c) for c in reference.values()] + [("count", c) for c in counts.values()]
+             + [("speed", c) for c in speed.values()])
     bar = tqdm(items, disable=not progress, unit="case", desc="benchmarks")
-    kernel = None
+    kernel = {"fn": None}
     for kind, case in bar:
         bar.set_postfix_str(case.name)
-        if kind == "reference":
-            try:
-                doc["reference"][case.name] = case.evaluate()
-            except Exception as exc:  # a broken case is a failed case, and the run goes on
-                doc["reference"][case.name] = {"version": case.version, "source": case.source, "passed": False, "error": f"{type(exc).__name__}: {exc}"}
-            continue
-        if kernel is None:
-            kernel = time_callable(_reference_kernel(), repeats or 7)
-            doc["reference_kernel"] = {"description": f"np.sort of {REFERENCE_KERNEL_N:,} float64 (seeded)", **kernel}
-        timing = time_callable(case.setup(), repeats or case.repeats)
-        timing["ratio"] = timing["median_s"] / kernel["median_s"]
-        timing["description"] = case.description
-        doc["speed"][case.name] = timing
+        try:
+            if kind == "reference":
+                try:
+                    doc["reference"][case.name] = case.evaluate()
+                except SkipCase:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - a broken case is a failed case, and the run goes on
+                    doc["reference"][case.name] = {"version": case.version, "source": case.source, "passed": False,
+                                                   "error": f"{type(exc).__name__}: {exc}"}
+            elif kind == "count":
+                doc["count"][case.name] = case.evaluate()
+            else:
+                doc["speed"][case.name] = _speed(case, kernel, repeats, budget_s, timer)
+        except SkipCase as why:
+            doc[kind][case.name] = {"version": case.version, "description": getattr(case, "description", ""),
+                                    "skipped": str(why)}
+    doc["environment"]["loadavg_end"] = list(os.getloadavg())
     return doc

@@ -1,0 +1,138 @@
+"""Cases of what issue 15-17 add: the capacity run's overhead over the bare engine, the engine wrapper
+on the public model corpus, the headroom search's SWMM runs per node, and the hook of the service's
+job overhead. Each is a ratio (to the bare engine on the same inputs, timed interleaved with it) or a
+count, so it compares across machines.
+
+The bare engine is ``swmm.toolkit.solver.swmm_run`` in a fresh interpreter -- the call pyswmm's
+``Simulation.execute()`` makes -- on the same input text capacitysim runs (``THREADS 1``, external
+files made absolute: :func:`capacitysim.network.inp_text.prepare_inp_text`), with
+``OMP_NUM_THREADS=1``. Both sides run child processes, so these ratios are of CPU time (this process
+and its finished children, :class:`capacitysim.benchmarking.runner.SystemTimer`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from capacitysim.benchmarking import count_case, speed_case
+from capacitysim.benchmarking.registry import Paired, SkipCase
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ROOT / "models"
+#: The public models (pyswmm's and swmmio's test data), next to the project; absent in a bare clone.
+PUBLIC_MODELS = ROOT.parent / "shared" / "models" / "public"
+#: Overridden by $CAPACITYSIM_PUBLIC_MODELS (a folder searched for *.inp).
+PUBLIC_MODELS_ENV = "CAPACITYSIM_PUBLIC_MODELS"
+_BARE = "import sys; from swmm.toolkit import solver; solver.swmm_run(sys.argv[1], sys.argv[2], sys.argv[3])"
+_ENV = dict(os.environ, OMP_NUM_THREADS="1")
+
+#: The demonstration of `make demo` (synthetic-500: 100,000 gpd at MH0020 offset by 250,000 gpd of RDII
+#: removal in the CSO basin of MH0012, Binghamton 1-yr 24-h storm).
+DEMO = {"connections": ["MH0020=100000"], "remediations": ["basin=MH0012,gpd=250000"], "storm": "binghamton-1yr-24h"}
+
+
+def bare_runs(inputs: list[Path], folder: Path) -> None:
+    """The bare engine on every input at once (one child process each, as a demonstration runs its two)."""
+    procs = []
+    for k, inp in enumerate(inputs):
+        procs.append(subprocess.Popen([sys.executable, "-c", _BARE, str(inp), str(folder / f"bare{k}.rpt"),
+                                       str(folder / f"bare{k}.out")], env=_ENV, cwd=folder,  # scratch files there
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+    errors = [p.communicate()[1] for p in procs]
+    for p, err in zip(procs, errors):
+        if p.returncode != 0:
+            raise RuntimeError(f"bare engine run failed (exit {p.returncode}): {err.decode(errors='replace')[-300:]}")
+
+
+@speed_case("capacity.overhead.synthetic_500", basis="cpu", repeats=6, max_samples=10, budget_s=120.0,
+            description="capacity demonstration of `make demo` on synthetic-500 (scenario writing, two engine runs, "
+                        "results, judging) / the bare engine on its two edited inputs")
+def _capacity_overhead():
+    from capacitysim.workflows.demonstration import run_demonstration
+
+    os.environ["OMP_NUM_THREADS"] = "1"
+    folder = Path(tempfile.mkdtemp(prefix="capacitysim-bench-"))
+    run_demonstration(MODELS / "synthetic-500.inp", work_dir=folder / "ref", **DEMO)
+    inputs = [folder / "ref" / f"{k}_input.inp" for k in ("before", "after")]
+
+    def case():
+        run_demonstration(MODELS / "synthetic-500.inp", **DEMO).close()
+
+    return Paired(case, lambda: bare_runs(inputs, folder), "the bare engine (swmm_run, as pyswmm's execute) on the "
+                  "demonstration's two edited inputs at once")
+
+
+def public_models() -> list[Path]:
+    """The public corpus's .inp files (empty when the folder is absent)."""
+    folder = Path(os.environ.get(PUBLIC_MODELS_ENV) or PUBLIC_MODELS)
+    return sorted(folder.rglob("*.inp")) if folder.is_dir() else []
+
+
+@speed_case("corpus.engine_wrapper.public_models", basis="cpu", repeats=6, max_samples=12, budget_s=60.0,
+            description="capacitysim's engine run (run_inp + read_results) of every public model the engine accepts "
+                        "(pyswmm's and swmmio's test models) / the bare engine on the same prepared inputs")
+def _corpus():
+    from capacitysim.errors import CapacitysimError
+    from capacitysim.network.engine import read_results, run_inp
+    from capacitysim.network.inp_text import prepare_inp_text
+
+    models = public_models()
+    if not models:
+        raise SkipCase(f"the public model corpus is absent (set ${PUBLIC_MODELS_ENV} to a folder of .inp files)")
+    folder = Path(tempfile.mkdtemp(prefix="capacitysim-bench-"))
+    runnable, prepared = [], []
+    for k, m in enumerate(models):
+        try:  # a model the engine rejects (one of swmmio's has an undefined link on purpose) is left out
+            read_results(run_inp(m, folder / "probe" / f"m{k}"))
+        except CapacitysimError:
+            continue
+        runnable.append(m)
+        wd = folder / "bare" / f"m{k}"
+        wd.mkdir(parents=True)
+        inp = wd / m.name
+        inp.write_bytes(prepare_inp_text(m.read_bytes().decode("latin-1"), m.resolve().parent, wd).encode("latin-1"))
+        prepared.append(inp)
+    if not runnable:
+        raise SkipCase("no model of the public corpus runs")
+    counter = itertools.count()
+
+    def case():
+        i = next(counter)
+        for k, m in enumerate(runnable):
+            read_results(run_inp(m, folder / "runs" / f"{i}-{k}"))
+
+    def bare():
+        for inp in prepared:  # one after the other, as the wrapped runs
+            bare_runs([inp], inp.parent)
+
+    return Paired(case, bare, f"the bare engine (swmm_run) on the same {len(prepared)} prepared inputs, one after the other")
+
+
+#: The headroom search counted: the 7 junctions of synthetic-50's pump-station basin PS1_WW, Binghamton storm,
+#: default criteria and tolerance (5 %), in this process.
+HEADROOM = {"model": "synthetic-50", "storms": "binghamton-1yr-24h", "basin": "PS1_WW"}
+
+
+@count_case("headroom.runs.synthetic_50.ps1_ww", tolerance={"runs_per_node": 0.0, "runs_total": 0.0},
+            description="SWMM runs of capacitysim headroom (screen method) on the 7 junctions of synthetic-50's basin "
+                        "PS1_WW, Binghamton 1-yr 24-h storm, 5 % tolerance: per node (the run before excluded) and in total")
+def _headroom_runs():
+    from capacitysim.workflows.headroom import headroom
+
+    doc = headroom(HEADROOM["model"], storms=HEADROOM["storms"], basin=HEADROOM["basin"], workers=0).to_dict()
+    bad = {k: v for k, v in doc["counts"].items() if k in ("error", "untrusted", "missing") and v}
+    if bad:
+        raise RuntimeError(f"headroom on synthetic-50 basin PS1_WW: cells not computed: {bad}")
+    return {"runs_per_node": doc["runs_per_node"], "runs_total": float(doc["runs_total"])}
+
+
+@speed_case("service.job_overhead", basis="wall", description="HOOK: the HTTP service's job overhead (a job through the "
+            "service / the same workflow called directly); to be written with the service")
+def _service_job_overhead():
+    raise SkipCase("hook for the service's job overhead: not written yet (benchmarks/cases_capacity.py, "
+                   "service.job_overhead)")
