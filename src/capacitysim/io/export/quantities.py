@@ -100,6 +100,9 @@ LONG_NAMES: dict[str, str] = {
     "storage_cf": "volume stored",
     "losses_cfs": "infiltration and recycling outflow",
     "top_ft": "top of the system above its bottom",
+    "max_connection_gpd": "largest average connection that passes",
+    "passing_gpd": "largest connection run that passed",
+    "failing_gpd": "smallest connection run that failed",
     "x": "map x coordinate ([COORDINATES])",
     "y": "map y coordinate ([COORDINATES])",
 }
