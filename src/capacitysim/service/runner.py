@@ -96,11 +96,16 @@ class Runner:
         return self.data_dir / "jobs" / job_id
 
     def submit(self, job_id: str) -> None:
+        """Send a job to dask; a job dask does not take is failed at once with the reason."""
         job = self.store.job(job_id)
         d = self.job_dir(job_id)
-        d.mkdir(parents=True, exist_ok=True)
-        fut = self.client.submit(tasks.run_job, job["process"], job["inputs"], job["files"], str(d), job["attempts"],
-                                 key=f"job-{job_id}-{job['attempts']}", pure=False)
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+            fut = self.client.submit(tasks.run_job, job["process"], job["inputs"], job["files"], str(d), job["attempts"],
+                                     key=f"job-{job_id}-{job['attempts']}", pure=False)
+        except Exception as exc:  # noqa: BLE001 - no cluster, a full disk: the job says so instead of waiting
+            self._fail(job_id, job["attempts"], exc)
+            return
         with self._lock:
             self._futures[job_id] = (job["attempts"], fut)
             self._events.setdefault(job_id, threading.Event())
@@ -139,10 +144,17 @@ class Runner:
                     else:
                         self._progress(job_id, attempt)
                 except Exception as exc:  # noqa: BLE001 - the monitor never dies; the job records why
-                    self.store.finish(job_id, attempt, status="failed", message=f"service error: {exc}"[:2000],
-                                      error={"type": "internal", "message": f"{type(exc).__name__}: {exc}"[:2000]})
-                    self._done(job_id)
+                    self._fail(job_id, attempt, exc)
             self._stop.wait(POLL_S)
+
+    def _fail(self, job_id: str, attempt: int, exc: BaseException) -> None:
+        """Record a job the service itself could not run or finish (failed, with the reason)."""
+        try:
+            self.store.finish(job_id, attempt, status="failed", message=f"service error: {exc}"[:2000],
+                              error={"type": "internal", "message": f"{type(exc).__name__}: {exc}"[:2000]})
+        except Exception:  # noqa: BLE001 - the store is unavailable: the start-up recovery will end the job
+            pass
+        self._done(job_id)
 
     def _progress(self, job_id: str, attempt: int) -> None:
         p = tasks.progress_file(self.job_dir(job_id), attempt)
