@@ -517,6 +517,17 @@ def prepare(process_id: str, body, uploads) -> Prepared:
     return Prepared(process_id, inputs, files, sha)
 
 
+def _swmm_engine() -> str | None:
+    """The EPA SWMM engine's version (``5.2.4``), from ``swmm_get_version()`` (written 52004), or None."""
+    try:
+        from swmm.toolkit import solver
+
+        v = int(solver.swmm_get_version())
+    except Exception:  # noqa: BLE001 - no engine installed: the record says so
+        return None
+    return f"{v // 10000}.{v // 1000 % 10}.{v % 1000}"
+
+
 @functools.lru_cache(maxsize=None)
 def _versions(process_id: str) -> str:
     return json.dumps(_compute_versions(process_id))
@@ -545,6 +556,6 @@ def _compute_versions(process_id: str) -> dict:
     flows = package_data_dir() / "design_flows.toml"
     if flows.is_file():
         rules["design_flows"] = sha256_file(flows)
-    return {"capacitysim": _version(), "engine": {"swmm-toolkit": ver("swmm-toolkit"), "pyswmm": ver("pyswmm"),
-                                                  "swmmio": ver("swmmio")},
+    return {"capacitysim": _version(), "engine": {"swmm": _swmm_engine(), "swmm-toolkit": ver("swmm-toolkit"),
+                                                  "pyswmm": ver("pyswmm"), "swmmio": ver("swmmio")},
             "rule_sets": rules, "python": platform.python_version(), "dask": ver("dask"), "process": process_id}
