@@ -178,7 +178,8 @@ def capacity_plan_map(doc: dict):
         handles.append(Line2D([], [], color="black", lw=1.0, ls=(0, (1, 2)), label=f"peak flow up > {CHANGED_PCT:g} %"))
     if geom.nodes:
         xy = np.asarray(list(geom.nodes.values()), float)
-        ax.scatter(xy[:, 0], xy[:, 1], s=6, color="0.25", zorder=5)
+        # manholes as dots, smaller on large networks so the pipes' colours stay visible
+        ax.scatter(xy[:, 0], xy[:, 1], s=6.0 if len(xy) <= 100 else 1.5, color="0.25", zorder=5, linewidths=0)
     scen = doc.get("scenario") or {}
 
     def mark(nodes, marker, color, size, label):
