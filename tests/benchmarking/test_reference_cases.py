@@ -8,7 +8,7 @@ import json
 import pytest
 
 from capacitysim.benchmarking.compare import compare
-from capacitysim.benchmarking.registry import load_cases
+from capacitysim.benchmarking.registry import count_cases, load_cases
 from capacitysim.io.files import bundled_dir
 
 REFERENCE, _SPEED = load_cases(bundled_dir("benchmarks"))
@@ -23,7 +23,12 @@ def test_there_are_reference_cases_and_speed_cases():
 def test_the_baseline_covers_every_case():
     assert set(BASELINE["reference"]) == set(REFERENCE)
     assert set(BASELINE["speed"]) == set(_SPEED)
-    assert all(s["ratio"] > 0 and s["spread_rel"] >= 0 for s in BASELINE["speed"].values())
+    assert set(BASELINE["count"]) == set(count_cases())
+    measured = [s for s in BASELINE["speed"].values() if "skipped" not in s]
+    assert len(measured) >= 5
+    # every sample stored, not only the median (issue 17), with its CPU and wall time and the load average
+    assert all(s["ratio"] > 0 and s["spread_rel"] >= 0 and len(s["samples"]["ratio"]) == s["n_samples"] >= 5
+               and len(s["samples"]["load1"]) == s["n_samples"] for s in measured)
 
 
 @pytest.mark.parametrize("name", sorted(REFERENCE))
