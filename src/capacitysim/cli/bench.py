@@ -248,16 +248,18 @@ def bench_compare(baseline, current, threshold, only, kind, repeats, budget_s, c
         sys.exit(result.exit_code)
 
 
-@bench.command("report")
+@bench.command("report", help=f"""Write an HTML page with the history of stored runs: each speed case's samples
+per run (box and points: the spread) with the median, counts, reference cases and each run's load.
+
+\b
+{RATIO_HELP}
+
+--out must not be a stored run, a case file or a baseline (exit 2).""")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=Path("bench-history.html"), show_default=True)
 @click.option("--history", "history_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder of stored runs (default: benchmarks/history/).")
 @_no_crash("report")
 def bench_report(out, history_dir):
-    """Write an HTML page with the history of stored runs.
-
-    --out must not be a stored run, a case file or a baseline (exit 2).
-    """
     folder = history_dir or bundled_dir("benchmarks") / HISTORY_DIR
     paths = sorted(Path(folder).glob("*.json")) if Path(folder).is_dir() else []
     check_output(out, [*paths, *_protected_inputs(None)], option="--out")
