@@ -69,6 +69,7 @@ def test_json_document(both):
         assert all(k in r for k in FIGURE_KEYS)
         assert set(r["governing_check"]) == {"criterion", "element", "value", "limit", "unit", "stopped_hr"}
         assert r["governing_check"]["value"] > r["governing_check"]["limit"]  # at the failing flow it failed
+        assert r["bracket"] == [r["passing_gpd"], r["failing_gpd"]] and r["passing_gpd"] == r["max_connection_gpd"]
     assert doc["runs_total"] == sum(r["runs"] for r in doc["nodes"]) + 1  # and the run before
     on_disk = json.loads((folder / "screen" / "headroom.json").read_text())
     assert on_disk["nodes"] == json.loads(json.dumps(doc["nodes"]))

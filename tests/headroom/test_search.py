@@ -7,7 +7,12 @@ import math
 
 import pytest
 
-from capacitysim.workflows.headroom.search import NodeSearch, Point, element_estimate, round_sig
+from capacitysim.workflows.headroom.search import (
+    NodeSearch,
+    Point,
+    element_estimate,
+    round_sig,
+)
 
 
 def _drive(search: NodeSearch, response, limit: int = 40) -> NodeSearch:

@@ -1,6 +1,6 @@
 """The results store of a headroom run (Zarr, node x storm) and its CSV and GeoJSON exports.
 
-Like :mod:`capacitysim.io.sweep_store`, this module knows the format and nothing of how the figures
+Like :mod:`capacitysim.io.sweep_store` (whose Zarr writer it shares: :mod:`capacitysim.io.zarr_cells`), this module knows the format and nothing of how the figures
 are computed (it never imports :mod:`capacitysim.workflows`).
 
 Layout
@@ -32,6 +32,11 @@ import numpy as np
 
 from capacitysim.errors import DataFileError
 from capacitysim.files import atomic_write_text
+from capacitysim.io.zarr_cells import (
+    StatusLastWriter,
+    create_empty_store,
+    open_identified,
+)
 
 #: Status codes of a cell.
 MISSING, DONE, FAILED, UNTRUSTED = 0, 1, 2, 3
@@ -65,33 +70,19 @@ VARIABLES = {
 
 def create_store(path: str | os.PathLike, nodes, storms, identity: dict, attrs: dict | None = None, chunk: int = 64) -> None:
     """Create the store: coordinates and attributes only, every cell missing."""
-    import dask.array as da
-    import xarray as xr
-
     nn, ns = len(nodes), len(storms)
     ch = (max(1, min(chunk, nn)), max(1, ns))
-    data_vars, encoding = {}, {}
-    for name, (dtype, desc) in VARIABLES.items():
-        fill = "" if dtype.startswith("<U") else (np.nan if dtype == "float64" else 0)
-        data_vars[name] = (("node", "storm"), da.full((nn, ns), fill, dtype=dtype, chunks=ch), {"description": desc})
-        encoding[name] = {"chunks": ch}
-    ds = xr.Dataset(data_vars, coords={"node": np.asarray(list(nodes), dtype=str), "storm": np.asarray(list(storms), dtype=str)},
-                    attrs={"headroom": json.dumps(identity, sort_keys=True), **{k: json.dumps(v) for k, v in (attrs or {}).items()}})
-    ds.to_zarr(str(path), mode="w", compute=False, encoding=encoding, zarr_format=2, consolidated=False)
+    data_vars = {name: (("node", "storm"), (nn, ns), dtype, None, ch, {"description": desc})
+                 for name, (dtype, desc) in VARIABLES.items()}
+    coords = {"node": np.asarray(list(nodes), dtype=str), "storm": np.asarray(list(storms), dtype=str)}
+    create_empty_store(path, data_vars, coords,
+                       {"headroom": json.dumps(identity, sort_keys=True), **{k: json.dumps(v) for k, v in (attrs or {}).items()}})
 
 
 def store_status(path: str | os.PathLike, identity: dict) -> np.ndarray:
     """Status (node x storm) of an existing store, after checking it holds this run."""
-    import zarr
-
-    try:
-        g = zarr.open_group(str(path), mode="r")
-        stored = json.loads(g.attrs.get("headroom", "null"))
-    except Exception as exc:  # noqa: BLE001 - a folder that is no Zarr store, an unreadable attribute
-        raise DataFileError(f"{path}: not a headroom results store ({type(exc).__name__}); --resume continues a "
-                            "store that `capacitysim headroom --out` wrote") from None
-    if stored is None or "status" not in g:
-        raise DataFileError(f"{path}: not a headroom results store (no headroom attribute or status array)")
+    g, stored = open_identified(path, "headroom", "headroom results store",
+                                "--resume continues a store that `capacitysim headroom --out` wrote")
     want = json.loads(json.dumps(identity, sort_keys=True))
     if stored != want:
         diff = sorted(k for k in set(stored) | set(want) if stored.get(k) != want.get(k))
@@ -99,26 +90,15 @@ def store_status(path: str | os.PathLike, identity: dict) -> np.ndarray:
     return np.asarray(g["status"][:])
 
 
-class StoreWriter:
-    """Writes finished cells (status last: a half-written cell stays missing)."""
+class StoreWriter(StatusLastWriter):
+    """Writes finished cells (status last: a half-written cell stays missing); the writer shared with
+    the sweep store (:class:`capacitysim.io.zarr_cells.StatusLastWriter`)."""
 
     def __init__(self, path):
-        import zarr
-
-        self.g = zarr.open_group(str(path), mode="r+")
-        self.arrays = {k: self.g[k] for k in VARIABLES if k in self.g}
-        self.order = [k for k in self.arrays if k != "status"] + ["status"]
+        super().__init__(path, list(VARIABLES), sel_dims=2)
 
     def write(self, i: int, j: int, cell: dict) -> None:
-        for k in self.order:
-            if k in cell:
-                arr = self.arrays[k]
-                v = cell[k]
-                if v is None:
-                    v = np.nan if arr.dtype.kind == "f" else ("" if arr.dtype.kind == "U" else 0)
-                if arr.dtype.kind == "U":
-                    v = str(v)[: arr.dtype.itemsize // 4]
-                arr[i, j] = np.asarray(v, dtype=arr.dtype)
+        super().write((i, j), cell)
 
 
 def cell_of(rec: dict) -> dict:

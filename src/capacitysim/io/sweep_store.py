@@ -40,6 +40,7 @@ import numpy as np
 
 from capacitysim.errors import DataFileError
 from capacitysim.io.sweep_files import SweepSpec, sweep_inputs
+from capacitysim.io.zarr_cells import StatusLastWriter, create_empty_store, open_identified
 from capacitysim.rules.verdict import VERDICT_NAME
 
 #: Status codes of a scenario in the store.
@@ -124,19 +125,12 @@ def create_store(path: str | os.PathLike, spec: SweepSpec, network: Mapping | No
     ``network``: SWMM sweeps, ``model``, ``plant``, ``outlets`` and ``cso_outfalls`` of the network
     (:func:`result_variables`); None otherwise.
     """
-    import dask.array as da
-    import xarray as xr
-
     n = spec.n_scenarios
     chunk = max(1, min(chunk, n))
     data_vars = {}
-    encoding = {}
     for name, (dims, sizes, dtype, desc) in result_variables(spec, network).items():
-        shape = (n, *sizes)
-        fill = np.nan if dtype == "float64" else (-1 if name == "verdict" else 0)
-        arr = da.full(shape, fill if not dtype.startswith("<U") else "", dtype=dtype, chunks=(chunk, *sizes))
-        data_vars[name] = (("scenario", *dims), arr, {"description": desc})
-        encoding[name] = {"chunks": (chunk, *sizes)}
+        fill = -1 if name == "verdict" else None
+        data_vars[name] = (("scenario", *dims), (n, *sizes), dtype, fill, (chunk, *sizes), {"description": desc})
     coords = {}
     if spec.mode == "product":
         for k, v in spec.grid.items():
@@ -147,50 +141,36 @@ def create_store(path: str | os.PathLike, spec: SweepSpec, network: Mapping | No
     if spec.kind == "swmm":
         coords["outlet"] = ("outlet", np.asarray(network["outlets"]))
         coords["outfall"] = ("outfall", np.asarray(store_outfalls(network["plant"], network["cso_outfalls"])))
-    ds = xr.Dataset(data_vars, coords=coords, attrs=sweep_attrs(spec))
-    ds.attrs["inputs"] = json.dumps(sweep_inputs(spec))  # what `summarize --report` must never overwrite
+    attrs = sweep_attrs(spec)
+    attrs["inputs"] = json.dumps(sweep_inputs(spec))  # what `summarize --report` must never overwrite
     if spec.kind == "swmm":
-        ds.attrs.update(plant=network["plant"], model=network["model"], cso_outfalls=json.dumps(list(network["cso_outfalls"])))
-    ds.to_zarr(str(path), mode="w", compute=False, encoding=encoding, zarr_format=2, consolidated=False)
+        attrs.update(plant=network["plant"], model=network["model"], cso_outfalls=json.dumps(list(network["cso_outfalls"])))
+    create_empty_store(path, data_vars, coords, attrs)
 
 
 def missing_indices(path: str | os.PathLike, spec: SweepSpec) -> np.ndarray:
     """Flat indices of the scenarios still missing in an existing store (checks it is this sweep)."""
-    import zarr
-
-    try:
-        g = zarr.open_group(str(path), mode="r")
-        stored = json.loads(g.attrs.get("sweep", "{}"))
-    except Exception as exc:  # noqa: BLE001 - a folder that is no Zarr store, an unreadable attribute
-        raise DataFileError(f"--out {path}: not a sweep results store ({type(exc).__name__}); "
-                            "--resume continues a store that `sweep run` wrote") from None
+    g, stored = open_identified(path, "sweep", "sweep results store", "--resume continues a store that `sweep run` wrote")
     want = json.loads(sweep_attrs(spec)["sweep"])
     if stored != want:
         raise DataFileError(f"{path}: holds another sweep (grid, kind or criteria differ); use a new --out or remove it")
-    if "status" not in g:
-        raise DataFileError(f"--out {path}: not a sweep results store (no status array)")
     status = g["status"][:]
     return np.flatnonzero(status == MISSING)
 
 
-class StoreWriter:
-    """Writes finished scenarios into the store (status last: a half-written scenario stays missing)."""
+class StoreWriter(StatusLastWriter):
+    """Writes finished scenarios into the store (status last: a half-written scenario stays missing).
+
+    ``names``: the result variables (a store of an older capacitysim may lack one, e.g.
+    ``failed_criterion``: it is left out). The writer is :class:`capacitysim.io.zarr_cells.StatusLastWriter`,
+    shared with the headroom store.
+    """
 
     def __init__(self, path, names):
-        import zarr
-
-        self.g = zarr.open_group(str(path), mode="r+")
-        # a store of an older capacitysim may lack a variable (failed_criterion): it is left out
-        self.arrays = {k: self.g[k] for k in names if k in self.g}
-        names = [k for k in names if k in self.arrays]
-        self.order = [k for k in names if k != "status"] + ["status"]
+        super().__init__(path, names, sel_dims=1)
 
     def write(self, sl: slice, rec: dict) -> None:
-        n = sl.stop - sl.start
-        for k in self.order:
-            if k in rec:
-                arr = self.arrays[k]
-                self.arrays[k][sl] = np.broadcast_to(np.asarray(rec[k], dtype=arr.dtype), (n, *arr.shape[1:]))
+        super().write(sl, rec, (sl.stop - sl.start,))
 
 
 def open_results(path: str | os.PathLike):

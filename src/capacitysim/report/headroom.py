@@ -129,11 +129,16 @@ def write_report(doc: dict, path, coordinates: dict | None = None, link_lines: l
                                  f"{c['untrusted']:,} untrusted, {c['error']:,} error, {c['missing']:,} missing"),
         ("SWMM runs", f"{doc['runs_total']:,} ({doc['runs_per_node']:.2f} per cell, and {doc['runs_before']} run(s) before)"
          if doc.get("runs_per_node") is not None else f"{doc['runs_total']:,}"),
+        ("runs stopped once their failure was certain",
+         f"{doc.get('runs_stopped') or 0:,}" + (f"; the runs cost {doc['full_run_equivalents_per_node']:.2f} complete runs per cell"
+                                                if doc.get("full_run_equivalents_per_node") is not None else "")),
     ])
     rep.paragraph("Each figure is the largest average connection [gpd], shaped as `capacitysim capacity` shapes it, that "
                   "passed every criterion in a real SWMM run; the next flow up the bracket (at most "
                   f"{doc['tolerance_pct']:g} % larger) failed in a real run, and its governing check is the failed check "
-                  "that used the most of its margin. Reproduce any of them with "
+                  "that used the most of its margin (policy FAIL_WHEN_CERTAIN: a failing run stops once a statistic that "
+                  "never decreases during a run has passed its limit, after the storm's response; its values are then "
+                  "those at the stop). Reproduce any of them with "
                   "`capacitysim capacity --model M --storm S --connect NODE=GPD`.")
     if c["untrusted"] or c["error"] or c["missing"]:
         rep.paragraph("Some cells have no figure: an untrusted run (a mass balance or an injected volume off) is no "

@@ -23,8 +23,40 @@ How it is fast (method ``"screen"``)
    :mod:`.margins`) to extrapolate where each element fails (secant in log-log, regula falsi),
    with bisection as the safeguard; the runs at both ends of every reported bracket are real.
 
-Method ``"bisection"`` is the brute force (a run at ``max_gpd``, then geometric bisection) the
-benchmark compares with.
+4. Policy FIRST_RUN_ABOVE: a node's first run is placed just *above* its estimate (expected to
+   fail), because a failing run is the cheap one (5.).
+5. Policy FAIL_WHEN_CERTAIN (:func:`.tasks.stop_rule`): a run stops as soon as one statistic that
+   never decreases during a run (a node's max depth, max inflow or flooded volume, an outfall's
+   inflow volume, a link's max depth or max flow) exceeds the threshold past which
+   :func:`capacitysim.rules.capacity.judge` fails it against the complete run before. Its
+   routing steps up to the stop are the complete run's (the engine steps ``swmm_step`` one by
+   one, as ``swmm_run`` does), so the complete run exceeds the threshold too: the verdict
+   ``fail`` is that of ``capacitysim capacity``. The conditions of trust (continuity, injected
+   volume, rainfall: whole-run quantities) are judged on complete runs only; a failing run is
+   assumed trusted like the run before and the passing runs around it (the tests check failing
+   ends through ``capacitysim capacity``). A pump's time off its curve (a share of the whole run)
+   never stops a run.
+6. Policy STORM_RESPONSE_WINDOW (:func:`.tasks.response_end_hr`): no run stops before the storm's
+   response has passed in the run before (every link's and judged inflow's peak +
+   :data:`.tasks.SETTLE_HR`, the last CSO spill), so a stopped run reports the governing value
+   and the margins of the storm's peak, as the complete run does (``governing_check.stopped_hr``
+   says when it stopped). On ``synthetic-500`` under the Binghamton storm that is 21.4 h of a
+   54 h run: a failing run costs 40 % of a complete one.
+
+Counted in the document: ``runs`` (SWMM runs), ``runs_stopped``, ``simulated_hr`` and
+``full_run_equivalents`` (what the runs cost, in complete runs), ``nodes_confirmed``.
+
+Measured and not adopted (the benchmark's model, ``synthetic-500``): *batching* nodes in one run
+(several connections at their passing flows; a pass confirms each if the criteria are monotone in
+added flow) saves nothing where it matters: 405 of its 497 junctions are governed by the one CSO
+outfall's volume and 62 by the plant's peak, so any two passing flows together exceed the shared
+margin; and a failing run can only be attributed to a node alone (its governing value must be
+what ``capacity`` reports for that node). A *hotstart* after the spin-up is not the run
+``capacity`` makes: the connection flows during the spin-up (the state after it depends on the
+flow), and SWMM's hotstart files store single precision.
+
+Method ``"bisection"`` is the brute force (a run at ``max_gpd``, then geometric bisection, every
+run complete) the benchmark compares with.
 
 Everything runs on dask (a ``LocalCluster`` of single-threaded worker processes, one per core, or
 a ``dask.distributed`` scheduler by address) or, with ``workers=0``, in this process; cells are
@@ -134,6 +166,7 @@ class HeadroomResult:
                 "max_connection_gpd": "largest average connection [gpd] that passed (= passing_gpd); 0 when the "
                                       "connection fails at min_gpd; null when untrusted or in error",
                 "passing_gpd, failing_gpd": "real runs: passing passes, failing fails, failing/passing <= 1 + tolerance",
+                "bracket": "[passing_gpd, failing_gpd]",
                 "bounded": "max_gpd itself passes (the headroom is at least max_gpd)",
                 "governing_check": "the failed check of the failing run that used the most of its margin",
                 "runs": "SWMM runs of the cell (the run before, one per storm, is counted once in runs_total)",
@@ -150,7 +183,10 @@ _PUBLIC_KEYS = ("node", "storm", "max_connection_gpd", "passing_gpd", "failing_g
 
 
 def _public(r: dict) -> dict:
-    return {k: r.get(k) for k in _PUBLIC_KEYS}
+    out = {k: r.get(k) for k in _PUBLIC_KEYS}
+    if r.get("status") not in (None, "missing"):
+        out["bracket"] = [r.get("passing_gpd"), r.get("failing_gpd")]
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -271,10 +307,13 @@ def _check_number(name, v, low, high=None, low_open=True):
 
 
 def _client(workers, scheduler):
-    from capacitysim.workflows.sweep.plan import SCHEDULER_CONNECT_TIMEOUT_S, check_scheduler_address
-    from capacitysim.workflows.sweep.runner import default_workers, local_cluster
-
     from distributed import Client
+
+    from capacitysim.workflows.sweep.plan import (
+        SCHEDULER_CONNECT_TIMEOUT_S,
+        check_scheduler_address,
+    )
+    from capacitysim.workflows.sweep.runner import default_workers, local_cluster
 
     if scheduler:
         check_scheduler_address(scheduler)
@@ -340,7 +379,12 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
     from capacitysim.network.model import load_model
     from capacitysim.network.scenario import MAX_FLOW_GPD
     from capacitysim.workflows.demonstration import _sha256
-    from capacitysim.workflows.headroom.runner import RunCounts, _Dask, _Inline, run_cells
+    from capacitysim.workflows.headroom.runner import (
+        RunCounts,
+        _Dask,
+        _Inline,
+        run_cells,
+    )
     from capacitysim.workflows.headroom.tasks import make_network
 
     t0 = time.perf_counter()

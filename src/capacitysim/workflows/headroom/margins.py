@@ -121,7 +121,7 @@ def check_key(ch: Check) -> str | None:
     crit = ch.criterion
     if crit.startswith("no new or increased flooding"):
         kind = "flood"
-    elif crit.startswith("no new surcharge") or crit.startswith("no new pressure"):
+    elif crit.startswith(("no new surcharge", "no new pressure")):
         kind = "freeboard"
     elif crit.startswith("storage max depth"):
         kind = "storage"

@@ -23,7 +23,12 @@ from dataclasses import dataclass, field
 
 from capacitysim.io.headroom_store import MISSING, StoreWriter, cell_of, read_cells
 from capacitysim.workflows.headroom.search import NodeSearch, Point
-from capacitysim.workflows.headroom.tasks import before_task, judged_for, point_task, simulated_hr
+from capacitysim.workflows.headroom.tasks import (
+    before_task,
+    judged_for,
+    point_task,
+    simulated_hr,
+)
 
 #: Tasks kept in flight per worker.
 IN_FLIGHT_PER_WORKER = 3

@@ -191,7 +191,7 @@ def screen(model, before, series: dict | None, nodes, judged_of, criteria, peaki
             tau = {n: 0.0}
         cands: list[tuple[float, str]] = []
 
-        def s_of(t_hr):
+        def s_of(t_hr, sh=sh):
             hours = np.floor(np.mod(clock - t_hr, 24.0)).astype(int)
             return sh[hours]
 
