@@ -4,12 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench docs clean
+.PHONY: demo test bench docs serve clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,bench,docs]'
+	$(BIN)/python -m pip install --quiet -e '.[test,bench,docs,service]'
 	touch $(STAMP)
 
 # The main job: the design storm and runoff of a sample sewershed, then a capacity demonstration
@@ -35,6 +35,14 @@ bench: $(STAMP)
 # The user guide into build/docs/, warnings as errors (offline).
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# The simulation service on http://127.0.0.1:8000 with a demo data folder (users of every role, a seeded
+# bank, a recent plant flow record): prints the tokens, then serves until Ctrl-C.
+SERVE_DATA := out/serve-demo
+serve: $(STAMP)
+	$(BIN)/python -m capacitysim.service.demo $(SERVE_DATA)
+	@echo "open http://127.0.0.1:8000/ui and sign in with a token above (API: http://127.0.0.1:8000/processes)"
+	$(BIN)/capacitysim serve --data $(SERVE_DATA) --port 8000
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info

@@ -80,7 +80,7 @@ def test_offsetting_remediation_passes_and_big_connection_fails(tmp_path, model)
     assert failed and all(c.after > c.before for c in failed if c.before is not None)
     html = write_report(ok, tmp_path / "r.html").read_text()
     assert "data:image/png;base64" in html and "PASS" in html and "http://" not in html.replace("http://www.w3.org", "")
-    assert html.count("<img") == 4  # connection, basin outlet, plant hydrographs + HGL profile
+    assert html.count("<img") == 5  # network plan map, connection, basin outlet, plant hydrographs + HGL profile
 
 
 def test_untrusted_when_continuity_exceeds_limit(tmp_path, plant_local_node):

@@ -36,6 +36,8 @@ COMMANDS = {
     "sweep": "sweep",
     "headroom": "headroom",
     "list": "listing",
+    "serve": "serve",
+    "users": "users",
 }
 
 
