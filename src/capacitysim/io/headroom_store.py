@@ -35,6 +35,7 @@ from capacitysim.files import atomic_write_text
 from capacitysim.io.zarr_cells import (
     StatusLastWriter,
     create_empty_store,
+    load_store,
     open_identified,
 )
 
@@ -154,17 +155,7 @@ def read_cells(path: str | os.PathLike) -> list[dict]:
 
 def open_headroom(path: str | os.PathLike):
     """The store as an :class:`xarray.Dataset` (node x storm), ``status`` as text (missing, done, error, untrusted)."""
-    import xarray as xr
-
-    p = Path(path)
-    if not p.exists():
-        raise DataFileError(f"{p}: no headroom results here")
-    try:
-        ds = xr.open_zarr(str(p), consolidated=False).load()
-    except Exception as exc:  # noqa: BLE001
-        raise DataFileError(f"{p}: not a headroom results store ({exc})") from None
-    if "headroom" not in ds.attrs:
-        raise DataFileError(f"{p}: not a headroom results store (no headroom attribute)")
+    ds = load_store(path, "headroom", "headroom results")
     st = np.asarray(ds.status.values).astype(int)
     ds["status"] = (("node", "storm"), np.vectorize(lambda c: STATUS_NAMES.get(int(c), "?"), otypes=[object])(st))
     return ds

@@ -40,7 +40,12 @@ import numpy as np
 
 from capacitysim.errors import DataFileError
 from capacitysim.io.sweep_files import SweepSpec, sweep_inputs
-from capacitysim.io.zarr_cells import StatusLastWriter, create_empty_store, open_identified
+from capacitysim.io.zarr_cells import (
+    StatusLastWriter,
+    create_empty_store,
+    load_store,
+    open_identified,
+)
 from capacitysim.rules.verdict import VERDICT_NAME
 
 #: Status codes of a scenario in the store.
@@ -180,14 +185,7 @@ def open_results(path: str | os.PathLike):
     import xarray as xr
 
     p = Path(path)
-    if not p.exists():
-        raise DataFileError(f"{p}: no sweep results here")
-    try:
-        flat = xr.open_zarr(str(p), consolidated=False).load()
-    except Exception as exc:  # noqa: BLE001
-        raise DataFileError(f"{p}: not a sweep results store ({exc})") from None
-    if "sweep" not in flat.attrs:
-        raise DataFileError(f"{p}: not a sweep results store (no sweep attributes)")
+    flat = load_store(p, "sweep", "sweep results")
     try:
         meta = json.loads(flat.attrs["sweep"])
         meta["grid"] = dict(meta["grid"])  # file order (the flat index is C order over it)

@@ -120,3 +120,29 @@ def open_identified(path: str | os.PathLike, attr: str, what: str, hint: str):
     if identity is None or STATUS not in g:
         raise DataFileError(f"{path}: not a {what} (no {attr} attribute or {STATUS} array); {hint}")
     return g, identity
+
+
+def load_store(path: str | os.PathLike, attr: str, what: str):
+    """A whole store loaded as an :class:`xarray.Dataset` (raw codes), checked to carry its identity ``attr``.
+
+    Raises
+    ------
+    capacitysim.errors.DataFileError
+        Nothing at ``path``, no readable Zarr store, or no ``attr`` attribute (``what`` names the kind of store).
+    """
+    from pathlib import Path
+
+    import xarray as xr
+
+    from capacitysim.errors import DataFileError
+
+    p = Path(path)
+    if not p.exists():
+        raise DataFileError(f"{p}: no {what} here")
+    try:
+        ds = xr.open_zarr(str(p), consolidated=False).load()
+    except Exception as exc:  # noqa: BLE001
+        raise DataFileError(f"{p}: not a {what} store ({exc})") from None
+    if attr not in ds.attrs:
+        raise DataFileError(f"{p}: not a {what} store (no {attr} attribute)")
+    return ds
