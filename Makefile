@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench docs serve clean
+.PHONY: demo test bench bench-compare docs serve clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,9 +28,16 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
+# Figures only: `capacitysim bench run` (exit 1 only if a reference case fails) and the pytest-benchmark
+# suite; nothing here fails on a wall-clock threshold. Regressions: `make bench-compare`.
 bench: $(STAMP)
+	$(BIN)/capacitysim bench run
 	$(BIN)/python -m pytest benchmarks -q -o python_files='bench_*.py' --benchmark-only --benchmark-columns=min,median,stddev,rounds
 	$(BIN)/python benchmarks/bench_hydrology.py
+
+# Against the committed baseline: exit 0 no regression, 1 regression, 4 inconclusive (too noisy), 2 error.
+bench-compare: $(STAMP)
+	$(BIN)/capacitysim bench compare benchmarks/baseline.json
 
 # The user guide into build/docs/, warnings as errors (offline).
 docs: $(STAMP)
