@@ -315,3 +315,27 @@ def test_remediation_in_every_run_is_what_capacity_runs(run_cli):
     for gpd, verdict in ((n["passing_gpd"], "pass"), (n["failing_gpd"], "fail")):
         cap = run_cli("capacity", "--model", str(TINY), "--storm", STORM, "--connect", f"MH0010={gpd!r}", "--remediate", rem, "--json")
         assert json.loads(cap.stdout)["verdict"] == verdict, gpd
+
+
+def test_export_writes_the_figures_for_gis_and_xarray(run_cli, tmp_path):
+    """--export: nodes.csv holds each cell's figures as the JSON gives them, network.geojson a Point per
+    junction with coordinates from the model, results.nc the figures over (node, storm) with units."""
+    import xarray as xr
+
+    out = tmp_path / "exp"
+    r = run_cli("headroom", "--model", str(TINY), "--storm", STORM, "--nodes", "MH0001,MH0005", "--max-gpd", "1000",
+                "--workers", "0", "--json", "--no-progress", "--export", str(out))
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    with open(out / "nodes.csv", newline="") as f:
+        rows = {row["id"]: row for row in csv.DictReader(f)}
+    assert set(rows) == {"MH0001", "MH0005"}
+    for n in doc["nodes"]:
+        assert float(rows[n["node"]]["max_connection [gpd]"]) == n["max_connection_gpd"]
+    gj = json.loads((out / "network.geojson").read_text())
+    points = {f["properties"].get("id"): f for f in gj["features"] if f["geometry"]["type"] == "Point"}
+    assert {"MH0001", "MH0005"} <= set(points)
+    with xr.open_dataset(out / "results.nc") as ds:
+        assert ds["max_connection_gpd"].attrs["units"] == "gallon day-1"  # CF (UDUNITS) spelling of gpd
+    bad = run_cli("headroom", "--model", str(TINY), "--nodes", "MH0001", "--export", str(TINY), "--workers", "0")
+    assert bad.exit_code == 2 and "--export" in bad.stderr

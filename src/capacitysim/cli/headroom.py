@@ -8,7 +8,8 @@ import os
 import click
 
 from capacitysim.cli import cli
-from capacitysim.cli.common import emit_json, emit_table, json_option, pop_submittal, submittal_options
+from capacitysim.cli.common import (check_export_dir, emit_json, emit_table, export_option, json_option, pop_submittal,
+                                    submittal_options)
 from capacitysim.errors import InputError
 
 
@@ -72,11 +73,12 @@ def _peaking(value: str) -> str | float:
 @click.option("--method", type=click.Choice(["screen", "bisection"]), default="screen", show_default=True,
               help="screen: estimates from the run before, then few runs; bisection: brute force (for comparison).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@export_option
 @submittal_options
 @json_option
 def headroom(model_path, storms, nodes, basin, all_nodes, criteria_file, remediates, plant, peaking, spinup_hr,
              tolerance_pct, max_gpd, min_gpd, workers, scheduler, out_dir, resume, report_path, method, no_progress,
-             as_json, **submittal):
+             as_json, export_dir, **submittal):
     """Capacity headroom: the largest connection each node can take, bracketed by SWMM runs.
 
     For each node (and storm): max_connection_gpd, the bracket [passing_gpd, failing_gpd] (both real
@@ -112,6 +114,7 @@ def headroom(model_path, storms, nodes, basin, all_nodes, criteria_file, remedia
     storm_files = [s for s in storms if os.path.exists(s)]
     check_output(report_path, [model_file, criteria_file, *storm_files,
                                None if out_dir is None else os.path.join(out_dir, "headroom.zarr")])
+    check_export_dir(export_dir, [model_file, criteria_file, *storm_files])
     criteria = Criteria.from_dict(read_toml(criteria_file), criteria_file) if criteria_file else Criteria()
     sub = pop_submittal(submittal)
     progress, bar = None, {"bar": None}
@@ -138,6 +141,14 @@ def headroom(model_path, storms, nodes, basin, all_nodes, criteria_file, remedia
         from capacitysim.report.headroom import write_report
 
         write_report(doc, report_path, res.coordinates, res.link_lines)
+    if export_dir:
+        from capacitysim.io.export import export_node_table, model_geometry
+        from capacitysim.network.model import parse_inp
+
+        export_node_table(export_dir, doc["nodes"], id_key="node", index=("node", "storm"),
+                          geometry=model_geometry(parse_inp(model_file)),
+                          title="headroom: largest connection per node and storm",
+                          attrs={"kind": "headroom", "model_file": doc["model_file"], "model_sha256": doc["model_sha256"]})
     if as_json:
         emit_json(doc)
     else:
