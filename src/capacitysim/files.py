@@ -44,3 +44,37 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             pass
         raise
     return p
+
+
+def check_output_folder(path: str | os.PathLike, inputs=(), *, option: str, purpose: str = "the outputs") -> Path:
+    """Refuse an output folder that is a symbolic link, a file, an input, lies inside an input folder or
+    holds an input (:class:`~capacitysim.errors.InputError`, exit 2); the folder may exist or not.
+
+    Parameters
+    ----------
+    path : path-like
+        The folder the user named.
+    inputs : iterable of path-like or None
+        The files and folders the job reads (``None`` entries are skipped).
+    option : str
+        The option that named the folder (``--out``, ``--export``), for the message.
+    purpose : str
+        What the folder is for, for the message.
+    """
+    from capacitysim.errors import InputError
+
+    p = Path(path)
+    if p.is_symlink():
+        raise InputError(f"{option} {p}: is a symbolic link; give a plain folder (outputs never follow links)")
+    if p.exists() and not p.is_dir():
+        raise InputError(f"{option} {p}: is a file; give a folder for {purpose} (created when missing)")
+    target = Path(os.path.realpath(p))
+    for inp in inputs:
+        if inp is None:
+            continue
+        src = Path(os.path.realpath(inp))
+        if target == src or (src.is_dir() and src in target.parents):
+            raise InputError(f"{option} {p}: is or lies inside the input {inp}; write it elsewhere")
+        if target in src.parents:
+            raise InputError(f"{option} {p}: holds the input {inp}; write {purpose} to a folder of their own")
+    return p

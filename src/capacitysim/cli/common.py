@@ -74,25 +74,11 @@ def check_export_dir(path, inputs=(), *, option: str = "--export"):
     The folder may exist (files of the same names are replaced, each atomically) or not (it is created).
     Returns the path as given (None when not given).
     """
-    import os
-    from pathlib import Path
-
-    from capacitysim.errors import InputError
+    from capacitysim.files import check_output_folder
 
     if path is None:
         return None
-    p = Path(path)
-    if p.is_symlink():
-        raise InputError(f"{option} {p}: is a symbolic link; give a plain folder (outputs never follow links)")
-    if p.exists() and not p.is_dir():
-        raise InputError(f"{option} {p}: is a file; give a folder (created when missing)")
-    target = Path(os.path.realpath(p))
-    for inp in inputs:
-        if inp is None:
-            continue
-        src = Path(os.path.realpath(inp))
-        if target == src or (src.is_dir() and src in target.parents):
-            raise InputError(f"{option} {p}: is or lies inside the input {inp}; write it elsewhere")
+    check_output_folder(path, inputs, option=option, purpose="the export")
     return path
 
 

@@ -77,6 +77,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from capacitysim.errors import InputError
+from capacitysim.files import check_output_folder
 from capacitysim.rules.capacity import Criteria
 from capacitysim.workflows.headroom.search import NodeSearch, Point, round_sig  # noqa: F401 - public
 
@@ -280,19 +281,7 @@ def model_geometry(model) -> tuple[dict, list]:
 
 def check_out_folder(out, inputs) -> Path:
     """``out`` must be a plain folder that holds no input and is no input (never a link or a file)."""
-    p = Path(out)
-    if p.is_symlink():
-        raise InputError(f"--out {p}: is a symbolic link; give a plain folder (outputs never follow links)")
-    if p.exists() and not p.is_dir():
-        raise InputError(f"--out {p}: is a file; give a folder for the headroom outputs")
-    target = Path(os.path.realpath(p))
-    for inp in inputs:
-        if inp is None:
-            continue
-        src = Path(os.path.realpath(inp))
-        if target == src or target in src.parents:
-            raise InputError(f"--out {p}: holds the input {inp}; write the outputs to a folder of their own")
-    return p
+    return check_output_folder(out, inputs, option="--out", purpose="the headroom outputs")
 
 
 def _check_number(name, v, low, high=None, low_open=True):
