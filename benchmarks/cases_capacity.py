@@ -131,8 +131,72 @@ def _headroom_runs():
     return {"runs_per_node": doc["runs_per_node"], "runs_total": float(doc["runs_total"])}
 
 
-@speed_case("service.job_overhead", basis="wall", description="HOOK: the HTTP service's job overhead (a job through the "
-            "service / the same workflow called directly); to be written with the service")
+#: The service's job: a capacity demonstration on synthetic-50 (5,000 gpd at MH0003, Binghamton storm), the
+#: same inputs as the CLI's ``capacity --model synthetic-50 --storm binghamton-1yr-24h --connect MH0003=5000``.
+SERVICE_INPUTS = {"model": "synthetic-50", "storm": "binghamton-1yr-24h", "connections": [{"node": "MH0003", "gpd": 5000}]}
+#: How long to wait for the server to answer at start-up (a readiness wait, not a threshold) [s].
+SERVICE_START_WAIT_S = 120
+
+
+@speed_case("service.job_overhead", basis="wall", repeats=6, max_samples=10, budget_s=90.0,
+            description="a capacity demonstration (synthetic-50, 5,000 gpd at MH0003) as a synchronous job of "
+                        "`capacitysim serve` on 127.0.0.1 (HTTP, the job record, the dask worker, the stored "
+                        "document) / the same demonstration called in this process")
 def _service_job_overhead():
-    raise SkipCase("hook for the service's job overhead: not written yet (benchmarks/cases_capacity.py, "
-                   "service.job_overhead)")
+    import atexit
+    import signal
+    import socket
+    import time
+
+    try:
+        import httpx
+
+        from capacitysim.service.demo import seed
+    except ImportError as exc:  # the service extra is not installed
+        raise SkipCase(f"the service extra is not installed ({exc.name})") from None
+    from capacitysim.workflows.demonstration import run_demonstration
+
+    data = Path(tempfile.mkdtemp(prefix="capacitysim-bench-service-"))
+    token = seed(data)["tokens"]["engineer"]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = open(data / "server.log", "ab")
+    proc = subprocess.Popen([sys.executable, "-m", "capacitysim", "serve", "--data", str(data), "--port", str(port),
+                             "--workers", "1"], stdout=log, stderr=log, start_new_session=True)
+
+    def stop():
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+
+    atexit.register(stop)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + SERVICE_START_WAIT_S
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"capacitysim serve exited {proc.returncode}: {(data / 'server.log').read_text()[-500:]}")
+        try:
+            if httpx.get(url + "/processes", timeout=2).status_code == 401:
+                break
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            stop()
+            raise RuntimeError("capacitysim serve did not answer")
+        time.sleep(0.3)
+    client = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=600)
+
+    def job():
+        r = client.post("/processes/capacity-demonstration/execution", json={"inputs": SERVICE_INPUTS})
+        if r.status_code != 200:
+            raise RuntimeError(f"service job failed: HTTP {r.status_code} {r.text[:300]}")
+
+    def direct():
+        run_demonstration("synthetic-50", storm=SERVICE_INPUTS["storm"], connections=["MH0003=5000"]).close()
+
+    job()  # warm-up: the worker's imports
+    return Paired(job, direct, "the same capacity demonstration called in this process (run_demonstration)")
