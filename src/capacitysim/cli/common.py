@@ -62,6 +62,33 @@ def check_output(path, inputs=(), *, option: str = "--report"):
 
 
 #: ``--export DIR``: the option of every command whose results can be exported (capacitysim.io.export).
+class ProgressBar:
+    """A tqdm bar on stderr, created at a workflow's first progress call (when the total is known).
+
+    ``update(done, total, **postfix)`` moves it to ``done`` of ``total`` and shows ``postfix``
+    (``runs=``, ``failed=``); used as a context manager, it closes the bar however the run ends.
+    """
+
+    def __init__(self, unit: str, desc: str):
+        self.unit, self.desc, self.bar = unit, desc, None
+
+    def update(self, done: int, total: int, **postfix) -> None:
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit=self.unit, desc=self.desc, file=click.get_text_stream("stderr"),
+                            dynamic_ncols=True, smoothing=0.1)
+        self.bar.set_postfix(**postfix, refresh=False)
+        self.bar.update(done - self.bar.n)
+
+    def __enter__(self) -> ProgressBar:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
 export_option = click.option(
     "--export", "export_dir", type=click.Path(file_okay=False), default=None,
     help="Write the results into this folder: CSV tables with units in the headers, GeoJSON of the network "

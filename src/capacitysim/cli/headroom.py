@@ -8,8 +8,8 @@ import os
 import click
 
 from capacitysim.cli import cli
-from capacitysim.cli.common import (check_export_dir, emit_json, emit_table, export_option, json_option, pop_submittal,
-                                    submittal_options)
+from capacitysim.cli.common import (ProgressBar, check_export_dir, emit_json, emit_table, export_option, json_option,
+                                    pop_submittal, submittal_options)
 from capacitysim.errors import InputError
 
 
@@ -117,25 +117,13 @@ def headroom(model_path, storms, nodes, basin, all_nodes, criteria_file, remedia
     check_export_dir(export_dir, [model_file, criteria_file, *storm_files])
     criteria = Criteria.from_dict(read_toml(criteria_file), criteria_file) if criteria_file else Criteria()
     sub = pop_submittal(submittal)
-    progress, bar = None, {"bar": None}
-    if not no_progress:
-        from tqdm import tqdm
-
-        def progress(done, total, runs):
-            if bar["bar"] is None:
-                bar["bar"] = tqdm(total=total, unit="node", desc="headroom", file=click.get_text_stream("stderr"),
-                                  dynamic_ncols=True, smoothing=0.1)
-            b = bar["bar"]
-            b.set_postfix(runs=runs, refresh=False)
-            b.update(done - b.n)
-    try:
+    bar = ProgressBar("node", "headroom")
+    progress = None if no_progress else (lambda done, total, runs: bar.update(done, total, runs=runs))
+    with bar:
         res = run_headroom(model_file, list(storms) or None, node_list, basin=basin, all_nodes=all_nodes, criteria=criteria,
                            remediations=list(remediates), plant=plant, peaking=pk, spinup_hr=spin, tolerance_pct=tol,
                            max_gpd=mx, min_gpd=mn, workers=nw, scheduler=scheduler, out=out_dir, resume=resume,
                            method=method, progress=progress, submittal=sub, criteria_file=criteria_file)
-    finally:
-        if bar["bar"] is not None:
-            bar["bar"].close()
     doc = res.to_dict()
     if report_path:
         from capacitysim.report.headroom import write_report

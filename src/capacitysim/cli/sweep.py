@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from capacitysim.cli import cli
-from capacitysim.cli.common import check_export_dir, emit_json, emit_table, export_option, json_option
+from capacitysim.cli.common import ProgressBar, check_export_dir, emit_json, emit_table, export_option, json_option
 
 
 @cli.group()
@@ -51,27 +51,10 @@ def run_cmd(sweep_file, out, workers, scheduler, resume, no_progress, yes_large,
     check_store_path(out, sweep_inputs(spec))
     if scheduler:
         check_scheduler_address(scheduler)
-    bar = None
-    progress = None
-    if not no_progress:
-        from tqdm import tqdm
-
-        state = {"bar": None}
-
-        def progress(done, failed, total):
-            if state["bar"] is None:
-                state["bar"] = tqdm(total=total, unit="scn", desc="sweep", file=click.get_text_stream("stderr"),
-                                    dynamic_ncols=True, smoothing=0.1)
-            b = state["bar"]
-            b.set_postfix(failed=failed, refresh=False)
-            b.update(done - b.n)
-
-        bar = state
-    try:
+    bar = ProgressBar("scn", "sweep")
+    progress = None if no_progress else (lambda done, failed, total: bar.update(done, total, failed=failed))
+    with bar:
         run = run_sweep(spec, out, workers=workers, scheduler=scheduler, resume=resume, progress=progress, yes_large=yes_large)
-    finally:
-        if bar is not None and bar["bar"] is not None:
-            bar["bar"].close()
     o = run.outcome
     if as_json:
         emit_json(run.to_dict())
