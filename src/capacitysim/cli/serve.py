@@ -16,7 +16,14 @@ from capacitysim.cli import cli
                                                 "local cluster. Its workers need the data folder at the same path.")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Worker processes of the local cluster (default: one per core).")
-def serve(host, port, data_dir, scheduler, workers):
+@click.option("--database", envvar="CAPACITYSIM_DATABASE_URL", default=None, show_envvar=True,
+              help="The store of users, jobs, uploads and the journal: postgresql://USER@HOST:PORT/DBNAME for a "
+                   "PostgreSQL database several servers share, or sqlite:///PATH (default: <data>/service.sqlite). "
+                   "The bank stays <data>/bank.sqlite.")
+@click.option("--lease-s", type=float, default=None, envvar="CAPACITYSIM_LEASE_S", show_envvar=True,
+              help="Service policy job_lease_s: how long this server's lease on its jobs lasts without a heartbeat "
+                   "before another server (or its restart) takes them [s] (default 30).")
+def serve(host, port, data_dir, scheduler, workers, database, lease_s):
     """Serve capacity demonstrations over HTTP: processes, jobs, users and roles, the bank's sign-off.
 
     Every request needs `Authorization: Bearer TOKEN` (make one with `capacitysim users add NAME --role ROLE
@@ -33,8 +40,14 @@ def serve(host, port, data_dir, scheduler, workers):
         raise InputError(f"capacitysim serve needs the service extra ({exc.name} is missing): "
                          "pip install 'capacitysim[service]'") from None
 
+    from capacitysim.service.store import LEASE_S, open_store
+
     if scheduler and workers:
         raise InputError("give one of --workers (a local cluster) and --scheduler (an existing one)")
-    app = create_app(data_dir, scheduler=scheduler, workers=workers)
-    click.echo(f"capacitysim serve: http://{host}:{port}/ui (API: /processes; data: {data_dir})", err=True)
+    if lease_s is not None and not 0 < lease_s < float("inf"):
+        raise InputError(f"--lease-s: {lease_s!r} is not allowed; allowed: a positive number of seconds")
+    store = open_store(database, data_dir, lease_s=LEASE_S if lease_s is None else lease_s)
+    app = create_app(data_dir, scheduler=scheduler, workers=workers, store=store)
+    click.echo(f"capacitysim serve: http://{host}:{port}/ui (API: /processes; data: {data_dir}; store: {store.where})",
+               err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)

@@ -47,12 +47,12 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 class Service:
     """What the app's handlers share: the store, the runner, the bank file, the CSRF key."""
 
-    def __init__(self, data_dir, *, scheduler=None, workers=None, start_runner: bool = True):
+    def __init__(self, data_dir, *, scheduler=None, workers=None, start_runner: bool = True, store=None):
         from capacitysim.service.runner import Runner
 
         self.data_dir = Path(data_dir).resolve()
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.store = Store(self.data_dir / "service.sqlite")
+        self.store = store if store is not None else Store(self.data_dir / "service.sqlite")
         self.bank_path = self.data_dir / "bank.sqlite"
         self.secret = load_secret(self.data_dir)
         self.runner = Runner(self.store, self.data_dir, scheduler=scheduler, workers=workers)
@@ -80,7 +80,8 @@ def load_secret(data_dir: Path) -> bytes:
     return p.read_bytes()
 
 
-def create_app(data_dir, *, scheduler: str | None = None, workers: int | None = None, start_runner: bool = True) -> FastAPI:
+def create_app(data_dir, *, scheduler: str | None = None, workers: int | None = None, start_runner: bool = True,
+               store: Store | None = None) -> FastAPI:
     """The ASGI application serving ``data_dir``.
 
     Parameters
@@ -93,8 +94,10 @@ def create_app(data_dir, *, scheduler: str | None = None, workers: int | None = 
         Worker processes of the local cluster (default one per core).
     start_runner : bool
         Start the dask runner with the app (tests of the pages alone may skip it).
+    store : capacitysim.service.store.Store, optional
+        The store (``capacitysim serve --database`` builds it); default the SQLite file ``<data>/service.sqlite``.
     """
-    svc = Service(data_dir, scheduler=scheduler, workers=workers, start_runner=start_runner)
+    svc = Service(data_dir, scheduler=scheduler, workers=workers, start_runner=start_runner, store=store)
 
     @contextlib.asynccontextmanager
     async def lifespan(app):

@@ -2,7 +2,8 @@
 
 A token is ``cs1.<key id>.<secret>``: the key id finds the user's row, the secret is checked against the
 SHA-256 stored there with :func:`hmac.compare_digest` (constant time); the secret itself is never stored
-(``capacitysim users add`` prints it once). Roles (issue 18):
+(``capacitysim users add`` prints it once). A user revoked with ``capacitysim users revoke`` (``revoked_at``
+set) is refused like an unknown token: 401. Roles (issue 18):
 
 ==============  =======================================================================================
 engineer        submits jobs and uploads, sees and dismisses their own jobs, requests withdrawals citing them
@@ -55,7 +56,8 @@ def user_for_token(store, token: str | None):
     if row is None:
         hmac.compare_digest(digest, "0" * 64)  # the same work whether or not the key id exists
         return None
-    return row if hmac.compare_digest(digest, row["token_sha256"]) else None
+    ok = hmac.compare_digest(digest, row["token_sha256"])
+    return row if ok and row["revoked_at"] is None else None  # a revoked user's token is refused (401)
 
 
 def can(user, permission: str) -> bool:

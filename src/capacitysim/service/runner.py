@@ -6,6 +6,13 @@ writes the result document and report into the job's folder (atomically) and the
 into the store (one transaction). At start-up :meth:`Runner.recover` re-queues every job a previous
 server left ``accepted`` or ``running`` (service policy ``restart_attempts``: a job is run at most that
 many times; past it, it is marked ``failed`` with the reason), so no job stays ``running`` for ever.
+
+Several servers may share one store (PostgreSQL): each registers itself and a lease thread renews its
+lease every third of ``job_lease_s`` (:data:`capacitysim.service.store.LEASE_S`), then takes the jobs of
+servers whose lease has expired (a server killed while the others live: its jobs are re-run by one of
+them) and stops following a job another server has taken from it (its own record of it would be refused:
+the store takes a job's end only from the attempt that holds it). Recovery never touches a job of a live
+server.
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ class Runner:
         self._thread = None
         self._events: dict[str, threading.Event] = {}
         self._seen: dict[str, tuple] = {}  # the last progress recorded of each job (written only when it changes)
+        self._lease_thread = None
 
     # --- life cycle ----------------------------------------------------------------------------------
     def start(self) -> None:
@@ -69,14 +77,22 @@ class Runner:
 
             self.cluster = local_cluster(self.workers or default_workers())
             self.client = Client(self.cluster)
-        self.recover()
+        self.store.register_server()
+        self.recover(startup=True)
         self._thread = threading.Thread(target=self._monitor, name="capacitysim-jobs", daemon=True)
         self._thread.start()
+        self._lease_thread = threading.Thread(target=self._lease, name="capacitysim-lease", daemon=True)
+        self._lease_thread.start()
 
     def stop(self) -> None:
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        for t in (self._thread, self._lease_thread):
+            if t is not None:
+                t.join(timeout=5)
+        try:  # its unfinished jobs are recovered at once by the next server (or another live one)
+            self.store.release_server()
+        except Exception:  # noqa: BLE001 - the store is unreachable: the lease expires by itself
+            pass
         for closer in (self.client, self.cluster):
             if closer is not None:
                 try:
@@ -84,12 +100,27 @@ class Runner:
                 except Exception:  # noqa: BLE001 - shutting down
                     pass
 
-    def recover(self) -> tuple[list[str], list[str]]:
-        """Re-queue (or fail, past :data:`RESTART_ATTEMPTS`) the jobs a previous server left unfinished."""
-        requeued, failed = self.store.recover(RESTART_ATTEMPTS)
+    def recover(self, *, startup: bool = False) -> tuple[list[str], list[str]]:
+        """Re-queue here (or fail, past :data:`RESTART_ATTEMPTS`) the jobs of servers that are gone (a previous
+        server of this one, or another whose lease expired)."""
+        requeued, failed = self.store.recover(RESTART_ATTEMPTS, startup=startup)
         for job_id in requeued:
             self.submit(job_id)
         return requeued, failed
+
+    def _lease(self) -> None:
+        """Renew this server's lease, take the jobs of servers whose lease expired, drop jobs taken from it."""
+        every_s = self.store.lease_s / 3
+        while not self._stop.wait(every_s):
+            try:
+                self.store.heartbeat()
+                self.recover()
+                with self._lock:
+                    mine = {job_id: attempt for job_id, (attempt, _) in self._futures.items()}
+                for job_id in self.store.jobs_moved(mine):
+                    self.cancel(job_id)
+            except Exception:  # noqa: BLE001 - a database that is away for a moment: try again at the next beat
+                pass
 
     # --- jobs ----------------------------------------------------------------------------------------
     def job_dir(self, job_id: str) -> Path:

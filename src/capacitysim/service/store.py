@@ -1,35 +1,53 @@
-"""The service's records in one SQLite file (``<data>/service.sqlite``): users, jobs, uploads, the journal.
+"""The service's records: users, jobs, uploads, the journal and the servers' leases, in one database.
 
-WAL mode, foreign keys, and every change in one transaction (``BEGIN IMMEDIATE``), so a server killed at
-any moment leaves either the old or the new record, never half of one. The journal is append-only (a
-trigger refuses UPDATE and DELETE): every action of every user (a submission, a dismissal, a withdrawal,
-a sign-off, a refusal for lack of role) is one row naming the user and the role.
+By default the SQLite file ``<data>/service.sqlite``; with ``--database postgresql://...`` a PostgreSQL
+database that several server processes share (:mod:`capacitysim.service.db` has both backends). The SQL
+here is one text for both (``?`` placeholders, ``ON CONFLICT DO NOTHING``, ``RETURNING``); the backend
+supplies the key columns, the journal's triggers, the database clock and the recovery's row lock.
 
-Several service processes may share one store only through a database server; SQLite serves one host
-(the WAL needs shared memory): see :mod:`capacitysim.service` for what a PostgreSQL store would need.
+Every change is one transaction, so a server killed at any moment leaves either the old or the new
+record, never half of one. The journal is append-only (triggers refuse UPDATE and DELETE): every action
+of every user (a submission, a dismissal, a withdrawal, a sign-off, a refusal for lack of role, a user
+added or revoked) is one row naming the user and the role.
+
+Servers and leases (service policy ``job_lease_s``, :data:`LEASE_S`): a server registers itself at start
+(:meth:`Store.register_server`: an id, its host and process id) and renews a lease on the database's clock
+(:meth:`Store.heartbeat`); the jobs it accepts carry its id. The restart recovery (:meth:`Store.recover`)
+takes only jobs whose server's lease has expired (or that have no server): a job another live server is
+running is never re-queued nor failed. A server starting on a host also takes at once the jobs of a
+server of the same host whose process is gone (a restart does not wait for its predecessor's lease).
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import json
-import sqlite3
-import threading
+import os
+import socket
 import uuid
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+from capacitysim.errors import CapacitysimError, InputError, RefusedError
+from capacitysim.service.db import Location, backend, parse_database
+
+#: Version 1: users, uploads, jobs, journal. Version 2: the ``servers`` table and ``jobs.server_id`` (leases).
+SCHEMA_VERSION = 2
 #: The roles of the service (issue 18): who may do what is in :mod:`capacitysim.service.auth`.
 ROLES = ("engineer", "administrator", "municipal", "reviewer")
 #: The statuses of a job (OGC API - Processes, part 1, statusCode).
 STATUSES = ("accepted", "running", "successful", "failed", "dismissed")
 FINAL = ("successful", "failed", "dismissed")
+#: Service policy ``job_lease_s``: how long a server's lease on its jobs lasts without a heartbeat [s].
+#: The runner renews it every third of that; a job whose server missed its heartbeats this long is
+#: taken by another server (re-queued, or failed past ``restart_attempts``). Short enough that a
+#: killed server's job waits half a minute; long enough that a server stalled a few seconds (a
+#: garbage collection, a busy database) keeps its jobs.
+LEASE_S = 30.0
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS users (
-    id INTEGER PRIMARY KEY,
+_TABLES = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS users (
+    id {ID_KEY},
     name TEXT NOT NULL,
     name_key TEXT NOT NULL UNIQUE,
     role TEXT NOT NULL CHECK (role IN ('engineer', 'administrator', 'municipal', 'reviewer')),
@@ -37,19 +55,28 @@ CREATE TABLE IF NOT EXISTS users (
     token_sha256 TEXT NOT NULL,
     created_at TEXT NOT NULL,
     revoked_at TEXT
-);
-CREATE TABLE IF NOT EXISTS uploads (
+)""",
+    """CREATE TABLE IF NOT EXISTS uploads (
     sha256 TEXT PRIMARY KEY,
     filename TEXT NOT NULL,
-    size_bytes INTEGER NOT NULL,
+    size_bytes BIGINT NOT NULL,
     path TEXT NOT NULL,
-    uploaded_by INTEGER NOT NULL REFERENCES users(id),
+    uploaded_by BIGINT NOT NULL REFERENCES users(id),
     uploaded_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS jobs (
+)""",
+    """CREATE TABLE IF NOT EXISTS servers (
+    id TEXT PRIMARY KEY,
+    host TEXT NOT NULL,
+    pid BIGINT NOT NULL,
+    started_at TEXT NOT NULL,
+    heartbeat_at TEXT NOT NULL,
+    lease_until DOUBLE PRECISION NOT NULL,
+    stopped_at TEXT
+)""",
+    """CREATE TABLE IF NOT EXISTS jobs (
     id TEXT PRIMARY KEY,
     process TEXT NOT NULL,
-    owner_id INTEGER NOT NULL REFERENCES users(id),
+    owner_id BIGINT NOT NULL REFERENCES users(id),
     status TEXT NOT NULL CHECK (status IN ('accepted', 'running', 'successful', 'failed', 'dismissed')),
     progress INTEGER NOT NULL DEFAULT 0,
     message TEXT NOT NULL DEFAULT '',
@@ -66,26 +93,30 @@ CREATE TABLE IF NOT EXISTS jobs (
     result_path TEXT,
     result_sha256 TEXT,
     report_path TEXT,
-    error TEXT
-);
-CREATE INDEX IF NOT EXISTS jobs_owner ON jobs(owner_id, created_at);
-CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status);
-CREATE TABLE IF NOT EXISTS journal (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    error TEXT,
+    server_id TEXT
+)""",
+    """CREATE TABLE IF NOT EXISTS journal (
+    seq {SEQ_KEY},
     at TEXT NOT NULL,
-    user_id INTEGER REFERENCES users(id),
+    user_id BIGINT REFERENCES users(id),
     user_name TEXT NOT NULL,
     role TEXT NOT NULL,
     action TEXT NOT NULL,
     target TEXT NOT NULL DEFAULT '',
     outcome TEXT NOT NULL DEFAULT 'ok',
-    detail TEXT NOT NULL DEFAULT '{}'
-);
-CREATE TRIGGER IF NOT EXISTS journal_no_update BEFORE UPDATE ON journal
-    BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS journal_no_delete BEFORE DELETE ON journal
-    BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
-"""
+    detail TEXT NOT NULL DEFAULT '{{}}'
+)""",
+)
+#: Columns added after version 1 (a version-1 SQLite store gains them when opened).
+_ADDED_COLUMNS = (("jobs", "server_id", "TEXT"),)
+_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS jobs_owner ON jobs(owner_id, created_at)",
+    "CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status)",
+    "CREATE INDEX IF NOT EXISTS jobs_server ON jobs(server_id)",
+)
+#: Who a change made with the command line is journaled as (``capacitysim users ...`` on the server's host).
+OPERATOR_ROLE = "operator"
 
 
 def now() -> str:
@@ -93,67 +124,94 @@ def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def operator(command: str) -> dict:
+    """The journal's actor for a change made on the command line: the command and the operating-system user."""
+    import getpass
+
+    try:
+        who = getpass.getuser()
+    except (KeyError, OSError):
+        who = f"uid {os.getuid()}"
+    return {"id": None, "name": f"{who} ({command})", "role": OPERATOR_ROLE}
+
+
+def open_store(database: str | None, data_dir, *, lease_s: float = LEASE_S) -> "Store":
+    """The store named by ``--database`` (default: ``<data>/service.sqlite``).
+
+    Raises
+    ------
+    InputError
+        A ``--database`` that is not a PostgreSQL or SQLite URL, or a database that cannot be reached.
+    """
+    return Store(parse_database(database, data_dir), lease_s=lease_s)
+
+
 class Store:
-    """The service's SQLite store (one connection per operation: safe from any thread or process).
+    """The service's store (thread-safe: a connection per operation, or one of the pool's on PostgreSQL).
 
     Parameters
     ----------
-    path : path
-        The SQLite file (created with its schema when missing).
+    location : path, str or Location
+        A SQLite file's path, or a ``--database`` URL (``postgresql://...``, ``sqlite:///...``).
     timeout_s : float
-        How long a writer waits for another's lock [s].
+        How long a writer waits for another's lock, or for a connection [s].
+    lease_s : float
+        Service policy ``job_lease_s``: the length of this server's lease [s] (:data:`LEASE_S`).
     """
 
-    def __init__(self, path, *, timeout_s: float = 30.0):
-        self.path = Path(path)
-        self.timeout_s = timeout_s
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as c:
-            c.execute("PRAGMA journal_mode = WAL")
-            with self.tx(c):
-                for stmt in _split(_SCHEMA):
-                    c.execute(stmt)
-                c.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+    def __init__(self, location, *, timeout_s: float = 30.0, lease_s: float = LEASE_S):
+        if not isinstance(location, Location):
+            text = str(location)
+            location = parse_database(text, None) if "://" in text else Location("sqlite", text)
+        if not lease_s > 0:
+            raise InputError(f"lease: {lease_s!r} s is not allowed; allowed: a positive number of seconds")
+        self.location = location
+        self.lease_s = float(lease_s)
+        self.db = backend(location, timeout_s=timeout_s)
+        self.kind = self.db.kind
+        self.path = Path(location.target) if location.kind == "sqlite" else None
+        #: The id of the server process using this store (:meth:`register_server`), None for the CLI.
+        self.server_id: str | None = None
+        self._create_schema()
 
-    @contextlib.contextmanager
-    def _connect(self):
-        c = sqlite3.connect(str(self.path), timeout=self.timeout_s, isolation_level=None)
-        c.row_factory = sqlite3.Row
-        c.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000)}")
-        c.execute("PRAGMA foreign_keys = ON")
-        c.execute("PRAGMA synchronous = FULL")
-        try:
-            yield c
-        finally:
-            c.close()
+    def _sql(self, text: str) -> str:
+        return text.format(ID_KEY=self.db.ID_KEY, SEQ_KEY=self.db.SEQ_KEY)
 
-    @contextlib.contextmanager
-    def tx(self, c=None):
-        """One transaction (write lock first); rolled back on any error.
+    def _create_schema(self) -> None:
+        with self.db.schema_lock() as c:
+            c.execute(_TABLES[0])
+            rows = c.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+            found = int(rows[0]["value"]) if rows else None
+            if found is not None and found > SCHEMA_VERSION:
+                raise CapacitysimError(f"the store {self.where} has schema version {found}; this capacitysim knows "
+                                       f"versions up to {SCHEMA_VERSION}: upgrade capacitysim")
+            if found == SCHEMA_VERSION:
+                return
+            for stmt in _TABLES[1:]:
+                c.execute(self._sql(stmt))
+            for table, column, decl in _ADDED_COLUMNS:
+                if column not in self.db.columns(c, table):
+                    c.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+            for stmt in (*_INDEXES, *self.db.TRIGGERS):
+                c.execute(stmt)
+            c.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET"
+                      " value = excluded.value", (str(SCHEMA_VERSION),))
 
-        The threads of one process take turns on a lock first (first come, first served): SQLite's own busy
-        handler backs off by sleeping up to 100 ms a try, which under many concurrent writers gives a waiter
-        seconds of delay while others pass; other processes (``capacitysim users add``) still wait on
-        SQLite's lock (``busy_timeout``).
-        """
-        if c is None:
-            with self._connect() as conn, self.tx(conn) as inner:
-                yield inner
-            return
-        with _writer_lock(self.path):
-            c.execute("BEGIN IMMEDIATE")
-            try:
-                yield c
-            except BaseException:
-                if c.in_transaction:
-                    c.execute("ROLLBACK")
-                raise
-            else:
-                c.execute("COMMIT")
+    @property
+    def where(self) -> str:
+        """The store's location (a file, or a URL without its password)."""
+        return self.db.display
 
-    def read(self, sql: str, args=()) -> list[sqlite3.Row]:
-        with self._connect() as c:
-            return c.execute(sql, args).fetchall()
+    def close(self) -> None:
+        self.db.close()
+
+    def tx(self):
+        """One transaction (a context manager yielding its connection); rolled back on any error."""
+        return self.db.tx()
+
+    def read(self, sql: str, args=()) -> list:
+        """The rows of one query (``?`` placeholders; rows indexed by column name)."""
+        return self.db.read(sql, args)
 
     # --- journal -------------------------------------------------------------------------------------
     @staticmethod
@@ -175,15 +233,54 @@ class Store:
 
     # --- users ---------------------------------------------------------------------------------------
     def add_user(self, name: str, role: str, key_id: str, token_sha256: str, *, by=None) -> dict:
-        with self.tx() as c:
-            cur = c.execute("INSERT INTO users(name, name_key, role, key_id, token_sha256, created_at) VALUES (?,?,?,?,?,?)",
-                            (name, name.casefold(), role, key_id, token_sha256, now()))
-            user = {"id": cur.lastrowid, "name": name, "role": role}
-            self.log(c, by or user, "add-user", name, {"role": role})
+        """Add a user (journaled as ``add-user``, by ``by`` or by the new user).
+
+        Raises
+        ------
+        RefusedError
+            A user of that name (case-insensitive) exists already.
+        """
+        try:
+            with self.tx() as c:
+                row = c.execute("INSERT INTO users(name, name_key, role, key_id, token_sha256, created_at)"
+                                " VALUES (?,?,?,?,?,?) RETURNING id",
+                                (name, name.casefold(), role, key_id, token_sha256, now())).fetchone()
+                user = {"id": row["id"], "name": name, "role": role}
+                self.log(c, by or user, "add-user", name, {"role": role})
+        except self.db.integrity_errors:
+            if self.user_by_name(name) is not None:
+                raise RefusedError(f"a user named {name!r} exists already in {self.where}") from None
+            raise
         return user
 
+    def revoke_user(self, name: str, *, by=None) -> dict:
+        """Revoke a user's token (``revoked_at``; journaled as ``revoke-user``): it is refused from now on (401).
+
+        Raises
+        ------
+        InputError
+            No user of that name.
+        RefusedError
+            The user was revoked already.
+        """
+        t = now()
+        with self.tx() as c:
+            rows = c.execute("SELECT id, name, role, revoked_at FROM users WHERE name_key = ?", (name.casefold(),)).fetchall()
+            if not rows:
+                names = [r["name"] for r in c.execute("SELECT name FROM users ORDER BY id LIMIT 21").fetchall()]
+                listed = ", ".join(repr(n) for n in names[:20]) + (", ..." if len(names) > 20 else "")
+                raise InputError(f"NAME: no user named {name!r} in {self.where}; users: {listed or '(none)'}")
+            u = rows[0]
+            if u["revoked_at"] is not None:
+                raise RefusedError(f"user {u['name']!r} was revoked already ({u['revoked_at']})")
+            c.execute("UPDATE users SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", (t, u["id"]))
+            self.log(c, by, "revoke-user", u["name"], {"role": u["role"], "user_id": u["id"]})
+        return {"id": u["id"], "name": u["name"], "role": u["role"], "revoked_at": t}
+
     def user_by_key(self, key_id: str):
-        rows = self.read("SELECT * FROM users WHERE key_id = ? AND revoked_at IS NULL", (key_id,))
+        """The user row of a token's key id, revoked or not (:func:`capacitysim.service.auth.user_for_token`
+        refuses a revoked one)."""
+        rows = self.read("SELECT * FROM users WHERE key_id = ?", (key_id,))
         return rows[0] if rows else None
 
     def user_by_name(self, name: str):
@@ -197,8 +294,8 @@ class Store:
     # --- uploads -------------------------------------------------------------------------------------
     def add_upload(self, sha256: str, filename: str, size: int, path: str, user) -> dict:
         with self.tx() as c:
-            c.execute("INSERT OR IGNORE INTO uploads(sha256, filename, size_bytes, path, uploaded_by, uploaded_at)"
-                      " VALUES (?,?,?,?,?,?)", (sha256, filename, size, path, user["id"], now()))
+            c.execute("INSERT INTO uploads(sha256, filename, size_bytes, path, uploaded_by, uploaded_at)"
+                      " VALUES (?,?,?,?,?,?) ON CONFLICT (sha256) DO NOTHING", (sha256, filename, size, path, user["id"], now()))
             self.log(c, user, "upload", sha256, {"filename": filename, "size_bytes": size})
         return self.upload(sha256)
 
@@ -212,10 +309,10 @@ class Store:
         t = now()
         with self.tx() as c:
             c.execute("INSERT INTO jobs(id, process, owner_id, status, inputs, files, input_sha256, versions, created_at,"
-                      " updated_at, message) VALUES (?,?,?,'accepted',?,?,?,?,?,?,'accepted')",
+                      " updated_at, message, server_id) VALUES (?,?,?,'accepted',?,?,?,?,?,?,'accepted',?)",
                       (job_id, prepared.process, user["id"], json.dumps(prepared.inputs, sort_keys=True),
                        json.dumps(prepared.files, sort_keys=True), json.dumps(prepared.sha256, sort_keys=True),
-                       json.dumps(versions, sort_keys=True), t, t))
+                       json.dumps(versions, sort_keys=True), t, t, self.server_id))
             self.log(c, user, "submit", job_id, {"process": prepared.process, "input_sha256": prepared.sha256})
         return job_id
 
@@ -268,39 +365,121 @@ class Store:
             self.log(c, user, "dismiss", job_id)
         return self.job(job_id)
 
-    def recover(self, max_attempts: int) -> tuple[list[str], list[str]]:
-        """At start-up: every job left ``accepted`` or ``running`` is re-queued (a new attempt) or, past
-        ``max_attempts``, marked ``failed`` with the reason. Returns (re-queued ids, failed ids)."""
+    # --- servers and leases ----------------------------------------------------------------------------
+    def register_server(self) -> str:
+        """Register this process as a server (an id, its host and pid) with a lease of :attr:`lease_s`; the jobs
+        it accepts from now on carry its id. Journaled as ``server-start``."""
+        sid = uuid.uuid4().hex
+        t = now()
+        host, pid = socket.gethostname(), os.getpid()
+        with self.tx() as c:
+            c.execute(f"INSERT INTO servers(id, host, pid, started_at, heartbeat_at, lease_until)"
+                      f" VALUES (?,?,?,?,?, {self.db.NOW_S} + ?)", (sid, host, pid, t, t, self.lease_s))
+            self.log(c, None, "server-start", sid, {"host": host, "pid": pid, "lease_s": self.lease_s,
+                                                    "store": self.kind})
+        self.server_id = sid
+        return sid
+
+    def heartbeat(self) -> bool:
+        """Renew this server's lease for :attr:`lease_s` from now (the database's clock); False if unregistered."""
+        if self.server_id is None:
+            return False
+        with self.tx() as c:
+            cur = c.execute(f"UPDATE servers SET heartbeat_at = ?, lease_until = {self.db.NOW_S} + ? WHERE id = ?",
+                            (now(), self.lease_s, self.server_id))
+            return cur.rowcount == 1
+
+    def release_server(self) -> None:
+        """End this server's lease now (a server that stops: its unfinished jobs are recovered at once)."""
+        if self.server_id is None:
+            return
+        with self.tx() as c:
+            c.execute("UPDATE servers SET lease_until = 0, stopped_at = ? WHERE id = ?",
+                      (now(), self.server_id))
+            self.log(c, None, "server-stop", self.server_id)
+
+    def servers(self) -> list[dict]:
+        """The registered servers, with ``live`` (lease not expired on the database's clock)."""
+        rows = self.read(f"SELECT s.*, CASE WHEN s.lease_until >= {self.db.NOW_S} THEN 1 ELSE 0 END AS live"
+                         " FROM servers s ORDER BY s.started_at")
+        return [dict(r) | {"live": bool(r["live"])} for r in rows]
+
+    def jobs_moved(self, attempts: dict[str, int]) -> list[str]:
+        """Of this server's jobs ``{id: attempt}``, those another server has taken since (a new attempt)."""
+        if not attempts:
+            return []
+        ids = list(attempts)
+        rows = self.read(f"SELECT id, attempts, server_id FROM jobs WHERE id IN ({','.join('?' * len(ids))})", ids)
+        return [r["id"] for r in rows if r["attempts"] != attempts[r["id"]]
+                or (self.server_id is not None and r["server_id"] != self.server_id)]
+
+    def recover(self, max_attempts: int, *, startup: bool = False) -> tuple[list[str], list[str]]:
+        """Take the jobs left ``accepted`` or ``running`` by servers that are gone: each is re-queued for this
+        server (a new attempt) or, past ``max_attempts``, marked ``failed`` with the reason.
+
+        A server is gone when its lease has expired (service policy ``job_lease_s``), or has no record; with
+        ``startup``, also a server of this host whose process no longer exists (a restarted server does not wait
+        for its predecessor's lease). Jobs of live servers, and this server's own, are left alone; on PostgreSQL
+        the rows are taken ``FOR UPDATE SKIP LOCKED``, so two servers recovering at once never take the same
+        job; SQLite has one writer at a time. Returns (re-queued ids, failed ids).
+        """
         requeued, failed = [], []
         t = now()
+        me = self.server_id
         with self.tx() as c:
-            for r in c.execute("SELECT id, status, attempts FROM jobs WHERE status IN ('accepted','running')").fetchall():
+            if startup:
+                self._end_dead_local_servers(c, t)
+            rows = c.execute(
+                "SELECT j.id, j.status, j.attempts, j.server_id, s.host AS host FROM jobs j"
+                " LEFT JOIN servers s ON s.id = j.server_id"
+                " WHERE j.status IN ('accepted','running')"
+                f" AND (j.server_id IS NULL OR s.id IS NULL OR s.lease_until < {self.db.NOW_S})"
+                " AND (j.server_id IS NULL OR j.server_id <> ?)"
+                " ORDER BY j.created_at" + self.db.FOR_UPDATE, (me or "",)).fetchall()
+            for r in rows:
+                was = {"was": r["status"], "from_server": r["server_id"], "from_host": r["host"], "by_server": me}
                 if r["attempts"] >= max_attempts:
                     msg = (f"the server stopped while this job was {r['status']} ({r['attempts']} attempts; service policy "
                            f"restart_attempts = {max_attempts}: not re-run again)")
                     err = {"type": "restart", "message": msg}
-                    c.execute("UPDATE jobs SET status='failed', progress=0, message=?, error=?, finished_at=?, updated_at=?"
-                              " WHERE id=?", (msg, json.dumps(err), t, t, r["id"]))
-                    self.log(c, None, "job-failed", r["id"], {"error": err})
-                    failed.append(r["id"])
+                    cur = c.execute("UPDATE jobs SET status='failed', progress=0, message=?, error=?, finished_at=?,"
+                                    " updated_at=? WHERE id=? AND attempts=? AND status IN ('accepted','running')",
+                                    (msg, json.dumps(err), t, t, r["id"], r["attempts"]))
+                    if cur.rowcount == 1:
+                        self.log(c, None, "job-failed", r["id"], {"error": err, **was})
+                        failed.append(r["id"])
                 else:
                     msg = f"re-queued after a server restart (attempt {r['attempts'] + 1} of {max_attempts})"
-                    c.execute("UPDATE jobs SET status='accepted', progress=0, message=?, attempts=attempts+1, updated_at=?"
-                              " WHERE id=?", (msg, t, r["id"]))
-                    self.log(c, None, "job-requeued", r["id"], {"was": r["status"], "attempt": r["attempts"] + 1})
-                    requeued.append(r["id"])
+                    cur = c.execute("UPDATE jobs SET status='accepted', progress=0, message=?, attempts=attempts+1,"
+                                    " updated_at=?, server_id=? WHERE id=? AND attempts=?"
+                                    " AND status IN ('accepted','running')", (msg, t, me, r["id"], r["attempts"]))
+                    if cur.rowcount == 1:
+                        self.log(c, None, "job-requeued", r["id"], {"attempt": r["attempts"] + 1, **was})
+                        requeued.append(r["id"])
         return requeued, failed
 
+    def _end_dead_local_servers(self, c, t: str) -> None:
+        """End the lease of every server of this host whose process is gone (journaled as ``server-gone``)."""
+        host = socket.gethostname()
+        rows = c.execute(f"SELECT id, pid FROM servers WHERE host = ? AND stopped_at IS NULL"
+                         f" AND lease_until >= {self.db.NOW_S} AND id <> ?", (host, self.server_id or "")).fetchall()
+        for r in rows:
+            if not _process_exists(int(r["pid"])):
+                c.execute("UPDATE servers SET lease_until = 0, stopped_at = ? WHERE id = ?", (t, r["id"]))
+                self.log(c, None, "server-gone", r["id"], {"host": host, "pid": r["pid"]})
 
-_LOCKS: dict[str, threading.Lock] = {}
-_LOCKS_GUARD = threading.Lock()
 
-
-def _writer_lock(path: Path) -> threading.Lock:
-    """The in-process write lock of one database file."""
-    key = str(Path(path).resolve())
-    with _LOCKS_GUARD:
-        return _LOCKS.setdefault(key, threading.Lock())
+def _process_exists(pid: int) -> bool:
+    """Whether a process of that id exists on this host (another user's counts)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _job(r) -> dict:
@@ -309,15 +488,3 @@ def _job(r) -> dict:
         if d.get(k) is not None:
             d[k] = json.loads(d[k])
     return d
-
-
-def _split(script: str) -> list[str]:
-    """The statements of the schema script (triggers kept whole)."""
-    out, buf = [], []
-    for line in script.strip().splitlines():
-        buf.append(line)
-        text = "\n".join(buf).strip()
-        if text.endswith(";") and (not text.upper().startswith("CREATE TRIGGER") or text.upper().endswith("END;")):
-            out.append(text)
-            buf = []
-    return out
