@@ -63,7 +63,7 @@ class Criteria:
             check_range(f"criteria.{k}", v, 0.0)
 
     @classmethod
-    def from_dict(cls, d: dict, where: str = "criteria") -> "Criteria":
+    def from_dict(cls, d: dict, where: str = "criteria") -> Criteria:
         """Criteria from a mapping (a criteria TOML file, a sweep's ``[criteria]``, a service request).
 
         The one place criteria keys and values are validated: an unknown key, a value that is not a
@@ -97,9 +97,209 @@ def continuity_error(ds: xr.Dataset) -> float:
     return a if abs(a) > abs(b) else b
 
 
+def node_top_ft(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
+    """The top of every node [ft above its invert] and whether it is a sealed junction.
+
+    The rim (full depth), or rim + surcharge depth for a sealed junction (SWMM surcharge depth > 0):
+    the depth the freeboard criterion measures from.
+    """
+    ntype = ds.node_type.values
+    rim = ds.rim_depth_ft.values
+    sur = ds.surcharge_limit_ft.values if "surcharge_limit_ft" in ds else np.zeros_like(rim)
+    sealed = (ntype == "JUNCTION") & (sur > 0)
+    return np.where(sealed, rim + sur, rim), sealed
+
+
+#: Slack on the peak-inflow comparison [cfs]: a peak equal to its limit up to rounding passes.
+PEAK_SLACK_CFS = 1e-9
+#: A margin smaller than this is no margin (:func:`margin_ratios` gives 0 or +inf) [unit of the criterion].
+RATIO_TINY = 1e-12
+
+#: The criteria :func:`capacity_limits` returns, by key: (criterion, the result variable it compares).
+LIMIT_KINDS = {
+    "flood": ("no new or increased flooding", "flooding_volume_cf"),
+    "freeboard": ("no new surcharge within the freeboard of the rim (or a sealed junction's surcharge limit)", "max_depth_ft"),
+    "storage": ("storage max depth <= its share of full depth", "max_depth_ft / rim_depth_ft"),
+    "dD": ("max d/D (gravity sewers)", "max_d_over_d"),
+    "fm": ("force main max q/Qfull (capacity)", "max_q_over_qfull"),
+    "pump": ("pump time off its curve", "pump_off_curve_pct"),
+    "peak": ("peak inflow at the basin outlet or the plant", "max_inflow_cfs"),
+    "cso": ("CSO volume", "volume_cf"),
+}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The limits of one criterion: the elements it judges, their value before, the value past which they fail.
+
+    An element fails when its value after the change exceeds ``limit + slack`` (strictly): the one
+    statement of every capacity rule, used by :func:`judge` (pass or fail), by the headroom search
+    (the share of the margin a change uses) and by the stop rule of a run whose failure is certain
+    (the same limits as engine statistics).
+
+    Attributes
+    ----------
+    key : str
+        One of :data:`LIMIT_KINDS`.
+    ids : numpy.ndarray of str
+        The judged elements (nodes, links, outlets or CSO outfalls).
+    index : numpy.ndarray of int or None
+        Their positions along the dataset's ``node`` or ``link`` dimension (None for ``peak`` and
+        ``cso``, selected by id).
+    before : numpy.ndarray of float
+        Their value in the run before, in the unit of the variable (:data:`LIMIT_KINDS`).
+    limit : numpy.ndarray of float
+        The limit shown in a check (NaN: an element without the quantity, never failed).
+    slack : float
+        Added to ``limit`` in the comparison (:data:`PEAK_SLACK_CFS` for ``peak``, else 0).
+    """
+
+    key: str
+    ids: np.ndarray
+    index: np.ndarray | None
+    before: np.ndarray
+    limit: np.ndarray
+    slack: float = 0.0
+
+    def values(self, ds: xr.Dataset) -> np.ndarray:
+        """The judged quantity of these elements in a result dataset (the run after, or before)."""
+        if self.key == "flood":
+            return ds.flooding_volume_cf.values[self.index]
+        if self.key == "freeboard":
+            return ds.max_depth_ft.values[self.index]
+        if self.key == "storage":
+            return ds.max_depth_ft.values[self.index] / ds.rim_depth_ft.values[self.index]
+        if self.key == "dD":
+            return ds.max_d_over_d.values[self.index]
+        if self.key == "fm":
+            return ds.max_q_over_qfull.values[self.index]
+        if self.key == "pump":
+            return ds.pump_off_curve_pct.values[self.index]
+        if self.key == "peak":
+            return np.array([float(ds.max_inflow_cfs.sel(node=o)) for o in self.ids], float)
+        return np.array([float(ds.volume_cf.sel(outfall=o)) for o in self.ids], float)
+
+    def failed(self, after_values: np.ndarray) -> np.ndarray:
+        """Boolean mask: the elements whose value after exceeds the limit (NaN never fails)."""
+        a = np.asarray(after_values, float)
+        with np.errstate(invalid="ignore"):
+            return np.isfinite(a) & (a > self.limit + self.slack)
+
+
+def capacity_limits(before: xr.Dataset, c: Criteria, *, static: xr.Dataset | None = None, outlets=(),
+                    plant: str | None = None, cso_outfalls=()) -> list[Limits]:
+    """The limit of every criterion for every element it judges, from the run before.
+
+    * flooding (every node): ``before + flooding_tol_cf`` [ft3];
+    * freeboard (junctions and storage with a rim, not outfalls): the depth past which the node is
+      within ``freeboard_ft`` of its top *and* ``depth_tol_ft`` deeper than before,
+      ``max(top - freeboard_ft, before + depth_tol_ft)`` [ft]; the top is the rim, or rim +
+      surcharge depth for a sealed junction;
+    * storage fill (storage with a full depth): ``storage_max_full``, or ``before + d_over_d_tol``
+      when the storage was already past it [-];
+    * d/D (gravity conduits) and q/Qfull (force mains): ``max_d_over_d`` or
+      ``force_main_max_q_over_qfull``, or ``before + d_over_d_tol`` when already past it [-];
+    * pumps: ``before + pump_off_curve_tol_pct`` [% of time];
+    * peak inflow at each of ``outlets`` and at ``plant`` (when a node of the model):
+      ``before * (1 + outlet_peak_tol_pct / 100)`` [cfs];
+    * CSO volume at each of ``cso_outfalls``: ``before + max(before * cso_volume_tol_pct / 100,
+      cso_volume_tol_cf)`` [ft3].
+
+    Parameters
+    ----------
+    before : xarray.Dataset
+        The run before (``capacitysim.network.engine.read_results``).
+    c : Criteria
+        The limits (named program policies).
+    static : xarray.Dataset, optional
+        Where the element types, rims, surcharge limits and link shapes are read (default ``before``;
+        they are the model's, the same in both runs).
+    outlets, plant, cso_outfalls
+        The judged basin outlets, plant and CSO outfalls (:func:`judge`).
+
+    Returns
+    -------
+    list of Limits
+        In the order of the checks of :func:`judge`.
+
+    References
+    ----------
+    BJC I/I offset program H(1); 15 RCNY § 18-36; the limits are the named policies of
+    :class:`Criteria`.
+    """
+    s = before if static is None else static
+    out: list[Limits] = []
+    nodes = before.node.values
+    ntype = s.node_type.values
+    allnodes = np.arange(len(nodes))
+    fb = before.flooding_volume_cf.values
+    out.append(Limits("flood", nodes, allnodes, fb, fb + c.flooding_tol_cf))
+    rim = s.rim_depth_ft.values
+    db = before.max_depth_ft.values
+    top, _ = node_top_ft(s)
+    i = np.flatnonzero((ntype != "OUTFALL") & (top > 0))
+    out.append(Limits("freeboard", nodes[i], i, db[i], np.maximum(top[i] - c.freeboard_ft, db[i] + c.depth_tol_ft)))
+    i = np.flatnonzero((ntype == "STORAGE") & (rim > 0))
+    fill = db[i] / rim[i]
+    out.append(Limits("storage", nodes[i], i, fill, np.where(fill <= c.storage_max_full, c.storage_max_full,
+                                                               fill + c.d_over_d_tol)))
+    links = before.link.values
+    shape = s.link_shape.values if "link_shape" in s else np.full(len(links), "", dtype=object)
+    force_main = np.array([str(x) == "FORCE_MAIN" for x in shape], dtype=bool)
+    with np.errstate(invalid="ignore"):
+        for key, var, lim, sel in (("dD", "max_d_over_d", c.max_d_over_d, ~force_main),
+                                   ("fm", "max_q_over_qfull", c.force_main_max_q_over_qfull, force_main)):
+            i = np.flatnonzero(sel)
+            b = before[var].values[i]
+            # past the limit before: judged on the tolerance (NaN before: never failed)
+            out.append(Limits(key, links[i], i, b, np.where(b <= lim, lim, b + c.d_over_d_tol)))
+    if "pump_off_curve_pct" in before:
+        pb = before.pump_off_curve_pct.values
+        i = np.flatnonzero(np.isfinite(pb)) if len(pb) else np.zeros(0, int)
+        out.append(Limits("pump", links[i], i, pb[i], pb[i] + c.pump_off_curve_tol_pct))
+    outl = list(dict.fromkeys(outlets))
+    # the plant too: paragraph H(1) asks for capacity "in the sewage collection system and treatment plant"
+    if plant is not None and plant not in outl and plant in nodes:
+        outl.append(plant)
+    qb = np.array([float(before.max_inflow_cfs.sel(node=o)) for o in outl], float)
+    out.append(Limits("peak", np.array(outl, dtype=object), None, qb, qb * (1 + c.outlet_peak_tol_pct / 100.0),
+                      PEAK_SLACK_CFS))
+    cso = list(cso_outfalls)
+    vb = np.array([float(before.volume_cf.sel(outfall=o)) for o in cso], float)
+    out.append(Limits("cso", np.array(cso, dtype=object), None, vb,
+                      vb + np.maximum(vb * c.cso_volume_tol_pct / 100.0, c.cso_volume_tol_cf)))
+    return out
+
+
+def margin_ratios(before: xr.Dataset, after: xr.Dataset, c: Criteria, *, outlets=(), plant: str | None = None,
+                  cso_outfalls=()) -> dict[str, float]:
+    """Share of its margin a change uses, per judged element and criterion: ``{"key|element": r}``.
+
+    ``r = (after - before) / (limit + slack - before)`` with the limits of :func:`capacity_limits`
+    (those of :func:`judge`): ``r > 1`` exactly when judge fails the element, ``r`` near 0 for an
+    element the change does not reach; a limit equal to the value before gives ``+inf`` for any
+    rise. Elements without the quantity (NaN) are left out; the continuity checks are conditions of
+    the verdict, not capacity, and have no ratio.
+    """
+    out: dict[str, float] = {}
+    for lim in capacity_limits(before, c, static=after, outlets=outlets, plant=plant, cso_outfalls=cso_outfalls):
+        a, b = lim.values(after), lim.before
+        den, num = lim.limit + lim.slack - b, a - b
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(np.abs(den) > RATIO_TINY, num / np.where(np.abs(den) > RATIO_TINY, den, 1.0),
+                         np.where(num > RATIO_TINY, np.inf, 0.0))
+            r = np.where(np.isfinite(a) & np.isfinite(b) & np.isfinite(lim.limit), r, np.nan)
+        for ident, v in zip(lim.ids, r):
+            if np.isfinite(v) or v == np.inf:
+                out[f"{lim.key}|{ident}"] = float(v)
+    return out
+
+
 def judge(before: xr.Dataset, after: xr.Dataset, c: Criteria, *, outlets=(), plant: str | None = None,
           cso_outfalls=()) -> list[Check]:
     """Every criterion applied to every element by its type: a list of checks (failures and the outlet checks).
+
+    The limits are those of :func:`capacity_limits` (one statement of each rule):
 
     * flooding: every node;
     * freeboard to the rim: open (free-surface) junctions and storage; a sealed junction (SWMM
@@ -124,73 +324,43 @@ def judge(before: xr.Dataset, after: xr.Dataset, c: Criteria, *, outlets=(), pla
     the limits are the named policies of :class:`Criteria`.
     """
     checks: list[Check] = []
-    nodes = before.node.values
-    ntype = after.node_type.values
-    fb, fa = before.flooding_volume_cf.values, after.flooding_volume_cf.values
-    for i in np.flatnonzero(fa > fb + c.flooding_tol_cf):
-        checks.append(_check({"criterion": "no new or increased flooding", "element": str(nodes[i]), "kind": "node",
-                       "before": float(fb[i]), "after": float(fa[i]), "limit": float(fb[i] + c.flooding_tol_cf),
-                       "unit": "ft3", "passed": False}))
-    rim = after.rim_depth_ft.values
-    sur = after.surcharge_limit_ft.values if "surcharge_limit_ft" in after else np.zeros_like(rim)
-    da, db = after.max_depth_ft.values, before.max_depth_ft.values
-    sealed = (ntype == "JUNCTION") & (sur > 0)
-    top = np.where(sealed, rim + sur, rim)
-    candidate = (ntype != "OUTFALL") & (top > 0) & (top - da < c.freeboard_ft) & (da > db + c.depth_tol_ft)
-    for i in np.flatnonzero(candidate):
-        what = (f"no new pressure within {c.freeboard_ft:g} ft of the sealed junction's surcharge limit" if sealed[i]
-                else f"no new surcharge within {c.freeboard_ft:g} ft of the rim")
-        checks.append(_check({"criterion": what, "element": str(nodes[i]), "kind": "node", "before": float(top[i] - db[i]),
-                       "after": float(top[i] - da[i]), "limit": c.freeboard_ft, "unit": "ft freeboard", "passed": False}))
-    storage = np.flatnonzero((ntype == "STORAGE") & (rim > 0))
-    for i in storage:
-        fa_, fb_ = da[i] / rim[i], db[i] / rim[i]
-        if fa_ > c.storage_max_full and (fb_ <= c.storage_max_full or fa_ > fb_ + c.d_over_d_tol):
-            checks.append(_check({"criterion": f"storage max depth <= {c.storage_max_full:g} of full", "element": str(nodes[i]),
-                           "kind": "storage", "before": float(fb_), "after": float(fa_), "limit": c.storage_max_full,
-                           "unit": "-", "passed": False}))
-    links = before.link.values
-    shape = after.link_shape.values if "link_shape" in after else np.full(len(links), "", dtype=object)
-    force_main = np.array([str(x) == "FORCE_MAIN" for x in shape], dtype=bool)
-    ra, rb = after.max_d_over_d.values, before.max_d_over_d.values
-    with np.errstate(invalid="ignore"):
-        bad = ~force_main & np.isfinite(ra) & (ra > c.max_d_over_d) & ((rb <= c.max_d_over_d) | (ra > rb + c.d_over_d_tol))
-    for i in np.flatnonzero(bad):
-        checks.append(_check({"criterion": f"max d/D <= {c.max_d_over_d:g} (gravity sewers)", "element": str(links[i]),
-                       "kind": "link", "before": float(rb[i]), "after": float(ra[i]), "limit": c.max_d_over_d,
-                       "unit": "-", "passed": False}))
-    qa, qb = after.max_q_over_qfull.values, before.max_q_over_qfull.values
-    lim = c.force_main_max_q_over_qfull
-    with np.errstate(invalid="ignore"):
-        bad = force_main & np.isfinite(qa) & (qa > lim) & ((qb <= lim) | (qa > qb + c.d_over_d_tol))
-    for i in np.flatnonzero(bad):
-        checks.append(_check({"criterion": f"force main max q/Qfull <= {lim:g} (capacity)", "element": str(links[i]),
-                       "kind": "link", "before": float(qb[i]), "after": float(qa[i]), "limit": lim, "unit": "-", "passed": False}))
-    if "pump_off_curve_pct" in after:
-        pa, pb = after.pump_off_curve_pct.values, before.pump_off_curve_pct.values
-        with np.errstate(invalid="ignore"):
-            bad = np.isfinite(pa) & (pa > pb + c.pump_off_curve_tol_pct)
-        for i in np.flatnonzero(bad):
-            checks.append(_check({"criterion": f"pump time off its curve rises <= {c.pump_off_curve_tol_pct:g} points",
-                           "element": str(links[i]), "kind": "pump", "before": float(pb[i]), "after": float(pa[i]),
-                           "limit": float(pb[i] + c.pump_off_curve_tol_pct), "unit": "% of time", "passed": False}))
-    outlets = list(dict.fromkeys(outlets))
-    # the plant too: paragraph H(1) asks for capacity "in the sewage collection system and treatment plant"
-    if plant is not None and plant not in outlets and plant in before.node.values:
-        outlets.append(plant)
-    for o in outlets:
-        qb = float(before.max_inflow_cfs.sel(node=o))
-        qa = float(after.max_inflow_cfs.sel(node=o))
-        limit = qb * (1 + c.outlet_peak_tol_pct / 100.0)
-        where = "the plant" if o == plant else "the basin outlet"
-        checks.append(_check({"criterion": f"peak inflow at {where} within +{c.outlet_peak_tol_pct:g} %", "element": o,
-                       "kind": "node", "before": qb, "after": qa, "limit": limit, "unit": "cfs", "passed": bool(qa <= limit + 1e-9)}))
-    for outfall in cso_outfalls:
-        vb = float(before.volume_cf.sel(outfall=outfall))
-        va = float(after.volume_cf.sel(outfall=outfall))
-        limit = vb + max(vb * c.cso_volume_tol_pct / 100.0, c.cso_volume_tol_cf)
-        checks.append(_check({"criterion": "CSO volume not increased beyond tolerance", "element": outfall,
-                       "kind": "outfall", "before": vb, "after": va, "limit": limit, "unit": "ft3", "passed": bool(va <= limit)}))
+    top, sealed = node_top_ft(after)
+    for lim in capacity_limits(before, c, static=after, outlets=outlets, plant=plant, cso_outfalls=cso_outfalls):
+        a = lim.values(after)
+        bad = lim.failed(a)
+        if lim.key in ("peak", "cso"):
+            for k, o in enumerate(lim.ids):
+                if lim.key == "peak":
+                    where = "the plant" if o == plant else "the basin outlet"
+                    d = {"criterion": f"peak inflow at {where} within +{c.outlet_peak_tol_pct:g} %", "kind": "node", "unit": "cfs"}
+                else:
+                    d = {"criterion": "CSO volume not increased beyond tolerance", "kind": "outfall", "unit": "ft3"}
+                checks.append(_check({**d, "element": str(o), "before": float(lim.before[k]), "after": float(a[k]),
+                                      "limit": float(lim.limit[k]), "passed": not bool(bad[k])}))
+            continue
+        for k in np.flatnonzero(bad):
+            i = lim.index[k]
+            b, v = float(lim.before[k]), float(a[k])
+            if lim.key == "flood":
+                d = {"criterion": "no new or increased flooding", "kind": "node", "limit": float(lim.limit[k]), "unit": "ft3"}
+            elif lim.key == "freeboard":
+                what = (f"no new pressure within {c.freeboard_ft:g} ft of the sealed junction's surcharge limit" if sealed[i]
+                        else f"no new surcharge within {c.freeboard_ft:g} ft of the rim")
+                d = {"criterion": what, "kind": "node", "limit": c.freeboard_ft, "unit": "ft freeboard"}
+                b, v = float(top[i] - b), float(top[i] - v)
+            elif lim.key == "storage":
+                d = {"criterion": f"storage max depth <= {c.storage_max_full:g} of full", "kind": "storage",
+                     "limit": c.storage_max_full, "unit": "-"}
+            elif lim.key == "dD":
+                d = {"criterion": f"max d/D <= {c.max_d_over_d:g} (gravity sewers)", "kind": "link",
+                     "limit": c.max_d_over_d, "unit": "-"}
+            elif lim.key == "fm":
+                d = {"criterion": f"force main max q/Qfull <= {c.force_main_max_q_over_qfull:g} (capacity)", "kind": "link",
+                     "limit": c.force_main_max_q_over_qfull, "unit": "-"}
+            else:
+                d = {"criterion": f"pump time off its curve rises <= {c.pump_off_curve_tol_pct:g} points", "kind": "pump",
+                     "limit": float(lim.limit[k]), "unit": "% of time"}
+            checks.append(_check({**d, "element": str(lim.ids[k]), "before": b, "after": v, "passed": False}))
     for name, ds in (("before", before), ("after", after)):
         err = continuity_error(ds)
         checks.append(_check({"criterion": f"continuity error within {c.continuity_limit_pct:g} %", "element": f"{name} run",

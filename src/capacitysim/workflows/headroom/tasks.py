@@ -245,8 +245,6 @@ def _check_dict(ch) -> dict:
 SETTLE_HR = 2.0
 #: Routing steps between two looks at the stop rule's statistics (about 5 minutes of a 10 s step).
 STOP_EVERY_STEPS = 30
-#: Margin above a peak limit, as :func:`capacitysim.rules.capacity.judge` allows it [cfs].
-PEAK_SLACK_CFS = 1e-9
 
 
 def _hours_between(a_iso: str, b_iso: str) -> float:
@@ -311,68 +309,50 @@ def downstream_of(net: HeadroomNetwork, model, node: str) -> tuple[set, set]:
 def stop_rule(before, c: Criteria, judged: dict, downstream: tuple[set, set], not_before_hr: float) -> dict:
     """Thresholds (model units) past which :func:`capacitysim.rules.capacity.judge` fails the run, whatever follows.
 
-    Policy FAIL_WHEN_CERTAIN: every threshold is on a statistic that never decreases during a run
-    (a node's max depth and max inflow, its flooded volume, an outfall's inflow volume, a link's max
-    depth and max flow), compared with the complete run before, so a run that exceeds one has failed
-    that check at its end too: it stops there (after :func:`response_end_hr`). Looked at: the nodes
-    and links downstream of the connection (flooding, freeboard or a sealed junction's limit,
-    storage fill, d/D, force-main q/Qfull), the judged basin outlets and plant (peak inflow), the
-    judged CSO outfalls (volume). A pump's time off its curve (a share of the whole run) is never a
-    reason to stop.
+    Policy FAIL_WHEN_CERTAIN: the limits are judge's own (:func:`capacitysim.rules.capacity.capacity_limits`),
+    each put on an engine statistic that never decreases during a run (a node's max depth and max
+    inflow, its flooded volume, an outfall's inflow volume, a link's max depth and max flow), so a
+    run that exceeds one has failed that check at its end too: it stops there (after
+    :func:`response_end_hr`). Looked at: the nodes and links downstream of the connection (flooding,
+    freeboard or a sealed junction's limit, storage fill as a depth, d/D as a depth, force-main
+    q/Qfull as a flow), the judged basin outlets and plant (peak inflow), the judged CSO outfalls
+    (volume). A pump's time off its curve (a share of the whole run) is never a reason to stop.
     """
     from capacitysim.network.engine import unit_factors
+    from capacitysim.rules.capacity import capacity_limits
 
     f = unit_factors(before.attrs["flow_units"])
-    nodes_ds = [str(x) for x in before.node.values]
     dn, dl = downstream
     ntype = before.node_type.values
     rim = before.rim_depth_ft.values
-    sur = before.surcharge_limit_ft.values if "surcharge_limit_ft" in before else np.zeros_like(rim)
-    db = before.max_depth_ft.values
-    fb = before.flooding_volume_cf.values
-    depth, flood = [], []
-    for i, n in enumerate(nodes_ds):
-        if n not in dn or ntype[i] == "OUTFALL":
-            continue
-        flood.append([n, (fb[i] + c.flooding_tol_cf) / f["volume"]])
-        top = rim[i] + sur[i] if (ntype[i] == "JUNCTION" and sur[i] > 0) else rim[i]
-        thr = []
-        if top > 0:
-            thr.append(max(top - c.freeboard_ft, db[i] + c.depth_tol_ft))
-        if ntype[i] == "STORAGE" and rim[i] > 0:
-            fb_ = db[i] / rim[i]
-            thr.append(rim[i] * (c.storage_max_full if fb_ <= c.storage_max_full else max(c.storage_max_full, fb_ + c.d_over_d_tol)))
-        if thr:
-            depth.append([n, min(thr) / f["length"]])
-    links = [str(x) for x in before.link.values]
-    shape = before.link_shape.values if "link_shape" in before else np.full(len(links), "", dtype=object)
-    rb, qb = before.max_d_over_d.values, before.max_q_over_qfull.values
     fd, ff = before.full_depth_ft.values, before.full_flow_cfs.values
-    ldepth, lflow = [], []
-    for k, lid in enumerate(links):
-        if lid not in dl:
-            continue
-        if str(shape[k]) == "FORCE_MAIN":
-            if np.isfinite(qb[k]) and np.isfinite(ff[k]) and ff[k] > 0:
-                lim = c.force_main_max_q_over_qfull if qb[k] <= c.force_main_max_q_over_qfull else qb[k] + c.d_over_d_tol
-                lflow.append([lid, lim * ff[k] / f["flow"]])
-        elif np.isfinite(rb[k]) and np.isfinite(fd[k]) and fd[k] > 0:
-            lim = c.max_d_over_d if rb[k] <= c.max_d_over_d else rb[k] + c.d_over_d_tol
-            ldepth.append([lid, lim * fd[k] / f["length"]])
-    outs = list(dict.fromkeys(judged["outlets"]))
-    if judged.get("plant") and judged["plant"] not in outs and judged["plant"] in nodes_ds:
-        outs.append(judged["plant"])
-    inflow = []
-    for o in outs:
-        qb_ = float(before.max_inflow_cfs.sel(node=o))
-        inflow.append([o, (qb_ * (1 + c.outlet_peak_tol_pct / 100.0) + PEAK_SLACK_CFS) / f["flow"]])
-    volume = []
-    for o in judged["cso_outfalls"]:
-        vb = float(before.volume_cf.sel(outfall=o))
-        volume.append([o, (vb + max(vb * c.cso_volume_tol_pct / 100.0, c.cso_volume_tol_cf)) / f["volume"]])
+    depth: dict[str, float] = {}
+    out = {"node_vol_flooded": [], "node_max_inflow": [], "node_total_inflow": [], "link_max_depth": [], "link_max_flow": []}
+    for lim in capacity_limits(before, c, **judged):
+        for k, ident in enumerate(lim.ids):
+            ident, thr = str(ident), float(lim.limit[k] + lim.slack)
+            i = None if lim.index is None else int(lim.index[k])
+            if not math.isfinite(thr):
+                continue
+            if lim.key in ("flood", "freeboard", "storage"):
+                if ident not in dn or ntype[i] == "OUTFALL":
+                    continue
+                if lim.key == "flood":
+                    out["node_vol_flooded"].append([ident, thr / f["volume"]])
+                else:  # the depth past which the node fails (storage: its fill times its full depth)
+                    d = thr * rim[i] if lim.key == "storage" else thr
+                    depth[ident] = min(depth.get(ident, math.inf), d)
+            elif lim.key in ("dD", "fm"):
+                full = fd[i] if lim.key == "dD" else ff[i]
+                if ident in dl and math.isfinite(full) and full > 0:
+                    key = "link_max_depth" if lim.key == "dD" else "link_max_flow"
+                    out[key].append([ident, thr * full / (f["length"] if lim.key == "dD" else f["flow"])])
+            elif lim.key == "peak":
+                out["node_max_inflow"].append([ident, thr / f["flow"]])
+            elif lim.key == "cso":
+                out["node_total_inflow"].append([ident, thr / f["volume"]])
     return {"not_before_days": not_before_hr / HOURS_PER_DAY, "every_steps": STOP_EVERY_STEPS,
-            "node_max_depth": depth, "node_vol_flooded": flood, "node_max_inflow": inflow, "node_total_inflow": volume,
-            "link_max_depth": ldepth, "link_max_flow": lflow}
+            "node_max_depth": [[n, d / f["length"]] for n, d in depth.items()], **out}
 
 
 def _stopped_point(b, after, c, judged, node, gpd, tag, t0, stopped) -> dict | None:
