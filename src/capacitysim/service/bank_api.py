@@ -5,13 +5,45 @@ successful ``spdes-check``, instead of file paths: the service checks each job's
 withdrawal (the demonstration connected at least the withdrawal's peak flow at its node; the SPDES check
 added at least that flow) and gives the ledger the job's ``result.json``, which the ledger reads and
 fingerprints itself (:func:`capacitysim.bank.refs.resolve_ref`: verdict, node, flow, dates, SHA-256), so
-the evidence is the job's record, not a file someone can edit. Only an administrator signs off
-(``POST /bank/withdrawals/{application}/sign-off``); the ledger also requires that person to be a
-registered bank administrator. Every action goes to the service's journal and the bank's.
+the evidence is the job's record, not a file someone can edit.
+
+A deposit (credit bank section B: the credits of a remediation project certified complete, into the
+subaccount of the municipal user with jurisdiction) cites a successful ``credits-quantification`` job of
+the project: the service checks that the job quantified the same project (its ``[project] id``, and its
+``municipal_user`` when the file names one) and at least the deposited flow (its ``total_gpd``), and that
+the job's ``result.json`` still has the SHA-256 recorded when the job ended. A transfer (sections B, C, G)
+cites its document (bill of sale, memorandum of gift or grant, written notice).
+
+Deposits, withdrawals and transfers are recorded *pending* and take effect only when the bank
+administrator signs them off (definitions, BANK ADMINISTRATOR: "review and sign off on all approved
+applications for flow credit creation, bank deposits, withdrawals and transfers"):
+``POST /bank/withdrawals/{application}/sign-off``, ``POST /bank/deposits/{txn}/sign-off`` and
+``POST /bank/transfers/{transfer}/sign-off``, each ``{"decision": "approve" | "reject", "note"}``. Each
+record is addressed by the ledger's own id of it: a withdrawal by its application, a transfer by its
+``transfer-N``, a deposit by its sign-off transaction id (a project rejected once may be deposited again,
+so the project is not a deposit's id). Only an administrator signs off (403 otherwise); the ledger also
+requires that person to be a registered bank administrator. Every action, refusal and forbidden attempt
+goes to the service's journal with the user, and every change to the bank's own journal with the person.
+
+Service policies (where the issue and the program are silent)
+-------------------------------------------------------------
+``bank_roles`` (:data:`BANK_ROLES`)
+    Who records what through the service: a deposit by an engineer (the project's engineer of record), a
+    municipal user or an administrator; a transfer by a municipal user (section B: "a municipal user
+    may ... transfer flow credits") or an administrator; reviewers read only. Service users are not bank
+    entities: the transfer's cited document is the holder's consent, which the administrator checks at
+    the sign-off (section G).
+``deposit_evidence = quantification-job``
+    A deposit through the service cites the ``credits-quantification`` job of its project (the CLI's
+    ``bank deposit`` takes a certificate reference alone).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
+from pathlib import Path
 from typing import Any
 
 from fastapi import Body, Depends
@@ -19,6 +51,16 @@ from fastapi import Body, Depends
 from capacitysim.errors import InputError, RefusedError
 from capacitysim.service.problems import ApiError
 from capacitysim.service.processes import MAX_GPD, ServiceInputError, check_value
+
+#: Service policy ``bank_roles``: the roles that may record each kind of bank transaction through the service
+#: (withdrawals follow the ``withdraw`` permission of :mod:`capacitysim.service.auth`; signing off is the
+#: administrator's ``sign-off`` permission).
+BANK_ROLES = {"deposit": ("engineer", "municipal", "administrator"), "transfer": ("municipal", "administrator")}
+#: The sign-off states of a deposit or transfer (the ledger's ``signoffs.status``).
+SIGNOFF_STATES = ("pending", "signed-off", "rejected")
+#: How a deposit cites its quantification job in the ledger's documents (``service job <id>``).
+_JOB_DOC = re.compile(r"^service job ([0-9a-f]{32})$")
+_TXN = re.compile(r"^[0-9a-f]{32}$")
 
 WITHDRAWAL_SCHEMA = {
     "type": "object",
@@ -35,6 +77,41 @@ WITHDRAWAL_SCHEMA = {
         "spdes_job": {"type": "string", "minLength": 32, "maxLength": 32},
         "application_approval": {"type": "string", "minLength": 1, "maxLength": 200},
         "description": {"type": "string", "maxLength": 2000},
+        "reason": {"type": "string", "maxLength": 2000},
+    },
+}
+_TEXT = {"type": "string", "minLength": 1, "maxLength": 200}
+DEPOSIT_SCHEMA = {
+    "type": "object",
+    "required": ["basin", "owner", "gpd", "project", "quantification_job"],
+    "additionalProperties": False,
+    "properties": {
+        "basin": _TEXT | {"description": "The I/I remediation basin where the credits were generated (section A)."},
+        "owner": _TEXT | {"description": "The municipal user with jurisdiction over the project site (section B)."},
+        "gpd": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_GPD,
+                "description": "Certified I/I removed [gpd] (booked rounded down to whole gpd; at most the cited "
+                               "quantification's total_gpd)."},
+        "project": _TEXT | {"description": "The project id (the [project] id of the quantified project file)."},
+        "quantification_job": {"type": "string", "minLength": 32, "maxLength": 32,
+                               "description": "The id of a successful credits-quantification job of the project."},
+        "certificate": _TEXT | {"description": "The certification (Appendix A) reference."},
+        "certified_on": {"type": "string", "format": "date", "description": "Date certified complete (default today)."},
+        "description": {"type": "string", "maxLength": 2000},
+        "reason": {"type": "string", "maxLength": 2000},
+    },
+}
+TRANSFER_SCHEMA = {
+    "type": "object",
+    "required": ["basin", "from_owner", "to_owner", "gpd", "document"],
+    "additionalProperties": False,
+    "properties": {
+        "basin": _TEXT | {"description": "The basin of the credits (section A)."},
+        "from_owner": _TEXT | {"description": "The holder whose subaccount pays."},
+        "to_owner": _TEXT | {"description": "The receiving holder (a registered entity; its subaccount is opened if needed)."},
+        "gpd": {"type": "integer", "minimum": 1, "maximum": MAX_GPD, "description": "Credits transferred [whole gpd]."},
+        "document": _TEXT | {"description": "Bill of sale, memorandum of gift or grant, written notice (sections B, G)."},
+        "to_basin": _TEXT | {"description": "Another basin: only with a Board approval (section A)."},
+        "board_approval": _TEXT | {"description": "The Board's approval of a transfer across basins."},
         "reason": {"type": "string", "maxLength": 2000},
     },
 }
@@ -124,6 +201,166 @@ def decide(svc, u, application: str, body) -> dict:
     return {"withdrawal": w | cited, "ledger": _jsonable(out)}
 
 
+def check_quantification(job: dict, project: str, owner: str, gpd: float) -> dict:
+    """Refuse a cited job that is not a successful quantification of ``project`` covering ``gpd``.
+
+    Returns the job's result document. The deposit's flow must not exceed the job's ``total_gpd``
+    (the qualifying items on the job's inflow credit basis, BJC Tables 174-19.1 to 174-19.3), the job must
+    have quantified the project deposited (``[project] id``) and, when its file names one, for the same
+    municipal user (``municipal_user``: the jurisdiction of section B), and its ``result.json`` must still
+    have the SHA-256 recorded when the job ended.
+
+    Raises
+    ------
+    ServiceInputError
+        The job is of another process.
+    RefusedError
+        The job has not succeeded, its document changed, or it does not cover the deposit.
+    """
+    field = "quantification_job"
+    if job["process"] != "credits-quantification":
+        raise ServiceInputError(field, job["id"], "the id of a credits-quantification job",
+                                f"job {job['id']} is a {job['process']} job")
+    if job["status"] != "successful":
+        raise RefusedError(f"{field}: job {job['id']} is {job['status']}; the bank cites only successful jobs")
+    data = Path(job["result_path"]).read_bytes()
+    if hashlib.sha256(data).hexdigest() != job["result_sha256"]:
+        raise RefusedError(f"{field}: the result document of job {job['id']} changed since the job ended (SHA-256 "
+                           f"{job['result_sha256'][:12]}... recorded); it is not evidence")
+    doc = json.loads(data)
+    meta = doc.get("project") if isinstance(doc.get("project"), dict) else {}
+    total = float(doc["total_gpd"])
+    if meta.get("id") != project:
+        raise RefusedError(f"{field}: job {job['id']} quantified project {meta.get('id')!r}, not {project!r}: a deposit "
+                           "cites the quantification of its own project")
+    if meta.get("municipal_user") and str(meta["municipal_user"]).casefold() != owner.casefold():
+        raise RefusedError(f"{field}: job {job['id']} quantified project {project!r} for the municipal user "
+                           f"{meta['municipal_user']!r}, not {owner!r} (credit bank section B: the credits go to the "
+                           "municipal user having jurisdiction over the project site)")
+    if gpd > total:
+        raise RefusedError(f"{field}: job {job['id']} quantified {total:,.2f} gpd of I/I removed for project {project!r} "
+                           f"(total_gpd, {doc.get('inflow_credit_basis', '?')} basis); the deposit states {gpd:,.2f} gpd "
+                           "(credit bank section B: only the I/I removal of the certified project is deposited)")
+    return doc
+
+
+def _quantification_job(documents) -> str | None:
+    for d in documents if isinstance(documents, list) else []:
+        m = _JOB_DOC.match(str(d))
+        if m:
+            return m.group(1)
+    return None
+
+
+def ledger_deposits(lg) -> list[dict]:
+    """Every deposit recorded in the ledger, oldest first, with its sign-off (from the ledger's journal).
+
+    Each: ``txn`` (the deposit's id), ``project``, ``basin``, ``owner``, ``gpd`` (booked, whole gpd),
+    ``stated_gpd``, ``certified_on``, ``certificate``, ``description``, ``documents``,
+    ``quantification_job`` (the service job cited, or None), ``recorded_by``, ``recorded_at``,
+    ``signoff_status`` (``pending``, ``signed-off``, ``rejected``), ``decided_by``, ``decided_at``, ``note``.
+    """
+    rows = lg.journal()
+    pending = {p["txn"] for p in lg.pending() if p["kind"] == "deposit"}
+    decided = {}
+    for r in rows:
+        d = r["detail"] if isinstance(r["detail"], dict) else {}
+        if r["action"] in ("sign-off", "reject") and d.get("kind") == "deposit":
+            decided[d.get("txn")] = r
+    out = []
+    for r in rows:
+        if r["action"] != "record-deposit":
+            continue
+        d = r["detail"] if isinstance(r["detail"], dict) else {}
+        dec = decided.get(r["txn"])
+        status = "pending" if r["txn"] in pending else (
+            "signed-off" if dec is not None and dec["action"] == "sign-off" else "rejected" if dec is not None else "unknown")
+        out.append({"txn": r["txn"], "project": r["ref"], "basin": r["basin"], "owner": d.get("owner"),
+                    "gpd": d.get("booked_gpd"), "stated_gpd": d.get("stated_gpd"), "certified_on": d.get("certified_on"),
+                    "certificate": d.get("certificate"), "description": d.get("description", ""),
+                    "documents": d.get("documents", []), "quantification_job": _quantification_job(d.get("documents")),
+                    "recorded_by": r["actor"], "recorded_at": r["at"], "signoff_status": status,
+                    "decided_by": dec["actor"] if dec else None, "decided_at": dec["at"] if dec else None,
+                    "note": dec["reason"] if dec else None})
+    return out
+
+
+def ledger_transfers(lg) -> list[dict]:
+    """Every transfer (:meth:`capacitysim.bank.Ledger.transfers`) with its sign-off transaction id ``txn``."""
+    txn = {r["ref"]: r["txn"] for r in lg.journal() if r["action"] == "transfer-out"}
+    return [t | {"txn": txn.get(t["transfer"])} for t in lg.transfers()]
+
+
+def _record(lg, kind: str, ident: str) -> dict:
+    """The deposit (by txn) or transfer (by ``transfer-N``) ``ident``; 404 when there is none."""
+    ident = str(ident).strip().lower()
+    if kind == "deposit":
+        rows = [d for d in ledger_deposits(lg) if d["txn"] == ident] if _TXN.match(ident) else []
+        allowed = "the txn (32 hexadecimal digits) printed when the deposit was recorded"
+    else:
+        rows = [t for t in ledger_transfers(lg) if t["transfer"] == ident]
+        allowed = "a transfer id transfer-N"
+    if not rows:
+        raise ApiError(404, "Not found", f"no {kind} {ident[:80]!r} in the bank; allowed: {allowed} (GET /bank/{kind}s)")
+    return rows[0]
+
+
+def decide_pending(svc, u, kind: str, ident: str, body) -> dict:
+    """The administrator's decision on a pending deposit (by txn) or transfer (by ``transfer-N``).
+
+    The API's ``POST /bank/deposits/{txn}/sign-off`` and ``POST /bank/transfers/{transfer}/sign-off`` and
+    the bank page's forms. A deposit is signed off only while the quantification job it cites is still a
+    successful job of the service. A rejection needs a note (the reason, in the bank's journal).
+    """
+    check_value("body", body, SIGN_OFF_SCHEMA)
+    note = body.get("note", "")
+    decision = body["decision"]
+    detail = {"kind": kind, "decision": decision, "note": note}
+    try:
+        with svc.ledger(u) as lg:
+            rec = _record(lg, kind, ident)
+            ident = rec["txn"] if kind == "deposit" else rec["transfer"]
+            if rec["signoff_status"] != "pending":
+                raise RefusedError(f"{kind} {ident} is {rec['signoff_status']}, not awaiting sign-off")
+            if kind == "deposit" and decision == "approve":
+                job_id = rec["quantification_job"]
+                job = svc.store.job(job_id) if job_id else None
+                if job is None or job["status"] != "successful":
+                    raise RefusedError(f"deposit {ident}: the cited quantification job {job_id or '(none)'} is "
+                                       f"{job and job['status']}; not signed off")
+                detail["quantification_job"] = job_id
+            if decision == "approve":
+                out = lg.sign_off(rec["txn"], reason=note)
+            else:
+                if not note.strip():
+                    raise ServiceInputError("body.note", note, "the reason for the rejection (required)", "empty")
+                out = lg.reject(rec["txn"], reason=note)
+            rec = _record(lg, kind, ident)
+            balances = lg.balances()
+    except ApiError:
+        raise
+    except Exception as exc:
+        svc.store.journal("sign-off", u, str(ident)[:100], detail | {"error": str(exc)}, outcome="refused")
+        raise
+    svc.store.journal("sign-off", u, ident, detail)
+    return {kind: rec, "ledger": _jsonable(out), "balances": balances}
+
+
+def citing(svc, job: dict) -> list[str]:
+    """The bank records citing a job as evidence: withdrawals (their application) whose capacity or SPDES
+    document is the job's result, deposits (their project) citing it as their quantification.
+
+    For :func:`capacitysim.service.app.create_app`'s dismissal: a cited job is not dismissed (409).
+    """
+    if not job.get("result_path") or not svc.bank_path.is_file():
+        return []
+    with svc.ledger() as lg:
+        out = [w["application"] for w in lg.withdrawals() if job["result_path"] in (w.get("capacity_ref"), w.get("spdes_ref"))]
+        out += [f"deposit of project {d['project']}" for d in ledger_deposits(lg)
+                if d["quantification_job"] == job["id"] and d["signoff_status"] in ("pending", "signed-off")]
+    return out
+
+
 def install(app, svc, user, require) -> None:
     """Add the ``/bank`` routes to ``app``."""
     from capacitysim.service import auth
@@ -133,6 +370,7 @@ def install(app, svc, user, require) -> None:
         if job is None:
             raise ServiceInputError(field, job_id, "the id of one of the service's jobs", "no such job")
         if not auth.may_read_job(u, job):
+            svc.store.journal("cite job", u, job_id, {"field": field}, outcome="forbidden")
             raise ApiError(403, "Forbidden", f"{field}: job {job_id} belongs to another user")
         return job
 
@@ -206,6 +444,105 @@ def install(app, svc, user, require) -> None:
                  u=Depends(user)):
         require(u, "sign-off", "sign off withdrawals", application)
         return decide(svc, u, application, body)
+
+    # --- deposits and transfers ---------------------------------------------------------------------
+    def may_record(u, kind: str, target: str = "") -> None:
+        if u["role"] not in BANK_ROLES[kind]:
+            svc.store.journal(f"record {kind}s", u, target, {"roles": list(BANK_ROLES[kind])}, outcome="forbidden")
+            raise ApiError(403, "Forbidden", f"the role {u['role']!r} may not record {kind}s (service policy bank_roles: "
+                                             f"{', '.join(BANK_ROLES[kind])})")
+
+    def status_filter(status):
+        if status is not None and status not in SIGNOFF_STATES:
+            raise ServiceInputError("status", status, "one of " + ", ".join(SIGNOFF_STATES))
+
+    @app.get("/bank/deposits", summary="Deposits (with the quantification job each cites and its sign-off)")
+    def deposits(status: str | None = None, u=Depends(user)):
+        require(u, "bank-read", "read the bank")
+        status_filter(status)
+        with svc.ledger() as lg:
+            rows = ledger_deposits(lg)
+        return {"deposits": [d for d in rows if status is None or d["signoff_status"] == status]}
+
+    @app.get("/bank/deposits/{txn}", summary="One deposit, by its transaction id")
+    def deposit_one(txn: str, u=Depends(user)):
+        require(u, "bank-read", "read the bank")
+        with svc.ledger() as lg:
+            return _record(lg, "deposit", txn)
+
+    @app.post("/bank/deposits", status_code=201,
+              summary="Record a deposit of a certified project's credits citing its quantification job (pending sign-off)")
+    def deposit(body: Any = Body(None, examples=[{"basin": "CSO 4", "owner": "Village of Johnson City", "gpd": 8000,
+                                                  "project": "JC-2025-01", "quantification_job": "0" * 32,
+                                                  "certificate": "Appendix A letter 2025-01"}]), u=Depends(user)):
+        target = str(body.get("project", ""))[:100] if isinstance(body, dict) else ""
+        may_record(u, "deposit", target)
+        check_value("body", body, DEPOSIT_SCHEMA)
+        job = job_for("quantification_job", body["quantification_job"], u)
+        try:
+            check_quantification(job, body["project"], body["owner"], body["gpd"])
+            with svc.ledger(u) as lg:
+                out = lg.deposit(body["basin"], body["owner"], body["gpd"], body["project"],
+                                 certified_on=body.get("certified_on"), certificate=body.get("certificate"),
+                                 description=body.get("description", ""),
+                                 reason=body.get("reason") or f"recorded through the service by {u['name']}",
+                                 documents=[f"service job {job['id']}", f"result.json sha256 {job['result_sha256']}"])
+                rec = _record(lg, "deposit", out["txn"])
+        except Exception as exc:
+            svc.store.journal("deposit", u, target, {"quantification_job": job["id"], "error": str(exc)}, outcome="refused")
+            raise
+        svc.store.journal("deposit", u, out["txn"], {"project": body["project"], "quantification_job": job["id"],
+                                                     "gpd": out["booked_gpd"]})
+        return {"deposit": rec, "ledger": _jsonable(out)}
+
+    @app.post("/bank/deposits/{txn}/sign-off", summary="The bank administrator approves or rejects a deposit")
+    def deposit_sign_off(txn: str, body: Any = Body(None, examples=[{"decision": "approve", "note": "certificate checked"}]),
+                         u=Depends(user)):
+        require(u, "sign-off", "sign off deposits", txn[:100])
+        return decide_pending(svc, u, "deposit", txn, body)
+
+    @app.get("/bank/transfers", summary="Transfers between holders (with their sign-off)")
+    def transfers(status: str | None = None, u=Depends(user)):
+        require(u, "bank-read", "read the bank")
+        status_filter(status)
+        with svc.ledger() as lg:
+            rows = ledger_transfers(lg)
+        return {"transfers": [t for t in rows if status is None or t["signoff_status"] == status]}
+
+    @app.get("/bank/transfers/{transfer}", summary="One transfer (transfer-N)")
+    def transfer_one(transfer: str, u=Depends(user)):
+        require(u, "bank-read", "read the bank")
+        with svc.ledger() as lg:
+            return _record(lg, "transfer", transfer)
+
+    @app.post("/bank/transfers", status_code=201,
+              summary="Record a transfer of credits between holders, citing its document (pending sign-off)")
+    def transfer(body: Any = Body(None, examples=[{"basin": "CSO 4", "from_owner": "Village of Johnson City",
+                                                   "to_owner": "Oak Street Developer LLC", "gpd": 2000,
+                                                   "document": "bill of sale 2025-03"}]), u=Depends(user)):
+        target = f"{body.get('from_owner', '')} -> {body.get('to_owner', '')}"[:200] if isinstance(body, dict) else ""
+        may_record(u, "transfer", target)
+        check_value("body", body, TRANSFER_SCHEMA)
+        try:
+            with svc.ledger(u) as lg:
+                out = lg.transfer(body["basin"], body["from_owner"], body["to_owner"], body["gpd"],
+                                  document=body["document"], to_basin=body.get("to_basin"),
+                                  board_approval=body.get("board_approval"),
+                                  reason=body.get("reason") or f"recorded through the service by {u['name']}")
+                rec = _record(lg, "transfer", out["transfer"])
+        except Exception as exc:
+            svc.store.journal("transfer", u, target, {"error": str(exc)}, outcome="refused")
+            raise
+        svc.store.journal("transfer", u, out["transfer"], {"from": body["from_owner"], "to": body["to_owner"],
+                                                           "gpd": body["gpd"], "document": body["document"]})
+        return {"transfer": rec, "ledger": _jsonable(out)}
+
+    @app.post("/bank/transfers/{transfer}/sign-off", summary="The bank administrator approves or rejects a transfer")
+    def transfer_sign_off(transfer: str, body: Any = Body(None, examples=[{"decision": "approve",
+                                                                           "note": "bill of sale checked"}]),
+                          u=Depends(user)):
+        require(u, "sign-off", "sign off transfers", transfer[:100])
+        return decide_pending(svc, u, "transfer", transfer, body)
 
 
 def _jsonable(obj):

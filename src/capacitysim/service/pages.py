@@ -69,12 +69,20 @@ JOB = """{% extends "base.html" %}{% block body %}
 <td>{{ c.before if c.before is not none else '-' }}</td><td>{{ c.after }}</td><td>{{ c.limit }} {{ c.unit }}</td></tr>{% endfor %}</tbody></table>
 {% if more %}<p class="note">{{ more }} more checks in the result document.</p>{% endif %}{% endif %}
 {% elif job.status == "failed" %}<p class="error" id="failure">{{ job.message }}</p>{% endif %}
+{% if stages %}<h2>Stages</h2><table id="stages"><thead><tr><th>stage</th><th>progress [%]</th><th></th><th>at (UTC)</th></tr></thead><tbody>
+{% for st in stages %}<tr class="stage-{{ st.stage }}"><td>{{ st.stage }}</td><td>{{ st.progress }}</td><td>{{ st.message }}</td><td>{{ st.at }}</td></tr>{% endfor %}
+</tbody></table>{% endif %}
 <h2>Inputs</h2><pre>{{ inputs }}</pre>
 <h2>Record</h2><table><tr><th>input SHA-256</th><td><pre>{{ hashes }}</pre></td></tr><tr><th>versions</th><td><pre>{{ versions }}</pre></td></tr></table>
 {% endblock %}
 """
 
-BANK = """{% extends "base.html" %}{% block body %}
+BANK = """{% extends "base.html" %}
+{% macro sign_form(kind, ident) %}<form method="post" action="/ui/bank/sign-off"><input type="hidden" name="csrf" value="{{ csrf }}">
+<input type="hidden" name="kind" value="{{ kind }}"><input type="hidden" name="id" value="{{ ident }}">
+<input type="text" name="note" placeholder="note (required to reject)" aria-label="note">
+<button name="decision" value="approve">Approve</button> <button name="decision" value="reject">Reject</button></form>{% endmacro %}
+{% block body %}
 <h2>Withdrawals awaiting sign-off</h2>
 <table id="queue"><thead><tr><th>application</th><th>basin / owner</th><th>node</th><th>peak flow [gpd]</th><th>credits [gpd]</th><th>evidence</th><th>requested by</th><th></th></tr></thead><tbody>
 {% for w in pending %}<tr id="w-{{ loop.index }}"><td>{{ w.application }}</td><td>{{ w.basin }} / {{ w.owner }}</td><td>{{ w.node }}</td>
@@ -83,13 +91,30 @@ BANK = """{% extends "base.html" %}{% block body %}
 {% if w.missing_for_sign_off %}<br><span class="note">missing: {{ w.missing_for_sign_off | join('; ') }}</span>{% endif %}</td>
 <td>{{ w.recorded_by }}</td><td>{% if can_sign %}
 <form method="post" action="/ui/bank/sign-off"><input type="hidden" name="csrf" value="{{ csrf }}">
-<input type="hidden" name="application" value="{{ w.application }}">
+<input type="hidden" name="kind" value="withdrawal"><input type="hidden" name="application" value="{{ w.application }}">
 <input type="text" name="note" placeholder="note (required to reject)" aria-label="note">
 <button name="decision" value="approve">Approve</button> <button name="decision" value="reject">Reject</button></form>{% endif %}</td></tr>
 {% else %}<tr><td colspan="8">Nothing awaits sign-off.</td></tr>{% endfor %}</tbody></table>
+<h2>Deposits awaiting sign-off</h2>
+<table id="deposit-queue"><thead><tr><th>project</th><th>basin / owner</th><th>credits [gpd]</th><th>certified</th><th>evidence</th><th>recorded by</th><th></th></tr></thead><tbody>
+{% for d in pending_deposits %}<tr id="d-{{ loop.index }}"><td>{{ d.project }}</td><td>{{ d.basin }} / {{ d.owner }}</td>
+<td>{{ '{:,}'.format(d.gpd) }}</td><td>{{ d.certified_on }}{% if d.certificate %}<br><span class="note">{{ d.certificate }}</span>{% endif %}</td>
+<td>{% if d.quantification_job %}<a href="/ui/jobs/{{ d.quantification_job }}">quantification</a>{% endif %}</td>
+<td>{{ d.recorded_by }}</td><td>{% if can_sign %}{{ sign_form("deposit", d.txn) }}{% endif %}</td></tr>
+{% else %}<tr><td colspan="7">No deposit awaits sign-off.</td></tr>{% endfor %}</tbody></table>
+<h2>Transfers awaiting sign-off</h2>
+<table id="transfer-queue"><thead><tr><th>transfer</th><th>from</th><th>to</th><th>credits [gpd]</th><th>document</th><th></th></tr></thead><tbody>
+{% for t in pending_transfers %}<tr id="t-{{ loop.index }}"><td>{{ t.transfer }}</td><td>{{ t.basin }} / {{ t.from }}</td><td>{{ t.to_basin }} / {{ t.to }}</td>
+<td>{{ '{:,}'.format(t.gpd) }}</td><td>{{ t.document }}{% if t.board_approval %}<br><span class="note">Board: {{ t.board_approval }}</span>{% endif %}</td>
+<td>{% if can_sign %}{{ sign_form("transfer", t.transfer) }}{% endif %}</td></tr>
+{% else %}<tr><td colspan="6">No transfer awaits sign-off.</td></tr>{% endfor %}</tbody></table>
 {% if not can_sign %}<p class="note">Only an administrator signs off.</p>{% endif %}
-<h2>Decided</h2><table id="decided"><thead><tr><th>application</th><th>status</th><th>signed off by</th><th>at</th></tr></thead><tbody>
+<h2>Decided withdrawals</h2><table id="decided"><thead><tr><th>application</th><th>status</th><th>signed off by</th><th>at</th></tr></thead><tbody>
 {% for w in decided %}<tr><td>{{ w.application }}</td><td>{{ w.signoff_status }} ({{ w.status }})</td><td>{{ w.signed_off_by or '' }}</td><td>{{ w.signed_off_at or '' }}</td></tr>{% endfor %}
+</tbody></table>
+<h2>Decided deposits and transfers</h2><table id="decided-other"><thead><tr><th>kind</th><th>id</th><th>credits [gpd]</th><th>status</th><th>by</th><th>at</th></tr></thead><tbody>
+{% for d in decided_deposits %}<tr><td>deposit</td><td>{{ d.project }}</td><td>{{ '{:,}'.format(d.gpd) }}</td><td>{{ d.signoff_status }}</td><td>{{ d.decided_by or '' }}</td><td>{{ d.decided_at or '' }}</td></tr>{% endfor %}
+{% for t in decided_transfers %}<tr><td>transfer</td><td>{{ t.transfer }} ({{ t.from }} to {{ t.to }})</td><td>{{ '{:,}'.format(t.gpd) }}</td><td>{{ t.signoff_status }}</td><td>{{ t.signed_off_by or '' }}</td><td>{{ t.signed_off_at or '' }}</td></tr>{% endfor %}
 </tbody></table>
 <h2>Balances</h2><table><thead><tr><th>basin</th><th>owner</th><th>balance [gpd]</th></tr></thead><tbody>
 {% for b in balances %}<tr><td>{{ b.basin }}</td><td>{{ b.owner }}</td><td>{{ '{:,}'.format(b.balance_gpd) }}</td></tr>{% endfor %}</tbody></table>

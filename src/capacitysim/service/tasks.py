@@ -8,10 +8,20 @@ written there and returned with the document.
 Progress goes to ``progress-<attempt>.json`` in the job folder (written atomically): the server polls it
 (the worker has no other channel back while it runs). A remote ``--scheduler`` cluster therefore needs the
 data folder on a file system its workers share with the server, at the same path.
+
+Every process reports named stages (:data:`STAGES`): ``started``, ``inputs-checked`` once the request's
+files are read and its values parsed, the workflow's own steps, ``report-written``. The file keeps the
+history of the stages reached (``stages``: name, progress, message, UTC time) after the job ends, so the
+job page shows how far a job went, and a job that failed shows the last stage it reached and ``failed``.
+A headroom or sweep job also reports each cell or scenario between its stages (throttled). The workflows
+are called as the CLI calls them: a capacity demonstration's before and after SWMM runs are one call of
+:func:`capacitysim.workflows.demonstration.run_demonstration` (run side by side, with no progress callback),
+so they are one stage (``swmm-runs``, from 20 % to 80 %), not two.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import os
 import time
@@ -22,23 +32,82 @@ from capacitysim.errors import CapacitysimError, InputError, RefusedError
 from capacitysim.files import atomic_write_text
 
 
+#: The stages each process reports, in order: (name, progress [%]). ``failed`` is added after the last stage
+#: reached when the workflow raises.
+STAGES = {
+    "capacity-demonstration": (("started", 0), ("inputs-checked", 10), ("swmm-runs", 20), ("judged", 80),
+                               ("report-written", 95)),
+    "detention-design": (("started", 0), ("inputs-checked", 10), ("designed", 80), ("report-written", 95)),
+    "spdes-check": (("started", 0), ("inputs-checked", 10), ("checked", 80), ("report-written", 95)),
+    "headroom": (("started", 0), ("inputs-checked", 10), ("searched", 90), ("report-written", 95)),
+    "credits-quantification": (("started", 0), ("inputs-checked", 10), ("quantified", 95)),
+    "sweep": (("started", 0), ("inputs-checked", 10), ("swept", 95)),
+}
+#: Shortest time between two progress writes that are not stages [s] (a headroom cell, a sweep scenario).
+PROGRESS_THROTTLE_S = 0.5
+
+
 def progress_file(job_dir, attempt: int) -> Path:
     return Path(job_dir) / f"progress-{attempt}.json"
 
 
-def _progress_writer(job_dir, attempt: int):
-    path = progress_file(job_dir, attempt)
-    state = {"last": 0.0}
+def read_progress(job_dir, attempt: int) -> dict | None:
+    """The progress file of a job's attempt (``progress``, ``message``, ``stages``), or None when there is none."""
+    try:
+        info = json.loads(progress_file(job_dir, attempt).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return info if isinstance(info, dict) else None
 
-    def write(pct: float, message: str = "", force: bool = False) -> None:
+
+class Progress:
+    """The progress of one job attempt, written to its progress file (atomically).
+
+    ``progress(pct, message)`` reports a step (throttled: at most one write per
+    :data:`PROGRESS_THROTTLE_S`); ``progress.stage(name, message)`` reports a stage of :data:`STAGES`
+    (always written, and kept in the file's ``stages`` history). The percentage shown never goes back
+    and stays below 100 (the server sets 100 when the job ends successful).
+    """
+
+    def __init__(self, job_dir, attempt: int, process_id: str):
+        self.path = progress_file(job_dir, attempt)
+        self.levels = dict(STAGES[process_id])
+        self.stages: list[dict] = []
+        self.pct = 0
+        self.message = ""
+        self._last = 0.0
+
+    def __call__(self, pct: float, message: str = "", force: bool = False) -> None:
         now = time.monotonic()
-        if not force and now - state["last"] < 0.5:
+        if not force and now - self._last < PROGRESS_THROTTLE_S:
             return
-        state["last"] = now
-        atomic_write_text(path, json.dumps({"status": "running", "progress": max(0, min(99, int(pct))),
-                                            "message": message, "pid": os.getpid()}))
+        self._last = now
+        self.pct = max(self.pct, max(0, min(99, int(pct))))
+        self.message = message
+        self._write()
 
-    return write
+    def stage(self, name: str, message: str = "") -> None:
+        """Record reaching stage ``name`` (its progress from :data:`STAGES`; ``failed`` keeps the last one)."""
+        pct = self.pct if name == "failed" else self.levels[name]
+        self.pct = max(self.pct, pct)
+        self.message = message or name.replace("-", " ")
+        self.stages.append({"stage": name, "progress": self.pct, "message": self.message[:500],
+                            "at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")})
+        self._last = time.monotonic()
+        self._write()
+
+    def span(self, start: str, end: str):
+        """A step reporter mapping a fraction done in [0, 1] to the progress between stages ``start`` and ``end``."""
+        lo, hi = self.levels[start], self.levels[end]
+
+        def report(fraction: float, message: str = "") -> None:
+            self(lo + (hi - lo) * max(0.0, min(1.0, fraction)), message)
+
+        return report
+
+    def _write(self) -> None:
+        atomic_write_text(self.path, json.dumps({"status": "running", "progress": self.pct, "message": self.message,
+                                                 "pid": os.getpid(), "stages": self.stages}))
 
 
 def _submittal(inputs: dict, base=None):
@@ -68,12 +137,17 @@ def _run_capacity(inputs, files, work, progress):
     model = resolve_model(files["model"])
     pk = _peaking(inputs)
     conns = [parse_connection(f"{c['node']}={float(c['gpd'])!r}", pk) for c in inputs.get("connections", [])]
-    d = run_demonstration(model, connections=conns, remediations=list(inputs.get("remediations", [])),
-                          storm=files.get("storm"), criteria=_criteria(inputs), work_dir=None, plant=inputs.get("plant"),
-                          spinup_hr=inputs.get("spinup_hr"), submittal=_submittal(inputs))
+    rems = list(inputs.get("remediations", []))
+    criteria, submittal = _criteria(inputs), _submittal(inputs)
+    progress.stage("inputs-checked", f"{len(conns)} connection(s), {len(rems)} remediation(s) on {model.name}")
+    progress.stage("swmm-runs", "SWMM: the before and after scenarios, run side by side")
+    d = run_demonstration(model, connections=conns, remediations=rems, storm=files.get("storm"), criteria=criteria,
+                          work_dir=None, plant=inputs.get("plant"), spinup_hr=inputs.get("spinup_hr"), submittal=submittal)
     with d:
+        progress.stage("judged", f"before and after runs judged: verdict {d.verdict}")
         doc = d.to_dict()
         report = write_report(doc, work / "report.html")
+    progress.stage("report-written", "report written")
     return doc, report
 
 
@@ -85,8 +159,13 @@ def _run_detention(inputs, files, work, progress):
 
     rules = load_rule_set(inputs.get("rule", "nyc-2012"))
     site = load_site(files["site"], rules)
-    result = design_site(site, rules, swmm=inputs.get("swmm", True), submittal=_submittal(inputs, site.submittal))
+    swmm = inputs.get("swmm", True)
+    progress.stage("inputs-checked", f"site and rule set {inputs.get('rule', 'nyc-2012')} read; designing"
+                   + (" and checking in SWMM" if swmm else ""))
+    result = design_site(site, rules, swmm=swmm, submittal=_submittal(inputs, site.submittal))
+    progress.stage("designed", f"design done: verdict {result.status}")
     report = write_report(result, work / "report.html")
+    progress.stage("report-written", "report written")
     return result.to_dict(), report
 
 
@@ -97,15 +176,20 @@ def _run_spdes(inputs, files, work, progress):
     from capacitysim.workflows.spdes import plant_submittal, run_check
 
     plant = read_plant_file(files["plant"]) if "plant" in files else None
+    submittal = _submittal(inputs, plant_submittal(plant))
+    progress.stage("inputs-checked", "plant read; checking the flow record")
     result = run_check(
         flows=files.get("flows"), dmr=files.get("dmr"), limit_mgd=inputs.get("limit_mgd"), basis=inputs.get("basis"),
         as_of=inputs.get("as_of"), application_date=inputs.get("application_date"),
         added_gpd=list(inputs.get("added_gpd", [])), watershed=inputs.get("watershed"), plant=plant,
-        strict_record_age=inputs.get("strict_record_age", False), submittal=_submittal(inputs, plant_submittal(plant)),
+        strict_record_age=inputs.get("strict_record_age", False), submittal=submittal,
         date_column=inputs.get("date_column", "date"), flow_column=inputs.get("flow_column", "flow_mgd"),
         units=inputs.get("units"), outfall=inputs.get("outfall"), location=inputs.get("location"))
+    doc = result.to_dict()
+    progress.stage("checked", f"flow record checked: verdict {doc.get('verdict')}")
     report = write_report(result, work / "report.html")
-    return result.to_dict(), report
+    progress.stage("report-written", "report written")
+    return doc, report
 
 
 def _run_headroom(inputs, files, work, progress):
@@ -115,19 +199,25 @@ def _run_headroom(inputs, files, work, progress):
     from capacitysim.workflows.headroom import headroom as run_headroom
 
     storms = [files[f"storms[{i}]"] for i in range(len(inputs.get("storms", [])))]
+    model = resolve_model(files["model"])
+    criteria, submittal = _criteria(inputs), _submittal(inputs)
+    progress.stage("inputs-checked", f"{model.name}, {len(storms) or 'its own'} storm(s)")
+    step = progress.span("inputs-checked", "searched")
 
     def cb(done, total, runs):
-        progress(100.0 * done / max(total, 1), f"{done} of {total} cells, {runs} SWMM runs")
+        step(done / max(total, 1), f"{done} of {total} cells, {runs} SWMM runs")
 
-    res = run_headroom(resolve_model(files["model"]), storms or None, inputs.get("nodes"), basin=inputs.get("basin"),
-                       all_nodes=not inputs.get("nodes") and not inputs.get("basin"), criteria=_criteria(inputs),
+    res = run_headroom(model, storms or None, inputs.get("nodes"), basin=inputs.get("basin"),
+                       all_nodes=not inputs.get("nodes") and not inputs.get("basin"), criteria=criteria,
                        remediations=list(inputs.get("remediations", [])), plant=inputs.get("plant"), peaking=_peaking(inputs),
                        spinup_hr=inputs.get("spinup_hr"), tolerance_pct=float(inputs.get("tolerance_pct", 5)),
                        max_gpd=float(inputs.get("max_gpd", 10_000_000)), min_gpd=float(inputs.get("min_gpd", 100)),
                        workers=0, scheduler=None, out=None, resume=False, method=inputs.get("method", "screen"),
-                       progress=cb, submittal=_submittal(inputs), criteria_file=None)
+                       progress=cb, submittal=submittal, criteria_file=None)
     doc = res.to_dict()
+    progress.stage("searched", "headroom searched")
     report = write_report(doc, work / "report.html", res.coordinates, res.link_lines)
+    progress.stage("report-written", "report written")
     return doc, report
 
 
@@ -138,8 +228,10 @@ def _run_credits(inputs, files, work, progress):
 
     proj = read_project(files["project"])
     meta = proj["project"]
+    progress.stage("inputs-checked", f"project {meta.get('id')}: {len(proj['items'])} item(s)")
     result = ii_offset.quantify_items(proj["items"], engineer=meta.get("engineer", ""),
                                       inflow_credit_basis=inputs.get("inflow_basis", ii_offset.DEFAULT_INFLOW_CREDIT_BASIS))
+    progress.stage("quantified", f"{result['total_gpd']:,.0f} gpd of I/I removal quantified")
     return {"project": meta, "storm": ii_offset.program_storm(), **result}, None
 
 
@@ -150,11 +242,14 @@ def _run_sweep(inputs, files, work, progress):
 
     spec = load_sweep(files["sweep"])
     check_sweep_size(spec, False, 1)
+    progress.stage("inputs-checked", "sweep file read")
+    step = progress.span("inputs-checked", "swept")
 
     def cb(done, failed, total):
-        progress(100.0 * done / max(total, 1), f"{done} of {total} scenarios ({failed} failed)")
+        step(done / max(total, 1), f"{done} of {total} scenarios ({failed} failed)")
 
     run = run_sweep(spec, str(work / "sweep.zarr"), workers=0, scheduler=None, resume=False, progress=cb)
+    progress.stage("swept", "every scenario run")
     return run.to_dict(), None
 
 
@@ -177,19 +272,25 @@ def run_job(process_id: str, inputs: dict, files: dict, job_dir: str, attempt: i
 
     work = Path(job_dir) / f"attempt-{attempt}"
     work.mkdir(parents=True, exist_ok=True)
-    progress = _progress_writer(job_dir, attempt)
-    progress(0, "started", force=True)
+    progress = Progress(job_dir, attempt, process_id)
+    progress.stage("started", "started")
     try:
         doc, report = RUNNERS[process_id](inputs, files, work, progress)
         text = dumps_json(doc)  # the CLI's --json text (a non-finite number is an InputError, as there)
         html = Path(report).read_text(encoding="utf-8") if report else None
     except InputError as exc:
-        return {"error": {"type": "input", "message": str(exc)}}
+        err = {"type": "input", "message": str(exc)}
     except RefusedError as exc:
-        return {"error": {"type": "refused", "message": str(exc)}}
+        err = {"type": "refused", "message": str(exc)}
     except CapacitysimError as exc:
-        return {"error": {"type": "error", "message": str(exc)}}
+        err = {"type": "error", "message": str(exc)}
     except Exception as exc:  # noqa: BLE001 - a job records why it failed; the server stays up
         tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        return {"error": {"type": "internal", "message": tb[:2000]}}
-    return {"document_json": text, "report_html": html}
+        err = {"type": "internal", "message": tb[:2000]}
+    else:
+        return {"document_json": text, "report_html": html}
+    try:
+        progress.stage("failed", err["message"])
+    except OSError:  # the job folder is gone: the error is still returned
+        pass
+    return {"error": err}

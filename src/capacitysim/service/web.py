@@ -1,5 +1,5 @@
 """Server-rendered web pages under ``/ui``: sign in, submit a demonstration, watch it, read the verdict and
-report; the administrator's queue of withdrawals awaiting sign-off.
+report; the administrator's queue of deposits, withdrawals and transfers awaiting sign-off.
 
 The session is the bearer token in an ``HttpOnly``, ``SameSite=Strict`` cookie, set by the sign-in form. The
 API accepts that cookie for reading only (GET): every change through a page is a form POST to ``/ui/...``
@@ -19,6 +19,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from capacitysim.errors import CapacitysimError
 from capacitysim.service import auth
 from capacitysim.service.processes import ServiceInputError, bundled, prepare, versions
+from capacitysim.service.tasks import read_progress
 
 COOKIE = "capacitysim_session"
 LOGIN_CSRF_COOKIE = "capacitysim_login_csrf"
@@ -26,6 +27,9 @@ LOGIN_CSRF_COOKIE = "capacitysim_login_csrf"
 REFRESH_S = 2
 #: Checks listed on a job page (failed ones first); the rest are in the result document.
 MAX_CHECKS_SHOWN = 50
+#: What the bank page's sign-off form decides: a withdrawal (field ``application``), a deposit (field ``id``: its
+#: txn) or a transfer (field ``id``: ``transfer-N``).
+SIGN_OFF_KINDS = ("withdrawal", "deposit", "transfer")
 
 
 def install(app, svc, ApiError) -> None:
@@ -162,21 +166,28 @@ def install(app, svc, ApiError) -> None:
             all_checks.sort(key=lambda c: bool(c.get("passed")))
             checks, more = all_checks[:MAX_CHECKS_SHOWN], max(0, len(all_checks) - MAX_CHECKS_SHOWN)
         final = job["status"] in ("successful", "failed", "dismissed")
+        info = read_progress(svc.runner.job_dir(job_id), job["attempts"]) or {}
+        stages = [st for st in info.get("stages", []) if isinstance(st, dict)]
         return render("job.html", title=f"Job {job_id[:8]}", user=user, csrf=auth.csrf_token(svc.secret, user), job=job,
-                      checks=checks, more=more, refresh=None if final else REFRESH_S,
+                      checks=checks, more=more, refresh=None if final else REFRESH_S, stages=stages,
                       inputs=json.dumps(job["inputs"], indent=2), hashes=json.dumps(job["input_sha256"], indent=2),
                       versions=json.dumps(job["versions"], indent=2))
 
     def bank_page(user, error=None, status=200):
-        from capacitysim.service.bank_api import jobs_citing_in
+        from capacitysim.service.bank_api import jobs_citing_in, ledger_deposits, ledger_transfers
 
         with svc.ledger() as lg:
             rows = [w | jobs_citing_in(svc.store, w) for w in lg.withdrawals()]
+            deposits, transfers = ledger_deposits(lg), ledger_transfers(lg)
             balances = lg.balances()
         pending = [w for w in rows if w["signoff_status"] == "pending"]
         decided = [w for w in rows if w["signoff_status"] != "pending"]
         return render("bank.html", status, title="Flow credit bank", user=user, csrf=auth.csrf_token(svc.secret, user),
-                      pending=pending, decided=decided, balances=balances, can_sign=auth.can(user, "sign-off"), error=error)
+                      pending=pending, decided=decided, balances=balances, can_sign=auth.can(user, "sign-off"), error=error,
+                      pending_deposits=[d for d in deposits if d["signoff_status"] == "pending"],
+                      decided_deposits=[d for d in deposits if d["signoff_status"] != "pending"],
+                      pending_transfers=[t for t in transfers if t["signoff_status"] == "pending"],
+                      decided_transfers=[t for t in transfers if t["signoff_status"] != "pending"])
 
     @app.get("/ui/bank", response_class=HTMLResponse, include_in_schema=False)
     def bank(request: Request):
@@ -189,21 +200,28 @@ def install(app, svc, ApiError) -> None:
     async def sign_off(request: Request):
         from starlette.concurrency import run_in_threadpool
 
-        from capacitysim.service.bank_api import decide
+        from capacitysim.service.bank_api import decide, decide_pending
 
         user = session(request)
         if user is None:
             return to_login()
         form = await checked_form(request, user)
-        application = str(form.get("application", ""))
+        kind = str(form.get("kind", "withdrawal"))
+        if kind not in SIGN_OFF_KINDS:
+            return bank_page(user, f"kind: got {kind[:40]!r}; allowed: one of {', '.join(SIGN_OFF_KINDS)}", 400)
+        ident = str(form.get("application" if kind == "withdrawal" else "id", ""))[:200]
         if not auth.can(user, "sign-off"):
-            svc.store.journal("sign off withdrawals", user, application, outcome="forbidden")
+            svc.store.journal(f"sign off {kind}s", user, ident, outcome="forbidden")
             return bank_page(user, "Only an administrator signs off.", 403)
+        body = {"decision": str(form.get("decision", "")), "note": str(form.get("note", ""))}
         try:
-            await run_in_threadpool(decide, svc, user, application,
-                                    {"decision": str(form.get("decision", "")), "note": str(form.get("note", ""))})
+            if kind == "withdrawal":
+                await run_in_threadpool(decide, svc, user, ident, body)
+            else:
+                await run_in_threadpool(decide_pending, svc, user, kind, ident, body)
         except (CapacitysimError, ApiError) as exc:
-            return bank_page(user, str(getattr(exc, "detail", exc)), 409 if not isinstance(exc, ServiceInputError) else 400)
+            code = 400 if isinstance(exc, ServiceInputError) else getattr(exc, "status", 409)
+            return bank_page(user, str(getattr(exc, "detail", exc)), code)
         return RedirectResponse("/ui/bank", status_code=303)
 
 
