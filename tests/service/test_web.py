@@ -102,3 +102,62 @@ def test_sign_off_queue(server):
         assert r.status_code == 303, r.text
         page = c.get("/ui/bank")
         assert "signed-off (approved)" in page.text
+
+
+def test_the_queue_shows_deposits_and_transfers_and_signs_them_off(server):
+    from bank_support import balances, deposit_body, developer, new_project_id, quantified
+
+    dev = developer(server)
+    pid = new_project_id("WEB")
+    with server.client("engineer") as eng, server.client("municipal") as mun:
+        job, _ = quantified(server, eng, pid)
+        r = eng.post("/bank/deposits", json=deposit_body(pid, job, 2500, certificate="<script>alert('c')</script>"))
+        assert r.status_code == 201, r.text
+        txn = r.json()["deposit"]["txn"]
+        r = mun.post("/bank/transfers", json={"basin": BASIN, "from_owner": MUNICIPAL, "to_owner": dev, "gpd": 300,
+                                              "document": "<i>bill of sale</i>"})
+        assert r.status_code == 201, r.text
+        ref = r.json()["transfer"]["transfer"]
+        before = balances(mun)
+    with sign_in(server, "municipal") as c:
+        page = c.get("/ui/bank")
+        # both are shown, every user string escaped; no sign-off form for a municipal user
+        assert pid in page.text and ref in page.text
+        assert "<script>alert" not in page.text and "&lt;script&gt;alert(&#39;c&#39;)&lt;/script&gt;" in page.text
+        assert "&lt;i&gt;bill of sale&lt;/i&gt;" in page.text
+        assert f'name="id" value="{txn}"' not in page.text
+        r = c.post("/ui/bank/sign-off", data={"csrf": _csrf(page.text), "kind": "deposit", "id": txn, "decision": "approve"})
+        assert r.status_code == 403
+    with sign_in(server, "administrator") as c:
+        page = c.get("/ui/bank")
+        queue = page.text[page.text.index('id="deposit-queue"'):page.text.index('id="transfer-queue"')]
+        assert pid in queue and f'name="id" value="{txn}"' in queue and f"/ui/jobs/{job}" in queue
+        assert f'name="id" value="{ref}"' in page.text[page.text.index('id="transfer-queue"'):]
+        # without the session's CSRF token nothing is done
+        problem_ok(c.post("/ui/bank/sign-off", data={"kind": "deposit", "id": txn, "decision": "approve"}), 403)
+        problem_ok(c.post("/ui/bank/sign-off", data={"csrf": "0" * 64, "kind": "deposit", "id": txn,
+                                                     "decision": "approve"}), 403)
+        csrf = _csrf(page.text)
+        r = c.post("/ui/bank/sign-off", data={"csrf": csrf, "kind": "loan", "id": txn, "decision": "approve"})
+        assert r.status_code == 400 and "allowed: one of withdrawal, deposit, transfer" in r.text
+        r = c.post("/ui/bank/sign-off", data={"csrf": csrf, "kind": "deposit", "id": "f" * 32, "decision": "approve"})
+        assert r.status_code == 404
+        r = c.post("/ui/bank/sign-off", data={"csrf": csrf, "kind": "transfer", "id": ref, "decision": "reject"})
+        assert r.status_code == 400 and "the reason for the rejection" in r.text
+        r = c.post("/ui/bank/sign-off", data={"csrf": csrf, "kind": "deposit", "id": txn, "decision": "approve",
+                                              "note": "certificate <b>seen</b>"})
+        assert r.status_code == 303, r.text
+        r = c.post("/ui/bank/sign-off", data={"csrf": csrf, "kind": "transfer", "id": ref, "decision": "reject",
+                                              "note": "unsigned"})
+        assert r.status_code == 303, r.text
+        page = c.get("/ui/bank").text
+        assert f'name="id" value="{txn}"' not in page and f'name="id" value="{ref}"' not in page
+        decided = page[page.index('id="decided-other"'):]
+        assert pid in decided and "signed-off" in decided and ref in decided and "rejected" in decided
+        # the same decision again is refused, shown on the page
+        r = c.post("/ui/bank/sign-off", data={"csrf": csrf, "kind": "deposit", "id": txn, "decision": "approve"})
+        assert r.status_code == 409 and "not awaiting sign-off" in r.text
+    with server.client("reviewer") as rev:
+        after = balances(rev)
+        assert after[(BASIN, MUNICIPAL)] == before[(BASIN, MUNICIPAL)] + 2500 + 300  # the rejected transfer returned
+        assert rev.get(f"/bank/deposits/{txn}").json()["decided_by"] == server.names["administrator"]
