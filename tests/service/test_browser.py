@@ -1,4 +1,4 @@
-"""Browser tests (Playwright on Debian's Chromium): submit a demonstration and sign off a withdrawal.
+"""Browser tests (Playwright on Debian's Chromium): submit a demonstration, sign off a withdrawal and a deposit.
 
 Skipped when the ``playwright`` package or ``/usr/bin/chromium`` is absent (``.ci/run`` installs both).
 """
@@ -82,3 +82,30 @@ def test_administrator_signs_off_a_withdrawal(browser, server):
     with server.client("reviewer") as rev:
         w = rev.get("/bank/withdrawals/BROWSER-1").json()
         assert w["status"] == "approved" and w["signed_off_by"] == server.names["administrator"]
+
+
+def test_administrator_approves_a_pending_deposit(browser, server):
+    from bank_support import balances, deposit_body, new_project_id, quantified
+
+    pid = new_project_id("BROWSER")
+    with server.client("engineer") as eng:
+        job, _ = quantified(server, eng, pid)
+        r = eng.post("/bank/deposits", json=deposit_body(pid, job, 1200))
+        assert r.status_code == 201, r.text
+        txn = r.json()["deposit"]["txn"]
+        before = balances(eng)
+    page = _sign_in(browser, server, "administrator")
+    page.click("nav >> text=Bank")
+    row = page.locator("#deposit-queue tr", has_text=pid)
+    assert row.count() == 1
+    row.locator("input[name=note]").fill("certificate of completion seen")
+    row.locator("button[value=approve]").click()
+    page.wait_for_url(f"{server.url}/ui/bank")
+    assert page.locator("#deposit-queue tr", has_text=pid).count() == 0
+    assert "signed-off" in page.locator("#decided-other tr", has_text=pid).inner_text()
+    page.context.close()
+    with server.client("reviewer") as rev:
+        d = rev.get(f"/bank/deposits/{txn}").json()
+        assert d["signoff_status"] == "signed-off" and d["decided_by"] == server.names["administrator"]
+        assert d["note"] == "certificate of completion seen"
+        assert balances(rev)[(BASIN, MUNICIPAL)] == before[(BASIN, MUNICIPAL)] + 1200
