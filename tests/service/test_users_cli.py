@@ -47,3 +47,22 @@ def test_administrators_are_registered_in_the_bank(tmp_path):
         assert [a["name"] for a in admins] == ["Ada Lee", "Bo Chen"]
         assert admins[1]["registered_by"] == "Ada Lee"
         assert lg.verify()["ok"]
+
+
+def test_revoke_refuses_the_token_and_is_journaled(tmp_path):
+    token = users("add", "Jane Q. Smith", "--role", "reviewer", "--data", str(tmp_path)).stdout.strip()
+    store = Store(tmp_path / "service.sqlite")
+    assert user_for_token(store, token)["name"] == "Jane Q. Smith"
+    r = users("revoke", "jane q. smith", "--data", str(tmp_path))
+    assert r.returncode == 0 and "revoked" in r.stderr, r.stderr
+    assert user_for_token(store, token) is None  # the app answers 401 for it
+    row = [x for x in store.journal_rows() if x["action"] == "revoke-user"][0]
+    assert row["target"] == "Jane Q. Smith" and row["role"] == "operator" and "capacitysim users revoke" in row["user_name"]
+    again = users("revoke", "Jane Q. Smith", "--data", str(tmp_path))
+    assert again.returncode == 3 and "revoked already" in again.stderr
+    unknown = users("revoke", "Nobody Here", "--data", str(tmp_path))
+    assert unknown.returncode == 2 and "NAME: no user named 'Nobody Here'" in unknown.stderr
+    listed = users("list", "--data", str(tmp_path))
+    assert "Jane Q. Smith" in listed.stdout and "(revoked)" in listed.stdout
+    bad = users("revoke", "Jane Q. Smith", "--data", str(tmp_path), "--database", "oracle://x/y")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--database" in bad.stderr

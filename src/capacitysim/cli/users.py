@@ -53,6 +53,7 @@ def add(name, role, data_dir, registered_by, database):
     name = person_name("NAME", name)
     data = Path(data_dir)
     store = open_store(database, data)
+    data.mkdir(parents=True, exist_ok=True)  # the bank's folder, whichever the store
     if store.user_by_name(name) is not None:
         raise RefusedError(f"a user named {name!r} exists already in {store.where}")
     if role == "administrator":

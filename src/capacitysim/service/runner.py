@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 import time
 from pathlib import Path
@@ -119,8 +120,9 @@ class Runner:
                     mine = {job_id: attempt for job_id, (attempt, _) in self._futures.items()}
                 for job_id in self.store.jobs_moved(mine):
                     self.cancel(job_id)
-            except Exception:  # noqa: BLE001 - a database that is away for a moment: try again at the next beat
-                pass
+            except Exception as exc:  # noqa: BLE001 - a database away for a moment: try again at the next beat
+                logging.getLogger(__name__).warning("capacitysim serve: lease heartbeat or recovery failed: %s: %s",
+                                                    type(exc).__name__, exc)
 
     # --- jobs ----------------------------------------------------------------------------------------
     def job_dir(self, job_id: str) -> Path:
