@@ -12,9 +12,13 @@ processes
 tasks
     What a dask worker runs for a job: the workflow call of the matching CLI command.
 store
-    Jobs, users, uploads and the journal in one SQLite file under the data folder (transactions).
+    Jobs, users, uploads, the journal and the servers' leases, in transactions: one SQL text for both backends.
+db
+    Where the store lives (``--database``): the SQLite file under the data folder, or a PostgreSQL database
+    (psycopg 3, a connection pool) that several server processes share.
 runner
-    Jobs on dask (a local cluster, or ``--scheduler`` for a ``dask.distributed`` one); restart recovery.
+    Jobs on dask (a local cluster, or ``--scheduler`` for a ``dask.distributed`` one); the server's lease
+    (heartbeats) and the restart recovery.
 auth
     Bearer tokens (stored as SHA-256 only, compared in constant time) and roles.
 app
@@ -22,24 +26,41 @@ app
 
 Data at rest
 ------------
-Everything is under ``--data DIR``: ``service.sqlite`` (users with token hashes, jobs with their inputs, the
-SHA-256 of every input file, the versions they ran on, uploads, the append-only journal), ``bank.sqlite`` (the
-flow credit bank), ``jobs/<id>/`` (``result.json``, ``report.html``, a sweep's store), ``uploads/<sha256>/``
-and ``secret`` (the key of the web forms' CSRF tokens). One server process serves one data folder.
+The store (users with token hashes, jobs with their inputs, the SHA-256 of every input file, the versions they
+ran on, uploads, the append-only journal, the servers and their leases) is ``<data>/service.sqlite`` by
+default, or the PostgreSQL database of ``--database postgresql://...``. Everything else is under ``--data
+DIR``: ``bank.sqlite`` (the flow credit bank), ``jobs/<id>/`` (``result.json``, ``report.html``, a sweep's
+store), ``uploads/<sha256>/`` and ``secret`` (the key of the web forms' CSRF tokens).
 
-Several service processes sharing one store (not built): SQLite's WAL needs the processes on one host, so a
-store shared by servers on several hosts needs a database server. A PostgreSQL store would need: a
-``--database postgresql://...`` option and a driver (psycopg 3); the schema of :mod:`~capacitysim.service.store`
-with ``SERIAL``/``BIGSERIAL`` keys and the journal's triggers in PL/pgSQL; ``SELECT ... FOR UPDATE SKIP
-LOCKED`` for the restart recovery (two servers must not both re-queue a job); the bank on PostgreSQL too
-(:class:`capacitysim.bank.Ledger` is SQLite-only today); job folders and uploads on a file system every
-server and dask worker mounts at the same path (or an object store).
+Several service processes sharing one store (``--database postgresql://...``)
+-----------------------------------------------------------------------------
+What the PostgreSQL store covers: users, jobs, uploads' records and the journal, with the SQLite store's
+schema (identity keys, the journal's append-only triggers in PL/pgSQL, the schema version in ``meta``) and the
+same transactions; every server sees every job and user at once (a user revoked on one is refused by all).
+Each server registers itself and renews a lease (policy ``job_lease_s``); the restart recovery takes only the
+jobs of servers whose lease has expired, ``SELECT ... FOR UPDATE SKIP LOCKED``, so a live server's job is never
+re-queued nor failed and two servers never take the same job; a job's end is recorded only from the attempt
+that holds it.
+
+What it does not cover, so several servers need:
+
+* the same data folder at the same path: the bank stays SQLite (``<data>/bank.sqlite``;
+  :class:`capacitysim.bank.Ledger` is SQLite-only), and SQLite's WAL needs every writer on one host, so
+  servers sharing the bank must run on one host (on several hosts, the bank's endpoints must be served by one
+  of them); job folders and uploads are read by path, so they must be on a file system every server and dask
+  worker mounts at the same path (the CSRF ``secret`` too, for the web pages);
+* PostgreSQL itself: its backups, replication and access control are the operator's.
 
 Service policies (named where the issue is silent)
 --------------------------------------------------
 ``restart_attempts`` (:data:`capacitysim.service.runner.RESTART_ATTEMPTS`)
     A job left ``accepted``/``running`` by a stopped server is re-run at start-up, at most this many runs in
     all; past it, it is ``failed`` with the reason.
+``job_lease_s = 30`` (:data:`capacitysim.service.store.LEASE_S`; ``serve --lease-s``)
+    A server's lease on its jobs, renewed every third of it. A job whose server has not renewed its lease for
+    this long is taken by another server sharing the store (or the server's restart): re-queued, or failed
+    past ``restart_attempts``. A server that stops ends its lease at once; a restarted server also takes at once
+    the jobs of a server of its host whose process is gone.
 ``headroom_workers = 0``, ``sweep_workers = 0``
     A headroom or sweep job runs its SWMM runs inside its own dask worker (the service's cluster is the
     parallelism; a job does not start a cluster of its own).
