@@ -9,12 +9,13 @@ import datetime as _dt
 import subprocess
 import time
 
-import psycopg
 import pytest
 from pg_server import postgres  # noqa: F401 - the session's PostgreSQL server (a fixture)
 from support import CLI, Server, add_user, cli_json, free_port, problem_ok, wait_final
 
 from capacitysim.io.files import bundled_dir
+
+psycopg = pytest.importorskip("psycopg", reason="the PostgreSQL store needs psycopg 3 (pip install 'capacitysim[service]')")
 
 #: The servers' lease (service policy job_lease_s) in these tests [s]: short, so a killed server's job is taken
 #: soon; heartbeats every third of it.

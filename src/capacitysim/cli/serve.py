@@ -50,4 +50,7 @@ def serve(host, port, data_dir, scheduler, workers, database, lease_s):
     app = create_app(data_dir, scheduler=scheduler, workers=workers, store=store)
     click.echo(f"capacitysim serve: http://{host}:{port}/ui (API: /processes; data: {data_dir}; store: {store.where})",
                err=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
+    finally:
+        store.close()

@@ -91,10 +91,9 @@ def parse_database(database: str | None, data_dir) -> Location:
     if scheme in ("postgresql", "postgres"):
         try:
             parts = urlsplit(value)
-            port = parts.port
+            _ = parts.port  # a port that is not a number in [0, 65535] raises ValueError
         except ValueError as exc:
             raise bad(f"is not a valid URL ({exc})") from None
-        del port
         if not parts.hostname and "host=" not in parts.query:
             raise bad("names no host")
         if not parts.path.strip("/"):
@@ -269,7 +268,8 @@ class PostgresBackend:
         try:  # connect once first: a wrong host, database or password is reported with the server's reason
             psycopg.connect(url, **kwargs).close()
         except psycopg.Error as exc:
-            reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+            lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+            reason = lines[0].removeprefix("connection failed: ")[:300] if lines else type(exc).__name__
             raise InputError(f"{DATABASE_OPTION}: cannot connect to {redact(url)!r} ({reason}); allowed: a reachable "
                              f"PostgreSQL database, {ALLOWED}") from None
         self.pool = ConnectionPool(url, min_size=1, max_size=PG_POOL_MAX, kwargs=kwargs, timeout=timeout_s,
