@@ -252,3 +252,24 @@ def test_rejected_transfer_returns_the_credits_and_transfer_errors(server):
         assert ref in [x["transfer"] for x in rev.get("/bank/transfers", params={"status": "rejected"}).json()["transfers"]]
         assert (server.names["engineer"], "record transfers", f"{MUNICIPAL} -> {dev}", "forbidden") in journal(adm)
 
+
+
+def test_the_bank_names_what_cites_a_job(server):
+    """``bank_api.citing`` (for the dismissal of a cited job): a pending or signed-off deposit cites its
+    quantification; a rejected one no longer does."""
+    from capacitysim.service.app import Service
+    from capacitysim.service.bank_api import citing
+
+    svc = Service(server.data, start_runner=False)  # the server's own store and bank, read from this process
+    with server.client("engineer") as eng, server.client("administrator") as adm:
+        pid, other = new_project_id(), new_project_id()
+        job, _ = quantified(server, eng, pid)
+        job_b, _ = quantified(server, eng, other)
+        assert citing(svc, svc.store.job(job)) == []
+        txn = eng.post("/bank/deposits", json=deposit_body(pid, job, 900)).json()["deposit"]["txn"]
+        txn_b = eng.post("/bank/deposits", json=deposit_body(other, job_b, 900)).json()["deposit"]["txn"]
+        assert citing(svc, svc.store.job(job)) == [f"deposit of project {pid}"]
+        assert adm.post(f"/bank/deposits/{txn}/sign-off", json={"decision": "approve"}).status_code == 200
+        assert adm.post(f"/bank/deposits/{txn_b}/sign-off", json={"decision": "reject", "note": "no"}).status_code == 200
+        assert citing(svc, svc.store.job(job)) == [f"deposit of project {pid}"]
+        assert citing(svc, svc.store.job(job_b)) == []

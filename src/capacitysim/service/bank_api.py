@@ -347,15 +347,17 @@ def decide_pending(svc, u, kind: str, ident: str, body) -> dict:
 
 
 def citing(svc, job: dict) -> list[str]:
-    """The bank records citing a job as evidence: withdrawals (their application) whose capacity or SPDES
-    document is the job's result, deposits (their project) citing it as their quantification.
+    """The bank records citing a job as evidence, named (``application APP-1``, ``deposit of project P``):
+    withdrawals whose capacity or SPDES document is the job's result, and deposits (pending or signed off)
+    citing it as their project's quantification.
 
-    For :func:`capacitysim.service.app.create_app`'s dismissal: a cited job is not dismissed (409).
+    For the dismissal of :func:`capacitysim.service.app.create_app`: a cited job is not dismissed (409).
     """
     if not job.get("result_path") or not svc.bank_path.is_file():
         return []
     with svc.ledger() as lg:
-        out = [w["application"] for w in lg.withdrawals() if job["result_path"] in (w.get("capacity_ref"), w.get("spdes_ref"))]
+        out = [f"application {w['application']}" for w in lg.withdrawals()
+               if job["result_path"] in (w.get("capacity_ref"), w.get("spdes_ref"))]
         out += [f"deposit of project {d['project']}" for d in ledger_deposits(lg)
                 if d["quantification_job"] == job["id"] and d["signoff_status"] in ("pending", "signed-off")]
     return out
