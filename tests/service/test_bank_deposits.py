@@ -8,7 +8,6 @@ import math
 from bank_support import (
     ASYNC,
     BASIN,
-    DEVELOPER,
     MUNICIPAL,
     balances,
     deposit_body,
@@ -24,7 +23,7 @@ from support import problem_ok, wait_final
 def test_deposit_takes_effect_only_when_the_administrator_signs_it_off(server):
     with server.client("engineer") as eng, server.client("administrator") as adm, server.client("reviewer") as rev:
         pid = new_project_id()
-        job, total = quantified(server, eng, pid)
+        job, _ = quantified(server, eng, pid)
         before = balances(rev)
         r = eng.post("/bank/deposits", json=deposit_body(pid, job, 8000.7, description="Oak St <b>phase 2</b>"))
         assert r.status_code == 201, r.text

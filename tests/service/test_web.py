@@ -105,7 +105,13 @@ def test_sign_off_queue(server):
 
 
 def test_the_queue_shows_deposits_and_transfers_and_signs_them_off(server):
-    from bank_support import balances, deposit_body, developer, new_project_id, quantified
+    from bank_support import (
+        balances,
+        deposit_body,
+        developer,
+        new_project_id,
+        quantified,
+    )
 
     dev = developer(server)
     pid = new_project_id("WEB")

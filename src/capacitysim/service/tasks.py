@@ -31,7 +31,6 @@ from pathlib import Path
 from capacitysim.errors import CapacitysimError, InputError, RefusedError
 from capacitysim.files import atomic_write_text
 
-
 #: The stages each process reports, in order: (name, progress [%]). ``failed`` is added after the last stage
 #: reached when the workflow raises.
 STAGES = {
@@ -92,7 +91,7 @@ class Progress:
         self.pct = max(self.pct, pct)
         self.message = message or name.replace("-", " ")
         self.stages.append({"stage": name, "progress": self.pct, "message": self.message[:500],
-                            "at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")})
+                            "at": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")})
         self._last = time.monotonic()
         self._write()
 

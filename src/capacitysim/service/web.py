@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from pathlib import Path
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
@@ -160,7 +161,7 @@ def install(app, svc, ApiError) -> None:
             raise ApiError(403, "Forbidden", "this job belongs to another user")
         checks, more = [], 0
         if job["status"] == "successful":
-            doc = json.loads(open(job["result_path"], encoding="utf-8").read())
+            doc = json.loads(Path(job["result_path"]).read_text(encoding="utf-8"))
             all_checks = doc.get("checks", []) if isinstance(doc, dict) and isinstance(doc.get("checks"), list) else []
             all_checks = [c for c in all_checks if isinstance(c, dict) and "criterion" in c]
             all_checks.sort(key=lambda c: bool(c.get("passed")))
@@ -174,7 +175,11 @@ def install(app, svc, ApiError) -> None:
                       versions=json.dumps(job["versions"], indent=2))
 
     def bank_page(user, error=None, status=200):
-        from capacitysim.service.bank_api import jobs_citing_in, ledger_deposits, ledger_transfers
+        from capacitysim.service.bank_api import (
+            jobs_citing_in,
+            ledger_deposits,
+            ledger_transfers,
+        )
 
         with svc.ledger() as lg:
             rows = [w | jobs_citing_in(svc.store, w) for w in lg.withdrawals()]
