@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from capacitysim.io.export.geometry import ModelGeometry
+from capacitysim.network.model import display_name
 from capacitysim.report.format import label, number
 from capacitysim.report.html import HtmlReport, file_label, new_figure
 from capacitysim.report.plan_map import (
@@ -100,7 +101,7 @@ def _check_values(g: dict) -> tuple[str, str]:
     unit = g.get("unit")
     value, limit = _with_unit(g.get("value"), unit), _with_unit(g.get("limit"), unit)
     if value == limit and value != "-" and g.get("value") != g.get("limit"):
-        value += " (above the limit, by less than the last digit)"
+        value += " (just above the limit)"
     return value, limit
 
 
@@ -166,6 +167,16 @@ def color_scale(doc: dict):
     return mcolors.LogNorm(vmin=lo, vmax=hi), cmap, ticks
 
 
+def _aliased(table: dict, names) -> dict:
+    """``table`` (the geometry's, keyed by names as a person reads them,
+    :func:`capacitysim.network.model.display_name`) also under the document's spelling of ``names``."""
+    out = dict(table)
+    for n in names:
+        if n is not None and n not in out and display_name(str(n)) in out:
+            out[n] = out[display_name(str(n))]
+    return out
+
+
 def _link_mid(line) -> tuple[float, float]:
     pts = np.asarray(line, float)
     return tuple(pts[len(pts) // 2]) if len(pts) > 2 else tuple(pts.mean(axis=0))
@@ -183,17 +194,19 @@ def headroom_map(doc: dict, storm: str, geom: ModelGeometry):
     from matplotlib.lines import Line2D
 
     recs = [r for r in doc["nodes"] if r["storm"] == storm]
-    on_map = [r for r in recs if r["node"] in geom.nodes]
+    named = [r["node"] for r in recs] + [(r.get("governing_check") or {}).get("element") for r in recs] + [doc.get("plant")]
+    nodes, links = _aliased(geom.nodes, named), _aliased(geom.links, named)
+    on_map = [r for r in recs if r["node"] in nodes]
     if not on_map:
         return None
     scale = color_scale(doc)
     pts_all = np.asarray(list(geom.nodes.values()) + [p for line in geom.links.values() for p in line], float)
     dx, dy = np.ptp(pts_all[:, 0]), np.ptp(pts_all[:, 1])
     fig, ax = new_figure(9.0, float(np.clip(9.0 * dy / dx if dx > 0 else 6.0, 3.5, 8.0)) + 1.6)
-    for lid, line in geom.links.items():
+    for line in geom.links.values():
         pts = np.asarray(line, float)
         ax.plot(pts[:, 0], pts[:, 1], color="0.62", lw=0.9, zorder=1, solid_capstyle="round")
-    searched = {r["node"] for r in recs}
+    searched = {r["node"] for r in recs} | {display_name(str(r["node"])) for r in recs}
     rest = np.asarray([xy for n, xy in geom.nodes.items() if n not in searched], float).reshape(-1, 2)
     handles = [Line2D([], [], color="0.62", lw=0.9, label="link")]
     if len(rest):
@@ -204,7 +217,7 @@ def headroom_map(doc: dict, storm: str, geom: ModelGeometry):
     for r in on_map:
         st = r.get("status")
         kind = st if st in ("ok", "bounded", "zero") else "other"
-        x, y = geom.nodes[r["node"]]
+        x, y = nodes[r["node"]]
         v = r.get("max_connection_gpd")
         if kind in ("ok", "bounded") and scale is not None and v:
             face, edge, ew = scale[1](scale[0](float(v))), "black", 0.7 if kind == "ok" else 1.6
@@ -231,33 +244,33 @@ def headroom_map(doc: dict, storm: str, geom: ModelGeometry):
     plant = doc.get("plant")
     ringed = False
     labels = []
-    for el, nodes in sorted(governs.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        if el in geom.nodes:
-            x, y = geom.nodes[el]
-        elif el in geom.links:
-            pts = np.asarray(geom.links[el], float)
+    for el, governed in sorted(governs.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        if el in nodes:
+            x, y = nodes[el]
+        elif el in links:
+            pts = np.asarray(links[el], float)
             ax.plot(pts[:, 0], pts[:, 1], color="#1f4e79", lw=6, alpha=0.35, zorder=1.5, solid_capstyle="round")
-            x, y = _link_mid(geom.links[el])
+            x, y = _link_mid(links[el])
         else:
             continue
         ax.plot([x], [y], ls="none", marker="o", ms=16, markerfacecolor="none", markeredgecolor="#1f4e79",
                 markeredgewidth=2.0, zorder=7, gid=f"governing-{el}")
         ringed = True
         what = "plant " if el == plant else ""
-        labels.append(_halo_text(ax, x, y, f"{what}{el}: governs {len(nodes)}", color="#1f4e79", fontweight="bold"))
+        labels.append(_halo_text(ax, x, y, f"{what}{el}: governs {len(governed)}", color="#1f4e79", fontweight="bold"))
     if ringed:
         handles.append(Line2D([], [], ls="none", marker="o", ms=12, markerfacecolor="none", markeredgecolor="#1f4e79",
                               markeredgewidth=2.0, label="governing element (number of nodes it governs)"))
-    if plant in geom.nodes:
-        ax.plot(*geom.nodes[plant], ls="none", marker="^", ms=11, markerfacecolor="white", markeredgecolor="black",
+    if plant in nodes:
+        ax.plot(*nodes[plant], ls="none", marker="^", ms=11, markerfacecolor="white", markeredgecolor="black",
                 markeredgewidth=1.0, zorder=6, gid="plant")
         handles.append(Line2D([], [], ls="none", marker="^", ms=9, markerfacecolor="white", markeredgecolor="black",
                               label="treatment plant"))
         if plant not in governs:
-            labels.append(_halo_text(ax, *geom.nodes[plant], f"plant {plant}"))
+            labels.append(_halo_text(ax, *nodes[plant], f"plant {plant}"))
     lowest = sorted((r for r in on_map if r.get("status") in ("ok", "zero")), key=_sort_key)[:LABEL_LOWEST]
     for r in lowest:
-        labels.append(_halo_text(ax, *geom.nodes[r["node"]], f"{r['node']}: {headroom_text(r)} gpd"))
+        labels.append(_halo_text(ax, *nodes[r["node"]], f"{r['node']}: {headroom_text(r)} gpd"))
     if scale is not None:
         import matplotlib.cm as mcm
         from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
@@ -400,7 +413,8 @@ def _storm_text(s: dict) -> str:
     if s.get("duration_hr") is not None:
         parts.append(_with_unit(s["duration_hr"], "h"))
     if s.get("return_period_yr") is not None:
-        parts.append(f"{number(s['return_period_yr'])}-year")
+        rp = float(s["return_period_yr"])
+        parts.append(f"{number(int(rp) if rp.is_integer() else rp)}-year")
     if s.get("file"):
         parts.append(file_label(s["file"], s.get("sha256")))
     return ", ".join(parts)
