@@ -272,3 +272,13 @@ def test_the_bank_names_what_cites_a_job(server):
         assert adm.post(f"/bank/deposits/{txn_b}/sign-off", json={"decision": "reject", "note": "no"}).status_code == 200
         assert citing(svc, svc.store.job(job)) == [f"deposit of project {pid}"]
         assert citing(svc, svc.store.job(job_b)) == []
+
+
+def test_a_cited_quantification_is_not_dismissed(server):
+    """The quantification a deposit cites is evidence: DELETE /jobs/{id} is refused (409) and names the deposit."""
+    with server.client("engineer") as eng:
+        pid = new_project_id()
+        job, _ = quantified(server, eng, pid)
+        assert eng.post("/bank/deposits", json=deposit_body(pid, job, 500)).status_code == 201
+        assert "deposit of project" in problem_ok(eng.delete(f"/jobs/{job}"), 409)["detail"]
+        assert eng.get(f"/jobs/{job}").json()["status"] == "successful"

@@ -59,6 +59,8 @@ def test_a_job_reaches_every_stage_of_its_process(server, process):
         assert [s["stage"] for s in stages] == [n for n, _ in STAGES[process]]
         assert [s["progress"] for s in stages] == [p for _, p in STAGES[process]]
         assert [s["at"] for s in stages] == sorted(s["at"] for s in stages)
+        # GET /jobs/{id} carries the same stages (its statusInfo plus "stages")
+        assert c.get(f"/jobs/{job['jobID']}").json()["stages"] == stages
         if process in ("capacity-demonstration", "spdes-check"):
             verdict_stage = {"capacity-demonstration": "judged", "spdes-check": "checked"}[process]
             msg = next(s["message"] for s in stages if s["stage"] == verdict_stage)

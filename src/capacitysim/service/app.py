@@ -269,7 +269,11 @@ def create_app(data_dir, *, scheduler: str | None = None, workers: int | None = 
 
     @app.get("/jobs/{job_id}", summary="A job's status and progress")
     def job(job_id: str, request: Request, u=Depends(user)):
-        return job_status(get_job(job_id, u), base_url(request))
+        from capacitysim.service.tasks import read_progress
+
+        j = get_job(job_id, u)
+        info = read_progress(svc.runner.job_dir(j["id"]), j["attempts"]) or {}
+        return job_status(j, base_url(request)) | {"stages": info.get("stages", [])}
 
     @app.get("/jobs/{job_id}/results", summary="The job's result: the JSON document the CLI prints with --json")
     def results(job_id: str, u=Depends(user)):
@@ -301,17 +305,15 @@ def create_app(data_dir, *, scheduler: str | None = None, workers: int | None = 
         cited = cited_by_bank(j)
         if cited:
             svc.store.journal("dismiss", u, job_id, {"cited_by": cited}, outcome="refused")
-            raise ApiError(409, "Refused", f"job {job_id} is cited by the bank (application {', '.join(cited)}); its "
-                                           "result is evidence and stays")
+            raise ApiError(409, "Refused", f"job {job_id} is cited by the bank ({', '.join(cited)}); its result is "
+                                           "evidence and stays")
         svc.runner.cancel(job_id)
         return job_status(svc.store.dismiss(job_id, u), base_url(request))
 
     def cited_by_bank(j) -> list[str]:
-        if not j.get("result_path") or not svc.bank_path.is_file():
-            return []
-        with svc.ledger() as lg:
-            return [w["application"] for w in lg.withdrawals()
-                    if j["result_path"] in (w.get("capacity_ref"), w.get("spdes_ref"))]
+        from capacitysim.service.bank_api import citing
+
+        return citing(svc, j)
 
     # --- uploads -----------------------------------------------------------------------------------
     @app.post("/uploads", status_code=201, summary="Upload a file (the raw request body); name it with ?filename=",
