@@ -55,11 +55,14 @@ LABEL_LOWEST = 8
 #: survives a grey-scale print), cut before its near-white end so that every node shows on white paper.
 CMAP = "YlOrRd_r"
 CMAP_RANGE = (0.0, 0.82)
-#: Marks of the cells by status: (marker, legend text). The shape tells the status without the colour.
-MARKS = {"ok": ("o", "bracketed: the figure passed, a flow at most the tolerance above it failed"),
-         "bounded": ("s", "bounded: the largest flow searched passes (the headroom is at least it)"),
-         "zero": ("X", "0: fails with the smallest flow searched"),
-         "other": ("D", "no figure: untrusted run, error or not computed")}
+#: Marks of the cells by status: (marker, fill (None: the colour of the figure), edge colour, edge width [pt],
+#: legend text). The shape and the outline tell the status without the colour.
+MARKS = {"ok": ("o", None, "black", 0.7, "bracketed: the figure passed, a flow at most the tolerance above it failed"),
+         "bounded": ("s", None, "black", 1.6, "bounded: the largest flow searched passes (the headroom is at least it)"),
+         "zero": ("X", "#5b0a0a", "white", 0.6, "0: fails with the smallest flow searched"),
+         "other": ("D", "none", "0.35", 1.2, "no figure: untrusted run, error or not computed")}
+#: The fill of a coloured mark in the legend (a colour of the middle of the scale).
+LEGEND_FILL = "#f08c3c"
 #: The search policies of the ``screen`` method, when the document names none (workflows.headroom's docstring).
 SCREEN_POLICIES = (
     {"name": "FIRST_RUN_ABOVE",
@@ -217,24 +220,18 @@ def headroom_map(doc: dict, storm: str, geom: ModelGeometry):
     for r in on_map:
         st = r.get("status")
         kind = st if st in ("ok", "bounded", "zero") else "other"
-        x, y = nodes[r["node"]]
+        marker, face, edge, ew, _ = MARKS[kind]
         v = r.get("max_connection_gpd")
-        if kind in ("ok", "bounded") and scale is not None and v:
-            face, edge, ew = scale[1](scale[0](float(v))), "black", 0.7 if kind == "ok" else 1.6
-        elif kind == "zero":
-            face, edge, ew = "#5b0a0a", "white", 0.6
-        else:
-            face, edge, ew = "none", "0.35", 1.2
-        ms = size * (1.25 if kind in ("zero", "other") else 1.0)
-        ax.plot([x], [y], ls="none", marker=MARKS[kind][0], ms=ms, markerfacecolor=face, markeredgecolor=edge,
-                markeredgewidth=ew, zorder=5 if kind == "ok" else 6, gid=f"node-{r['node']}")
+        if face is None:
+            face = scale[1](scale[0](float(v))) if scale is not None and v else "none"
+        ax.plot(*nodes[r["node"]], ls="none", marker=marker, ms=size * (1.25 if kind in ("zero", "other") else 1.0),
+                markerfacecolor=face, markeredgecolor=edge, markeredgewidth=ew, zorder=5 if kind == "ok" else 6,
+                gid=f"node-{r['node']}")
         shown.add(kind)
-    for kind in ("ok", "bounded", "zero", "other"):
+    for kind, (marker, face, edge, ew, text) in MARKS.items():
         if kind in shown:
-            face = {"ok": "#f08c3c", "bounded": "#f08c3c", "zero": "#5b0a0a", "other": "none"}[kind]
-            edge, ew = {"ok": ("black", 0.7), "bounded": ("black", 1.6), "zero": ("white", 0.6), "other": ("0.35", 1.2)}[kind]
-            handles.append(Line2D([], [], ls="none", marker=MARKS[kind][0], ms=size, markerfacecolor=face, markeredgecolor=edge,
-                                  markeredgewidth=ew, label=MARKS[kind][1]))
+            handles.append(Line2D([], [], ls="none", marker=marker, ms=size, markerfacecolor=face or LEGEND_FILL,
+                                  markeredgecolor=edge, markeredgewidth=ew, label=text))
     # the governing elements (a node, or the middle of a link), ringed, with the number of cells they govern
     governs: dict[str, list[str]] = {}
     for r in recs:
