@@ -256,7 +256,7 @@ def test_outputs_csv_geojson_report(both, tmp_path, run_cli):
     from capacitysim.report.headroom import write_report
 
     html = write_report(screen.to_dict(), tmp_path / "h.html", screen.coordinates, screen.link_lines).read_text()
-    assert "data:image/png;base64" in html and "Nodes by headroom (tightest first)" in html
+    assert "<svg" in html and "Nodes by headroom (tightest first)" in html
     order = [n for n in sorted(by, key=lambda n: (by[n]["max_connection_gpd"], n))]
     positions = [html.index(f"<td>{n}</td>") for n in order]
     assert positions == sorted(positions)  # the table is sorted by headroom

@@ -64,23 +64,6 @@ MARKS = {"ok": ("o", None, "black", 0.7, "bracketed: the figure passed, a flow a
 #: The fill of a coloured mark in the legend (a colour of the middle of the scale).
 LEGEND_FILL = "#f08c3c"
 #: The search policies of the ``screen`` method, when the document names none (workflows.headroom's docstring).
-SCREEN_POLICIES = (
-    {"name": "FIRST_RUN_ABOVE",
-     "text": "a node's first run is placed just above the screen's estimate (expected to fail: a failing run is the "
-             "cheap one)"},
-    {"name": "FAIL_WHEN_CERTAIN",
-     "text": "a failing run stops once a statistic that never decreases during a run has passed the limit past which "
-             "the criteria fail the complete run; its verdict is that of the complete run, its values those at the stop"},
-    {"name": "STORM_RESPONSE_WINDOW",
-     "text": "no run stops before the storm's response has passed in the run before (every link's and judged "
-             "inflow's peak, the last CSO spill), so a stopped run reports the values of the storm's peak"},
-)
-CRITERIA_POLICY = {"name": "capacity criteria",
-                   "text": "the limits of the criteria are program policies (capacitysim.rules.capacity.Criteria), not "
-                           "numbers of the regulation: the program asks for a demonstration of adequate capacity "
-                           "without setting them"}
-
-
 # ----------------------------------------------------------------------------------------------
 # words of one cell (also the CLI's text output)
 # ----------------------------------------------------------------------------------------------
@@ -398,9 +381,11 @@ def svg_figure(fig, caption: str, salt: str) -> str:
 def policies_of(doc: dict) -> list[dict]:
     """The policies in force: the document's ``policies`` (``name``, ``text``, optional ``value``), else the
     search policies of its method and the criteria's."""
+    from capacitysim.workflows.headroom import CRITERIA_POLICY, SEARCH_POLICIES
+
     if doc.get("policies"):
         return list(doc["policies"])
-    return [*(SCREEN_POLICIES if doc.get("method") == "screen" else ()), CRITERIA_POLICY]
+    return [*(SEARCH_POLICIES if doc.get("method") == "screen" else ()), CRITERIA_POLICY]
 
 
 def _storm_text(s: dict) -> str:

@@ -87,6 +87,24 @@ METHODS = ("screen", "bisection")
 DEFAULT_TOLERANCE_PCT = 5.0
 DEFAULT_MAX_GPD = 10_000_000.0
 DEFAULT_MIN_GPD = 100.0
+#: The policies of the search, named in the document (``policies``) and the report: where the issue and the
+#: regulations are silent, how a figure is reached (none changes a verdict: each figure's ends are real runs).
+SEARCH_POLICIES = (
+    {"name": "FIRST_RUN_ABOVE",
+     "text": "a node's first run is placed just above the screen's estimate (expected to fail: a failing run is the "
+             "cheap one)"},
+    {"name": "FAIL_WHEN_CERTAIN",
+     "text": "a failing run stops once a statistic that never decreases during a run has passed the limit past which "
+             "the criteria fail the complete run; its verdict is that of the complete run, its values those at the stop"},
+    {"name": "STORM_RESPONSE_WINDOW",
+     "text": "no run stops before the storm's response has passed in the run before (every link's and judged "
+             "inflow's peak, the last CSO spill), so a stopped run reports the values of the storm's peak"},
+)
+#: The criteria are program policies too.
+CRITERIA_POLICY = {"name": "capacity criteria",
+                   "text": "the limits of the criteria are program policies (capacitysim.rules.capacity.Criteria), not "
+                           "numbers of the regulation: the program asks for a demonstration of adequate capacity "
+                           "without setting them"}
 #: Names of the output files under ``out``.
 STORE_NAME, JSON_NAME, CSV_NAME, GEOJSON_NAME = "headroom.zarr", "headroom.json", "headroom.csv", "headroom.geojson"
 
@@ -122,6 +140,13 @@ class HeadroomResult:
     submittal: object = None
     #: storm label -> hours one complete run simulates (known when this invocation ran the run before)
     full_run_hr: dict = field(default_factory=dict)
+    #: the model's geometry block (capacitysim.io.export.geometry: points, lines, map units, CRS)
+    geometry: dict = field(default_factory=dict)
+
+    @property
+    def policies(self) -> list[dict]:
+        """The policies in force: the search's (method ``screen``) and the criteria's."""
+        return [*(SEARCH_POLICIES if self.method == "screen" else ()), CRITERIA_POLICY]
 
     @property
     def runs_total(self) -> int:
@@ -151,6 +176,7 @@ class HeadroomResult:
             "storms": self.storms, "criteria": self.criteria.to_dict(), "tolerance_pct": self.tolerance_pct,
             "max_gpd": self.max_gpd, "min_gpd": self.min_gpd, "method": self.method, "plant": self.plant,
             "remediations": list(self.remediations), "peaking": self.peaking, "spinup_hr": self.spinup_hr,
+            "policies": self.policies, "geometry": self.geometry or None,
             "nodes": [_public(r) for r in self.nodes],
             "matrix": {"nodes": names, "storms": labels,
                        "max_connection_gpd": [[grid.get((n, s)) for s in labels] for n in names]},
@@ -364,6 +390,7 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
         Bad options (one line naming the option, the value and what is allowed).
     """
     from capacitysim.io.bundled import model_path as bundled_model_path
+    from capacitysim.io.export.geometry import model_geometry as export_geometry
     from capacitysim.io.headroom_store import create_store, read_cells, store_status
     from capacitysim.network.model import load_model
     from capacitysim.network.scenario import MAX_FLOW_GPD
@@ -454,13 +481,15 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
         if tmp is not None:  # no --out: the store was a scratch file
             shutil.rmtree(tmp, ignore_errors=True)
     xy, lines = model_geometry(m)
+    geometry = export_geometry(m).to_dict()
     res = HeadroomResult(model=Path(model_path), model_sha256=model_sha, storms=[r for _, _, r in storm_items],
                          criteria=criteria, tolerance_pct=tol, min_gpd=min_gpd, max_gpd=max_gpd, method=method,
                          plant=net.bundle.plant or None, remediations=rem_text, peaking=peaking, spinup_hr=spinup_hr,
                          nodes=records, runs_before=counts.before_runs, seconds=0.0, workers=counts.workers,
                          scheduler=counts.scheduler, store=str(store) if store_dir is not None else None,
                          computed_now=counts.cells, runs_now=counts.runs + counts.before_runs,
-                         coordinates=xy, link_lines=lines, submittal=submittal, full_run_hr=dict(counts.full_run_hr))
+                         coordinates=xy, link_lines=lines, submittal=submittal, full_run_hr=dict(counts.full_run_hr),
+                         geometry=geometry)
     res.seconds = time.perf_counter() - t0
     if store_dir is not None:
         write_outputs(res, store_dir)
