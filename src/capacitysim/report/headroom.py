@@ -40,12 +40,12 @@ from capacitysim.network.model import display_name
 from capacitysim.report.format import label, number
 from capacitysim.report.html import HtmlReport, file_label, new_figure
 from capacitysim.report.plan_map import (
-    _LABEL_SPOTS,
-    _UNIT_WORDS,
-    _halo_text,
+    UNIT_WORDS,
+    halo_text,
     north_arrow,
     place_labels,
     scale_bar,
+    settle_labels,
 )
 from capacitysim.rules.capacity import CAPACITY_CITATION
 
@@ -237,7 +237,7 @@ def headroom_map(doc: dict, storm: str, geom: ModelGeometry):
                 markeredgewidth=2.0, zorder=7, gid=f"governing-{el}")
         ringed = True
         what = "plant " if el == plant else ""
-        labels.append(_halo_text(ax, x, y, f"{what}{el}: governs {len(governed)}", color="#1f4e79", fontweight="bold"))
+        labels.append(halo_text(ax, x, y, f"{what}{el}: governs {len(governed)}", color="#1f4e79", fontweight="bold"))
     if ringed:
         handles.append(Line2D([], [], ls="none", marker="o", ms=12, markerfacecolor="none", markeredgecolor="#1f4e79",
                               markeredgewidth=2.0, label="governing element (number of nodes it governs)"))
@@ -247,10 +247,10 @@ def headroom_map(doc: dict, storm: str, geom: ModelGeometry):
         handles.append(Line2D([], [], ls="none", marker="^", ms=9, markerfacecolor="white", markeredgecolor="black",
                               label="treatment plant"))
         if plant not in governs:
-            labels.append(_halo_text(ax, *nodes[plant], f"plant {plant}"))
+            labels.append(halo_text(ax, *nodes[plant], f"plant {plant}"))
     lowest = sorted((r for r in on_map if r.get("status") in ("ok", "zero")), key=_sort_key)[:LABEL_LOWEST]
     for r in lowest:
-        labels.append(_halo_text(ax, *nodes[r["node"]], f"{r['node']}: {headroom_text(r)} gpd"))
+        labels.append(halo_text(ax, *nodes[r["node"]], f"{r['node']}: {headroom_text(r)} gpd"))
     if scale is not None:
         import matplotlib.cm as mcm
         from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
@@ -269,8 +269,7 @@ def headroom_map(doc: dict, storm: str, geom: ModelGeometry):
         side.set_color("0.6")
     fig.canvas.draw()  # the final limits, for the labels and the scale bar
     place_labels(ax)
-    north_arrow(ax)
-    arrow = ax.texts[-1]
+    arrow = north_arrow(ax)
     arrow.set_gid("north-arrow")
     if arrow.arrow_patch is not None:
         arrow.arrow_patch.set_gid("north-arrow-arrow")
@@ -286,7 +285,7 @@ def headroom_map(doc: dict, storm: str, geom: ModelGeometry):
         reserved.append(bar.get_window_extent(renderer))
     left_out = settle_labels(labels, renderer, reserved, ax.get_window_extent(renderer))
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=2, fontsize=8, frameon=False)
-    units = _UNIT_WORDS.get(geom.map_units, geom.map_units)
+    units = UNIT_WORDS.get(geom.map_units, geom.map_units)
     where = (f"coordinates in {units}" if geom.map_units else "the model names no map units ([MAP] UNITS): the scale "
              "is in its map units") + (f"; CRS {geom.crs}" if geom.crs else "; no CRS stated")
     kept = [t.get_text() for t in labels if t.axes is not None]
@@ -318,36 +317,6 @@ def _walk(artist):
     for child in artist.get_children():
         yield child
         yield from _walk(child)
-
-
-def settle_labels(labels, renderer, reserved, frame) -> list:
-    """Keep each label (in priority order) where :func:`~capacitysim.report.plan_map.place_labels` put it when
-    it lies inside ``frame`` (the map's axes: nothing drawn beside the map, such as the colour bar, covers it)
-    and overlaps no label kept before it and no ``reserved`` box (the north arrow, the scale bar); else move it
-    to the first spot around its point (:data:`capacitysim.report.plan_map._LABEL_SPOTS`) where it does; else
-    remove it. Returns the labels removed."""
-
-    def free(box):
-        inside = box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0 and box.y1 <= frame.y1
-        return inside and not any(box.overlaps(b) for b in boxes)
-
-    boxes, dropped = list(reserved), []
-    for t in labels:
-        box = t.get_window_extent(renderer)
-        if not free(box):
-            for dx, dy, ha, va in _LABEL_SPOTS:
-                t.xyann = (dx, dy)
-                t.set_ha(ha)
-                t.set_va(va)
-                box = t.get_window_extent(renderer)
-                if free(box):
-                    break
-            else:
-                t.remove()
-                dropped.append(t)
-                continue
-        boxes.append(box)
-    return dropped
 
 
 _SVG_ID = re.compile(r'(\sid=)"')

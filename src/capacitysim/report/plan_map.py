@@ -33,7 +33,7 @@ Q_CLASSES = ((0.5, "#9ecae1", 1.0, "q/Qfull < 0.5"), (0.8, "#2b7bba", 1.8, "0.5 
 #: A link's peak flow must rise by more than this to be marked as changed [%].
 CHANGED_PCT = 1.0
 #: Words of the map units of :class:`~capacitysim.io.export.geometry.ModelGeometry`.
-_UNIT_WORDS = {"ft": "ft", "m": "m", "deg": "degrees", None: "map units"}
+UNIT_WORDS = {"ft": "ft", "m": "m", "deg": "degrees", None: "map units"}
 
 
 def nice_length(span: float) -> float:
@@ -48,9 +48,9 @@ def nice_length(span: float) -> float:
     return 10.0**k
 
 
-def north_arrow(ax, x: float = 0.95, y: float = 0.90) -> None:
-    """An arrow pointing up with an N, at (x, y) in axes fractions (the map's y axis is north)."""
-    ax.annotate("N", xy=(x, y), xytext=(x, y - 0.10), xycoords="axes fraction", textcoords="axes fraction",
+def north_arrow(ax, x: float = 0.95, y: float = 0.90):
+    """An arrow pointing up with an N, at (x, y) in axes fractions (the map's y axis is north); returns the annotation."""
+    return ax.annotate("N", xy=(x, y), xytext=(x, y - 0.10), xycoords="axes fraction", textcoords="axes fraction",
                 ha="center", va="center", fontsize=12, fontweight="bold",
                 arrowprops={"facecolor": "black", "edgecolor": "black", "width": 4, "headwidth": 11, "headlength": 10})
 
@@ -79,7 +79,7 @@ def scale_bar(ax, map_units: str | None) -> float:
     for i in range(4):
         box.add_artist(Rectangle((i * length / 4, 0), length / 4, height, facecolor="black" if i % 2 == 0 else "white",
                                  edgecolor="black", linewidth=0.8))
-    text = TextArea(f"{length:,.0f} {_UNIT_WORDS.get(map_units, map_units)}" if length >= 1 else f"{length:g} {_UNIT_WORDS.get(map_units, map_units)}",
+    text = TextArea(f"{length:,.0f} {UNIT_WORDS.get(map_units, map_units)}" if length >= 1 else f"{length:g} {UNIT_WORDS.get(map_units, map_units)}",
                     textprops={"fontsize": 9})
     zero = TextArea("0", textprops={"fontsize": 9})
     packed = VPacker(children=[box, HPacker(children=[zero, text], align="center", pad=0, sep=8)], align="left", pad=0, sep=3)
@@ -88,22 +88,52 @@ def scale_bar(ax, map_units: str | None) -> float:
 
 
 #: Where a label may go around its point [points]: (dx, dy, horizontal alignment, vertical alignment).
-_LABEL_SPOTS = ((6, 6, "left", "bottom"), (6, -6, "left", "top"), (-6, 6, "right", "bottom"), (-6, -6, "right", "top"),
+LABEL_SPOTS = ((6, 6, "left", "bottom"), (6, -6, "left", "top"), (-6, 6, "right", "bottom"), (-6, -6, "right", "top"),
                 (0, 10, "center", "bottom"), (0, -10, "center", "top"))
 
 
-def _halo_text(ax, x, y, s, color="black", **kw):
+def halo_text(ax, x, y, s, color="black", **kw):
     """A label with a white halo (readable over lines when printed); placed by :func:`place_labels`."""
     import matplotlib.patheffects as pe
 
-    t = ax.annotate(s, (x, y), xytext=_LABEL_SPOTS[0][:2], textcoords="offset points", fontsize=8, color=color, zorder=9,
-                    ha=_LABEL_SPOTS[0][2], va=_LABEL_SPOTS[0][3], **kw)
+    t = ax.annotate(s, (x, y), xytext=LABEL_SPOTS[0][:2], textcoords="offset points", fontsize=8, color=color, zorder=9,
+                    ha=LABEL_SPOTS[0][2], va=LABEL_SPOTS[0][3], **kw)
     t.set_path_effects([pe.withStroke(linewidth=3, foreground="white")])
     return t
 
 
+def settle_labels(labels, renderer, reserved, frame) -> list:
+    """Keep each label (in priority order) where :func:`~capacitysim.report.plan_map.place_labels` put it when
+    it lies inside ``frame`` (the map's axes: nothing drawn beside the map, such as the colour bar, covers it)
+    and overlaps no label kept before it and no ``reserved`` box (the north arrow, the scale bar); else move it
+    to the first spot around its point (:data:`capacitysim.report.plan_map.LABEL_SPOTS`) where it does; else
+    remove it. Returns the labels removed."""
+
+    def free(box):
+        inside = box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0 and box.y1 <= frame.y1
+        return inside and not any(box.overlaps(b) for b in boxes)
+
+    boxes, dropped = list(reserved), []
+    for t in labels:
+        box = t.get_window_extent(renderer)
+        if not free(box):
+            for dx, dy, ha, va in LABEL_SPOTS:
+                t.xyann = (dx, dy)
+                t.set_ha(ha)
+                t.set_va(va)
+                box = t.get_window_extent(renderer)
+                if free(box):
+                    break
+            else:
+                t.remove()
+                dropped.append(t)
+                continue
+        boxes.append(box)
+    return dropped
+
+
 def place_labels(ax) -> int:
-    """Move each label of ``ax`` to the first spot around its point (:data:`_LABEL_SPOTS`) that overlaps no
+    """Move each label of ``ax`` to the first spot around its point (:data:`LABEL_SPOTS`) that overlaps no
     label placed before it (greedy, in drawing order); a label with no free spot keeps its first spot.
 
     Returns the number of labels left overlapping another.
@@ -113,7 +143,7 @@ def place_labels(ax) -> int:
     placed = []
     clashes = 0
     for t in [t for t in ax.texts if hasattr(t, "xyann")]:
-        for dx, dy, ha, va in _LABEL_SPOTS:
+        for dx, dy, ha, va in LABEL_SPOTS:
             t.xyann = (dx, dy)
             t.set_ha(ha)
             t.set_va(va)
@@ -121,9 +151,9 @@ def place_labels(ax) -> int:
             if not any(box.overlaps(b) for b in placed):
                 break
         else:
-            t.xyann = _LABEL_SPOTS[0][:2]
-            t.set_ha(_LABEL_SPOTS[0][2])
-            t.set_va(_LABEL_SPOTS[0][3])
+            t.xyann = LABEL_SPOTS[0][:2]
+            t.set_ha(LABEL_SPOTS[0][2])
+            t.set_va(LABEL_SPOTS[0][3])
             box = t.get_window_extent(renderer)
             clashes += 1
         placed.append(box)
@@ -171,7 +201,7 @@ def capacity_plan_map(doc: dict):
         if lid in failed:
             ax.plot(pts[:, 0], pts[:, 1], color="#c0392b", lw=7, alpha=0.35, zorder=1)
             mid = pts[len(pts) // 2] if len(pts) > 2 else pts.mean(axis=0)
-            _halo_text(ax, mid[0], mid[1], f"{lid}: FAILS", color="#a21515", fontweight="bold")
+            halo_text(ax, mid[0], mid[1], f"{lid}: FAILS", color="#a21515", fontweight="bold")
     handles += [Line2D([], [], color=c, lw=w, label=t) for _, c, w, t in Q_CLASSES]
     handles.append(Line2D([], [], color="0.55", lw=1.0, ls=(0, (3, 2)), label="pump, weir, orifice (no q/Qfull)"))
     if changed_any:
@@ -200,17 +230,17 @@ def capacity_plan_map(doc: dict):
     for c in conns:
         if c["node"] in geom.nodes:
             x, y = geom.nodes[c["node"]]
-            _halo_text(ax, x, y, f"{c['node']}: +{c['flow_gpd']:,.0f} gpd", fontweight="bold")
+            halo_text(ax, x, y, f"{c['node']}: +{c['flow_gpd']:,.0f} gpd", fontweight="bold")
     plant = doc.get("plant")
     if plant in geom.nodes:
         mark([plant], "^", "white", 140, "treatment plant")
-        _halo_text(ax, *geom.nodes[plant], f"plant {plant}")
+        halo_text(ax, *geom.nodes[plant], f"plant {plant}")
     fail_nodes = [n for n in failed if n in geom.nodes]
     if fail_nodes:
         p = np.asarray([geom.nodes[n] for n in fail_nodes], float)
         ax.scatter(p[:, 0], p[:, 1], s=260, facecolor="none", edgecolor="#c0392b", linewidth=2.2, zorder=8)
         for n in fail_nodes:
-            _halo_text(ax, *geom.nodes[n], f"{n}: FAILS", color="#a21515", fontweight="bold")
+            halo_text(ax, *geom.nodes[n], f"{n}: FAILS", color="#a21515", fontweight="bold")
         handles.append(Line2D([], [], marker="o", color="none", markerfacecolor="none", markeredgecolor="#c0392b",
                               markeredgewidth=2.2, markersize=13, label="element of a failed check"))
     ax.set_aspect("equal", adjustable="datalim")
@@ -225,7 +255,7 @@ def capacity_plan_map(doc: dict):
     length = scale_bar(ax, geom.map_units)
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=3, fontsize=8, frameon=False,
               title="links by their max q/Qfull after the change; marks", title_fontsize=9)
-    units = _UNIT_WORDS.get(geom.map_units, geom.map_units)
+    units = UNIT_WORDS.get(geom.map_units, geom.map_units)
     where = (f"coordinates in {units}" if geom.map_units else "the model names no map units ([MAP] UNITS): the scale "
              "is in its map units") + (f"; CRS {geom.crs}" if geom.crs else "; no CRS stated")
     caption = (f"Network plan: links coloured by their maximum q/Qfull after the change; failed checks ringed in red; "
