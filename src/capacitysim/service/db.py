@@ -27,6 +27,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from capacitysim.errors import InputError
+from capacitysim.units import SECONDS_PER_DAY
 
 #: The command-line option (and environment variable) naming the store.
 DATABASE_OPTION = "--database"
@@ -124,8 +125,11 @@ class SQLiteBackend:
     ID_KEY = "INTEGER PRIMARY KEY"
     SEQ_KEY = "INTEGER PRIMARY KEY AUTOINCREMENT"
     FOR_UPDATE = ""
-    #: The database clock, Unix time [s] (julianday of 1970-01-01T00:00Z is 2440587.5; a day is 86400 s).
-    NOW_S = "((julianday('now') - 2440587.5) * 86400.0)"
+    #: The database clock, Unix time [s]: SQLite's ``julianday('now')`` [d] less the Julian day of the Unix epoch
+    #: (1970-01-01T00:00Z is Julian day 2440587.5: SQLite, "Date And Time Functions", sqlite.org/lang_datefunc.html),
+    #: times the seconds of a day (millisecond resolution).
+    UNIX_EPOCH_JULIAN_DAY = 2440587.5
+    NOW_S = f"((julianday('now') - {UNIX_EPOCH_JULIAN_DAY!r}) * {SECONDS_PER_DAY!r})"
     TRIGGERS = (
         "CREATE TRIGGER IF NOT EXISTS journal_no_update BEFORE UPDATE ON journal "
         "BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END",

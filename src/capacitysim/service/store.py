@@ -172,7 +172,11 @@ class Store:
         self.path = Path(location.target) if location.kind == "sqlite" else None
         #: The id of the server process using this store (:meth:`register_server`), None for the CLI.
         self.server_id: str | None = None
-        self._create_schema()
+        try:
+            self._create_schema()
+        except BaseException:
+            self.db.close()
+            raise
 
     def _sql(self, text: str) -> str:
         return text.format(ID_KEY=self.db.ID_KEY, SEQ_KEY=self.db.SEQ_KEY)
