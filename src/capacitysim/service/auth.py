@@ -28,10 +28,10 @@ KEY_ID_BYTES = 8
 
 #: What each role may do. ``read-all``: read every job (without it, only one's own).
 PERMISSIONS = {
-    "engineer": {"submit", "upload", "dismiss-own", "bank-read", "withdraw"},
-    "administrator": {"submit", "upload", "dismiss-own", "dismiss-any", "read-all", "bank-read", "withdraw", "sign-off",
-                      "users", "journal"},
-    "municipal": {"read-all", "bank-read", "withdraw"},
+    "engineer": {"submit", "upload", "dismiss-own", "bank-read", "withdraw", "deposit"},
+    "administrator": {"submit", "upload", "dismiss-own", "dismiss-any", "read-all", "bank-read", "withdraw", "deposit",
+                      "transfer", "sign-off", "users", "journal"},
+    "municipal": {"read-all", "bank-read", "withdraw", "deposit", "transfer"},
     "reviewer": {"read-all", "bank-read", "journal"},
 }
 assert set(PERMISSIONS) == set(ROLES)

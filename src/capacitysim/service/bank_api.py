@@ -27,7 +27,7 @@ goes to the service's journal with the user, and every change to the bank's own 
 
 Service policies (where the issue and the program are silent)
 -------------------------------------------------------------
-``bank_roles`` (:data:`BANK_ROLES`)
+``bank_roles`` (the ``deposit`` and ``transfer`` permissions of :data:`capacitysim.service.auth.PERMISSIONS`)
     Who records what through the service: a deposit by an engineer (the project's engineer of record), a
     municipal user or an administrator; a transfer by a municipal user (section B: "a municipal user
     may ... transfer flow credits") or an administrator; reviewers read only. Service users are not bank
@@ -55,7 +55,6 @@ from capacitysim.service.processes import MAX_GPD, ServiceInputError, check_valu
 #: Service policy ``bank_roles``: the roles that may record each kind of bank transaction through the service
 #: (withdrawals follow the ``withdraw`` permission of :mod:`capacitysim.service.auth`; signing off is the
 #: administrator's ``sign-off`` permission).
-BANK_ROLES = {"deposit": ("engineer", "municipal", "administrator"), "transfer": ("municipal", "administrator")}
 #: The sign-off states of a deposit or transfer (the ledger's ``signoffs.status``).
 SIGNOFF_STATES = ("pending", "signed-off", "rejected")
 #: How a deposit cites its quantification job in the ledger's documents (``service job <id>``).
@@ -449,10 +448,11 @@ def install(app, svc, user, require) -> None:
 
     # --- deposits and transfers ---------------------------------------------------------------------
     def may_record(u, kind: str, target: str = "") -> None:
-        if u["role"] not in BANK_ROLES[kind]:
-            svc.store.journal(f"record {kind}s", u, target, {"roles": list(BANK_ROLES[kind])}, outcome="forbidden")
+        if not auth.can(u, kind):
+            roles = [r for r in auth.ROLES if kind in auth.PERMISSIONS[r]]
+            svc.store.journal(f"record {kind}s", u, target, {"roles": roles}, outcome="forbidden")
             raise ApiError(403, "Forbidden", f"the role {u['role']!r} may not record {kind}s (service policy bank_roles: "
-                                             f"{', '.join(BANK_ROLES[kind])})")
+                                             f"{', '.join(roles)})")
 
     def status_filter(status):
         if status is not None and status not in SIGNOFF_STATES:
