@@ -458,19 +458,28 @@ def install(app, svc, user, require) -> None:
         if status is not None and status not in SIGNOFF_STATES:
             raise ServiceInputError("status", status, "one of " + ", ".join(SIGNOFF_STATES))
 
-    @app.get("/bank/deposits", summary="Deposits (with the quantification job each cites and its sign-off)")
-    def deposits(status: str | None = None, u=Depends(user)):
-        require(u, "bank-read", "read the bank")
-        status_filter(status)
-        with svc.ledger() as lg:
-            rows = ledger_deposits(lg)
-        return {"deposits": [d for d in rows if status is None or d["signoff_status"] == status]}
+    def read_routes(kind: str, rows_of, list_summary: str, one_summary: str) -> None:
+        """``GET /bank/{kind}s`` (``?status=``) and ``GET /bank/{kind}s/{ident}``: the ledger's records of a kind."""
+        plural = f"{kind}s"
 
-    @app.get("/bank/deposits/{txn}", summary="One deposit, by its transaction id")
-    def deposit_one(txn: str, u=Depends(user)):
-        require(u, "bank-read", "read the bank")
-        with svc.ledger() as lg:
-            return _record(lg, "deposit", txn)
+        @app.get(f"/bank/{plural}", summary=list_summary, operation_id=f"list_{plural}")
+        def listing(status: str | None = None, u=Depends(user)):
+            require(u, "bank-read", "read the bank")
+            status_filter(status)
+            with svc.ledger() as lg:
+                rows = rows_of(lg)
+            return {plural: [d for d in rows if status is None or d["signoff_status"] == status]}
+
+        @app.get(f"/bank/{plural}/{{ident}}", summary=one_summary, operation_id=f"get_{kind}")
+        def one(ident: str, u=Depends(user)):
+            require(u, "bank-read", "read the bank")
+            with svc.ledger() as lg:
+                return _record(lg, kind, ident)
+
+    read_routes("deposit", ledger_deposits, "Deposits (with the quantification job each cites and its sign-off)",
+                "One deposit, by its transaction id")
+    read_routes("transfer", ledger_transfers, "Transfers between holders (with their sign-off)", "One transfer (transfer-N)")
+
 
     @app.post("/bank/deposits", status_code=201,
               summary="Record a deposit of a certified project's credits citing its quantification job (pending sign-off)")
@@ -503,19 +512,6 @@ def install(app, svc, user, require) -> None:
         require(u, "sign-off", "sign off deposits", txn[:100])
         return decide_pending(svc, u, "deposit", txn, body)
 
-    @app.get("/bank/transfers", summary="Transfers between holders (with their sign-off)")
-    def transfers(status: str | None = None, u=Depends(user)):
-        require(u, "bank-read", "read the bank")
-        status_filter(status)
-        with svc.ledger() as lg:
-            rows = ledger_transfers(lg)
-        return {"transfers": [t for t in rows if status is None or t["signoff_status"] == status]}
-
-    @app.get("/bank/transfers/{transfer}", summary="One transfer (transfer-N)")
-    def transfer_one(transfer: str, u=Depends(user)):
-        require(u, "bank-read", "read the bank")
-        with svc.ledger() as lg:
-            return _record(lg, "transfer", transfer)
 
     @app.post("/bank/transfers", status_code=201,
               summary="Record a transfer of credits between holders, citing its document (pending sign-off)")
