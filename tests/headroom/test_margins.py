@@ -56,3 +56,36 @@ def test_an_element_already_over_its_limit_is_judged_on_the_tolerance(tiny_befor
         a["max_d_over_d"].values[0] = v
         r = _agree(b, a, c)
         assert (r[f"dD|{b.link.values[0]}"] > 1) is over
+
+
+def test_values_that_are_not_numbers(tiny_before):
+    """A peak or CSO volume that is not a number is not shown within its limit: it fails; an infinite depth or
+    flooded volume is an exceedance; NaN elsewhere (an element without the quantity) and an infinite ratio are
+    no values: never failed. The margin ratios agree wherever they are defined."""
+    _, _, before = tiny_before
+    b = before["ds"]
+    c = Criteria()
+    judged = {"outlets": ["MH0002"], "plant": "PLANT", "cso_outfalls": ["CSO1"]}
+    node0, link0 = str(b.node.values[0]), str(b.link.values[0])
+
+    def failed_with(var, index, value):
+        a = b.copy(deep=True)
+        a[var].values[index] = value
+        return {check_key(ch) for ch in judge(b, a, c, **judged) if ch.passed is False and check_key(ch)}
+
+    cso = list(b.outfall.values).index("CSO1")
+    plant = list(b.node.values).index("PLANT")
+    assert "cso|CSO1" in failed_with("volume_cf", cso, np.nan)
+    assert "peak|PLANT" in failed_with("max_inflow_cfs", plant, np.nan)
+    assert "peak|PLANT" in failed_with("max_inflow_cfs", plant, np.inf)
+    assert f"flood|{node0}" in failed_with("flooding_volume_cf", 0, np.inf)
+    assert f"flood|{node0}" not in failed_with("flooding_volume_cf", 0, np.nan)
+    assert f"dD|{link0}" not in failed_with("max_d_over_d", 0, np.inf)
+    assert f"dD|{link0}" not in failed_with("max_d_over_d", 0, np.nan)
+    # the run before lacking the CSO volume: the check cannot be shown to pass
+    b2 = b.copy(deep=True)
+    b2["volume_cf"].values[cso] = np.nan
+    assert any(ch.element == "CSO1" and ch.passed is False for ch in judge(b2, b.copy(deep=True), c, **judged))
+    a = b.copy(deep=True)
+    a["flooding_volume_cf"].values[0] = np.inf
+    assert margin_ratios(b, a, c, **judged)[f"flood|{node0}"] == np.inf

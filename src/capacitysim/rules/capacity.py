@@ -115,6 +115,10 @@ PEAK_SLACK_CFS = 1e-9
 #: A margin smaller than this is no margin (:func:`margin_ratios` gives 0 or +inf) [unit of the criterion].
 RATIO_TINY = 1e-12
 
+#: Checks a value that is not a number fails (they must show the value within the limit).
+NAN_FAILS = ("peak", "cso")
+#: Criteria on ratios, whose infinite values are no values (never failed).
+FINITE_ONLY = ("dD", "fm", "pump")
 #: The criteria :func:`capacity_limits` returns, by key: (criterion, the result variable it compares).
 LIMIT_KINDS = {
     "flood": ("no new or increased flooding", "flooding_volume_cf"),
@@ -180,10 +184,27 @@ class Limits:
         return np.array([float(ds.volume_cf.sel(outfall=o)) for o in self.ids], float)
 
     def failed(self, after_values: np.ndarray) -> np.ndarray:
-        """Boolean mask: the elements whose value after exceeds the limit (NaN never fails)."""
+        """Boolean mask: the elements whose value after exceeds ``limit + slack``.
+
+        Values that are not numbers: the peak and CSO checks are reported for every judged outlet
+        and must be *shown* within their limit, so NaN (an outlet the results lack) fails them
+        (:data:`NAN_FAILS`); an element criterion skips an element without the quantity (NaN), and
+        an infinite depth or flooded volume is an exceedance, while an infinite ratio (d/D,
+        q/Qfull, a pump's share of time: no full-flow reference) is no value (:data:`FINITE_ONLY`).
+        """
         a = np.asarray(after_values, float)
+        lim = self.limit + self.slack
         with np.errstate(invalid="ignore"):
-            return np.isfinite(a) & (a > self.limit + self.slack)
+            if self.key in NAN_FAILS:
+                return ~(a <= lim)
+            over = a > lim
+            return over & np.isfinite(a) if self.key in FINITE_ONLY else over
+
+    def measured(self, after_values: np.ndarray) -> np.ndarray:
+        """Boolean mask: the elements whose margin ratio is defined (:func:`margin_ratios`)."""
+        a = np.asarray(after_values, float)
+        ok = ~np.isnan(a) & np.isfinite(self.before) & np.isfinite(self.limit)
+        return ok & np.isfinite(a) if self.key in FINITE_ONLY else ok
 
 
 def capacity_limits(before: xr.Dataset, c: Criteria, *, static: xr.Dataset | None = None, outlets=(),
@@ -288,7 +309,7 @@ def margin_ratios(before: xr.Dataset, after: xr.Dataset, c: Criteria, *, outlets
         with np.errstate(divide="ignore", invalid="ignore"):
             r = np.where(np.abs(den) > RATIO_TINY, num / np.where(np.abs(den) > RATIO_TINY, den, 1.0),
                          np.where(num > RATIO_TINY, np.inf, 0.0))
-            r = np.where(np.isfinite(a) & np.isfinite(b) & np.isfinite(lim.limit), r, np.nan)
+            r = np.where(lim.measured(a), r, np.nan)
         for ident, v in zip(lim.ids, r):
             if np.isfinite(v) or v == np.inf:
                 out[f"{lim.key}|{ident}"] = float(v)
