@@ -272,6 +272,20 @@ def test_a_password_is_never_shown():
     assert "s3cret" not in str(e.value) and "ann:***@" in str(e.value)
 
 
+@pytest.mark.parametrize("url", [
+    "postgresql://ann@db/cs?password=s3cret", "postgresql:///cs?host=db&password=s3cret&sslmode=disable",
+    "postgresql://ann:s3/cret@db/cs", "postgresql://ann:123/s3cret@db/cs", "host=db password=s3cret dbname=cs"])
+def test_a_password_anywhere_in_the_url_is_never_shown(url):
+    # in the query, in a libpq conninfo, or unencoded in a URL that does not parse: neither redact nor any error says it
+    assert "s3cret" not in redact(url) and "s3" not in redact(url).replace("s3cret", "")
+    try:
+        loc = parse_database(url, "data")
+    except InputError as e:
+        assert "s3" not in str(e)
+    else:
+        assert "s3cret" not in loc.display
+
+
 def test_an_unreachable_database_is_an_input_error(postgres):  # noqa: F811
     url = postgres.url("no_such_database")
     with pytest.raises(InputError, match=r"--database: cannot connect to .*no_such_database.*does not exist"):

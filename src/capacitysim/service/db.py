@@ -42,6 +42,10 @@ PG_POOL_MAX = 10
 SQLITE_NAME = "service.sqlite"
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+#: Why a PostgreSQL URL does not parse (its text is not repeated: it may hold the password).
+_ENCODE = "is not a valid URL (a password holding / ? # @ or : must be percent-encoded)"
+#: A ``password=`` parameter of a URL's query or of a libpq conninfo string.
+_PASSWORD_PARAM = re.compile(r"(?i)\b(password=)[^&\s]*")
 
 
 @dataclass(frozen=True)
@@ -58,16 +62,27 @@ class Location:
 
 
 def redact(url: str) -> str:
-    """A URL with its password replaced by ``***``."""
+    """A database URL safe to show in messages and logs: every password hidden.
+
+    The password before the ``@`` and any ``password=`` parameter become ``***``; a URL that does not
+    parse, or whose ``@`` falls outside the host part (a password holding an unencoded ``/``), shows only
+    its scheme.
+    """
+    text = _PASSWORD_PARAM.sub(r"\1***", url)
+    m = _SCHEME.match(url)
+    hidden = f"{m.group(1)}://<not shown: not a valid URL>" if m else "<not shown: not a valid URL>"
     try:
-        parts = urlsplit(url)
+        parts = urlsplit(text)
+        _ = parts.port
     except ValueError:
-        return "<unparsable URL>"
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    user = netloc[0].split(":", 1)[0]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc[1]}"))
+        return hidden
+    if "@" in parts.path or "@" in parts.query or "@" in parts.fragment:
+        return hidden
+    if "@" in parts.netloc:
+        userinfo, host = parts.netloc.rsplit("@", 1)
+        user = userinfo.split(":", 1)[0]
+        text = urlunsplit(parts._replace(netloc=f"{user}:***@{host}" if ":" in userinfo else f"{user}@{host}"))
+    return text
 
 
 def parse_database(database: str | None, data_dir) -> Location:
@@ -93,8 +108,10 @@ def parse_database(database: str | None, data_dir) -> Location:
         try:
             parts = urlsplit(value)
             _ = parts.port  # a port that is not a number in [0, 65535] raises ValueError
-        except ValueError as exc:
-            raise bad(f"is not a valid URL ({exc})") from None
+        except ValueError:
+            raise bad(_ENCODE) from None
+        if "@" in parts.path or "@" in parts.query:
+            raise bad(_ENCODE)
         if not parts.hostname and "host=" not in parts.query:
             raise bad("names no host")
         if not parts.path.strip("/"):
