@@ -29,7 +29,7 @@ Data at rest
 The store (users with token hashes, jobs with their inputs, the SHA-256 of every input file, the versions they
 ran on, uploads, the append-only journal, the servers and their leases) is ``<data>/service.sqlite`` by
 default, or the PostgreSQL database of ``--database postgresql://...``. Everything else is under ``--data
-DIR``: ``bank.sqlite`` (the flow credit bank), ``jobs/<id>/`` (``result.json``, ``report.html``, a sweep's
+DIR``: ``bank.sqlite`` (the flow credit bank), ``jobs/<id>/`` (``result-<attempt>.json``, ``report-<attempt>.html``, a sweep's
 store), ``uploads/<sha256>/`` and ``secret`` (the key of the web forms' CSRF tokens).
 
 Several service processes sharing one store (``--database postgresql://...``)

@@ -4,7 +4,7 @@
 
 * ``service.sqlite``: users (token hashes), jobs, uploads, the journal (:mod:`capacitysim.service.store`);
 * ``bank.sqlite``: the flow credit bank (:class:`capacitysim.bank.Ledger`);
-* ``jobs/<id>/``: each job's ``result.json`` (the CLI's ``--json`` text, byte for byte), ``report.html``;
+* ``jobs/<id>/``: each job's ``result-<attempt>.json`` (the CLI's ``--json`` text, byte for byte), ``report-<attempt>.html``;
 * ``uploads/<sha256>/<name>``: uploaded files, named in inputs as ``"upload:<sha256>"``;
 * ``secret``: the key of the web pages' CSRF tokens.
 

@@ -221,17 +221,25 @@ class Runner:
             err = out["error"]
             self.store.finish(job_id, attempt, status="failed", message=err["message"], error=err)
         else:
+            # each attempt writes its own files, and the store records them only if this attempt still holds the
+            # job: a stale attempt (its server's lease lapsed, another server re-ran the job) never replaces the
+            # document whose SHA-256 the store, and the bank citing it, hold
             d = self.job_dir(job_id)
             text = out["document_json"]
-            result = d / "result.json"
+            result = d / f"result-{attempt}.json"
             atomic_write_text(result, text + "\n")
             report = None
             if out.get("report_html") is not None:
-                report = atomic_write_text(d / "report.html", out["report_html"])
+                report = atomic_write_text(d / f"report-{attempt}.html", out["report_html"])
             doc = json.loads(text)
             verdict = doc.get("verdict") if isinstance(doc, dict) else None
-            self.store.finish(job_id, attempt, status="successful",
-                              message=f"verdict {verdict}" if verdict else "done", verdict=verdict,
-                              result_path=str(result), result_sha256=hashlib.sha256((text + "\n").encode()).hexdigest(),
-                              report_path=None if report is None else str(report))
+            taken = self.store.finish(job_id, attempt, status="successful",
+                                      message=f"verdict {verdict}" if verdict else "done", verdict=verdict,
+                                      result_path=str(result),
+                                      result_sha256=hashlib.sha256((text + "\n").encode()).hexdigest(),
+                                      report_path=None if report is None else str(report))
+            if not taken:
+                for f in (result, report):
+                    if f is not None:
+                        Path(f).unlink(missing_ok=True)
         self._done(job_id)
