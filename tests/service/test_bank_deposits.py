@@ -111,6 +111,9 @@ def test_the_quantification_job_must_cover_the_deposit(server):
         job_b, _ = quantified(server, eng, other, municipal_user="City of Binghamton")
         body = problem_ok(eng.post("/bank/deposits", json=deposit_body(other, job_b, 1000)), 409)
         assert "'City of Binghamton'" in body["detail"]
+        # into another I/I remediation basin than the project's (section A)
+        body = problem_ok(eng.post("/bank/deposits", json=deposit_body(pid, job, 1000) | {"basin": "Binghamton CSO 9"}), 409)
+        assert "section A" in body["detail"] and "'Binghamton CSO 9'" in body["detail"]
         # a job of another process; no such job
         cap = eng.post("/processes/capacity-demonstration/execution", headers=ASYNC, json={"inputs": {
             "model": "synthetic-50", "storm": "binghamton-1yr-24h", "connections": [{"node": "MH0003", "gpd": 5000}]}})
@@ -156,8 +159,9 @@ def test_deposit_roles_and_errors(server):
                            (body | {"certified_on": "2024-13-01"}, "body.certified_on"), ([1, 2], "body")):
             b = problem_ok(eng.post("/bank/deposits", json=bad), 400)
             assert b["field"] == field, b
-        b = problem_ok(eng.post("/bank/deposits", json=body | {"basin": "No Such Basin"}), 400)
-        assert "unknown basin" in b["detail"]
+        # a basin other than the project's is refused before the ledger is asked (section A)
+        b = problem_ok(eng.post("/bank/deposits", json=body | {"basin": "No Such Basin"}), 409)
+        assert "section A" in b["detail"]
         problem_ok(rev.get("/bank/deposits", params={"status": "maybe"}), 400)
         r = eng.post("/bank/deposits", json=body)
         assert r.status_code == 201, r.text

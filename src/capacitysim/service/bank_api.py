@@ -200,14 +200,16 @@ def decide(svc, u, application: str, body) -> dict:
     return {"withdrawal": w | cited, "ledger": _jsonable(out)}
 
 
-def check_quantification(job: dict, project: str, owner: str, gpd: float) -> dict:
+def check_quantification(job: dict, project: str, owner: str, gpd: float, basin: str | None = None) -> dict:
     """Refuse a cited job that is not a successful quantification of ``project`` covering ``gpd``.
 
     Returns the job's result document. The deposit's flow must not exceed the job's ``total_gpd``
     (the qualifying items on the job's inflow credit basis, BJC Tables 174-19.1 to 174-19.3), the job must
     have quantified the project deposited (``[project] id``) and, when its file names one, for the same
-    municipal user (``municipal_user``: the jurisdiction of section B), and its ``result.json`` must still
-    have the SHA-256 recorded when the job ended.
+    municipal user (``municipal_user``: the jurisdiction of section B) and into the same I/I remediation basin
+    (``basin``: credits stay in the basin where the I/I was removed, section A; moving them is a transfer
+    with the Board's approval), and its result document must still have the SHA-256 recorded when the job
+    ended.
 
     Raises
     ------
@@ -236,6 +238,11 @@ def check_quantification(job: dict, project: str, owner: str, gpd: float) -> dic
         raise RefusedError(f"{field}: job {job['id']} quantified project {project!r} for the municipal user "
                            f"{meta['municipal_user']!r}, not {owner!r} (credit bank section B: the credits go to the "
                            "municipal user having jurisdiction over the project site)")
+    if basin is not None and meta.get("basin") and " ".join(str(meta["basin"]).split()).casefold() \
+            != " ".join(str(basin).split()).casefold():
+        raise RefusedError(f"{field}: job {job['id']} quantified project {project!r} in the basin {meta['basin']!r}, not "
+                           f"{basin!r} (credit bank section A: credits are deposited in the I/I remediation basin "
+                           "where the I/I was removed; moving them needs a transfer with the Board's approval)")
     if gpd > total:
         raise RefusedError(f"{field}: job {job['id']} quantified {total:,.2f} gpd of I/I removed for project {project!r} "
                            f"(total_gpd, {doc.get('inflow_credit_basis', '?')} basis); the deposit states {gpd:,.2f} gpd "
@@ -410,7 +417,7 @@ def install(app, svc, user, require) -> None:
         return w | jobs_citing(w)
 
     @app.post("/bank/withdrawals", status_code=201, summary="Request a withdrawal citing a capacity and a SPDES job")
-    def withdraw(body: Any = Body(None, examples=[{"basin": "CSO 4", "owner": "Village of Johnson City",
+    def withdraw(body: Any = Body(None, examples=[{"basin": "Johnson City CSO 4", "owner": "Village of Johnson City",
                                                    "peak_flow_gpd": 4000, "application": "APP-1", "node": "MH0003",
                                                    "capacity_job": "0" * 32, "spdes_job": "0" * 32,
                                                    "application_approval": "H2-1"}]), u=Depends(user)):
@@ -483,7 +490,7 @@ def install(app, svc, user, require) -> None:
 
     @app.post("/bank/deposits", status_code=201,
               summary="Record a deposit of a certified project's credits citing its quantification job (pending sign-off)")
-    def deposit(body: Any = Body(None, examples=[{"basin": "CSO 4", "owner": "Village of Johnson City", "gpd": 8000,
+    def deposit(body: Any = Body(None, examples=[{"basin": "Johnson City CSO 4", "owner": "Village of Johnson City", "gpd": 8000,
                                                   "project": "JC-2025-01", "quantification_job": "0" * 32,
                                                   "certificate": "Appendix A letter 2025-01"}]), u=Depends(user)):
         target = str(body.get("project", ""))[:100] if isinstance(body, dict) else ""
@@ -491,7 +498,7 @@ def install(app, svc, user, require) -> None:
         check_value("body", body, DEPOSIT_SCHEMA)
         job = job_for("quantification_job", body["quantification_job"], u)
         try:
-            check_quantification(job, body["project"], body["owner"], body["gpd"])
+            check_quantification(job, body["project"], body["owner"], body["gpd"], body["basin"])
             with svc.ledger(u) as lg:
                 out = lg.deposit(body["basin"], body["owner"], body["gpd"], body["project"],
                                  certified_on=body.get("certified_on"), certificate=body.get("certificate"),
@@ -515,7 +522,7 @@ def install(app, svc, user, require) -> None:
 
     @app.post("/bank/transfers", status_code=201,
               summary="Record a transfer of credits between holders, citing its document (pending sign-off)")
-    def transfer(body: Any = Body(None, examples=[{"basin": "CSO 4", "from_owner": "Village of Johnson City",
+    def transfer(body: Any = Body(None, examples=[{"basin": "Johnson City CSO 4", "from_owner": "Village of Johnson City",
                                                    "to_owner": "Oak Street Developer LLC", "gpd": 2000,
                                                    "document": "bill of sale 2025-03"}]), u=Depends(user)):
         target = f"{body.get('from_owner', '')} -> {body.get('to_owner', '')}"[:200] if isinstance(body, dict) else ""

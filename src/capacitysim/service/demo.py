@@ -3,7 +3,7 @@
 ``python -m capacitysim.service.demo DIR`` creates (or reuses) ``DIR`` with:
 
 * four users, one per role, and prints their bearer tokens (``DIR/tokens.json``, mode 0600: a demo only);
-* the flow credit bank with the municipal user *Village of Johnson City*, the basin *CSO 4*, a certified
+* the flow credit bank with the municipal user *Village of Johnson City*, the basin *Johnson City CSO 4* (the basin of the bundled project files), a certified
   project and 20,000 gpd of credits signed off by the administrator;
 * an upload of the bundled plant's made-up daily flow record shifted to end yesterday
   (:func:`recent_flow_record`), so a SPDES check as of today, citable by a withdrawal, can be run
@@ -24,7 +24,7 @@ from capacitysim.files import atomic_write_text
 DEMO_USERS = {"administrator": "Ada Lee", "engineer": "Eli Engineer", "municipal": "Mia Municipal",
               "reviewer": "Rae Reviewer"}
 MUNICIPAL = "Village of Johnson City"
-BASIN = "CSO 4"
+BASIN = "Johnson City CSO 4"
 PROJECT = "JC-2024-07"
 DEPOSIT_GPD = 20000
 
