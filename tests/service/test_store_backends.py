@@ -170,6 +170,13 @@ def test_recovery_leaves_a_live_servers_jobs_and_takes_an_expired_lease(location
     j = b.job(job_c)
     assert (j["status"], j["attempts"], j["server_id"]) == ("accepted", 2, b.server_id)
     assert c.jobs_moved({job_c: 1}) == [job_c] and a.jobs_moved({job: 1}) == []
+    # a job dismissed through another server: its runner learns it at the next beat and stops it
+    job_d = a.create_job(_prepared(2), u, {})
+    assert a.set_running(job_d, 1, 10, "running")
+    b.dismiss(job_d, u)
+    assert a.jobs_moved({job: 1, job_d: 1}) == [job_d]
+    # the heartbeat renews on its own connection (on PostgreSQL outside the pool)
+    assert a.heartbeat() and a.heartbeat()
     assert not c.finish(job_c, 1, status="successful", message="late")  # the old attempt's end is refused
     assert b.finish(job_c, 2, status="successful", message="done")
     detail = [r["detail"] for r in b.journal_rows() if r["action"] == "job-requeued"][0]

@@ -210,6 +210,10 @@ class SQLiteBackend:
     def columns(self, c, table: str) -> set[str]:
         return {r["name"] for r in c.execute(f"PRAGMA table_info({table})").fetchall()}
 
+    def beat_tx(self):
+        """The lease heartbeat's transaction: an ordinary one (one host, no pool to wait for)."""
+        return self.tx()
+
     def close(self) -> None:
         pass
 
@@ -295,6 +299,9 @@ class PostgresBackend:
                              f"PostgreSQL database, {ALLOWED}") from None
         self.pool = ConnectionPool(url, min_size=1, max_size=PG_POOL_MAX, kwargs=kwargs, timeout=timeout_s,
                                    check=ConnectionPool.check_connection, name="capacitysim-store", open=True)
+        self._connect = lambda: psycopg.connect(url, **kwargs)
+        self._beat = None
+        self._beat_lock = threading.Lock()
 
     @property
     def display(self) -> str:
@@ -310,6 +317,22 @@ class PostgresBackend:
             return _PgConnection(conn).execute(sql, args).fetchall()
 
     @contextlib.contextmanager
+    def beat_tx(self):
+        """One transaction on the lease heartbeat's own connection, outside the pool: requests holding every
+        pooled connection never delay a lease renewal past the lease (policy ``job_lease_s``)."""
+        with self._beat_lock:
+            if self._beat is None or self._beat.closed:
+                self._beat = self._connect()
+            try:
+                with self._beat.transaction():
+                    yield _PgConnection(self._beat)
+            except Exception:
+                if self._beat.broken:  # a connection lost: a new one at the next beat
+                    self._beat.close()
+                    self._beat = None
+                raise
+
+    @contextlib.contextmanager
     def schema_lock(self):
         with self.tx() as c:
             c.execute(f"SELECT pg_advisory_xact_lock({self.SCHEMA_LOCK_KEY})")
@@ -321,6 +344,10 @@ class PostgresBackend:
         return {r["column_name"] for r in rows}
 
     def close(self) -> None:
+        with self._beat_lock:
+            if self._beat is not None:
+                self._beat.close()
+                self._beat = None
         self.pool.close()
 
 

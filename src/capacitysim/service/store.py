@@ -388,7 +388,7 @@ class Store:
         """Renew this server's lease for :attr:`lease_s` from now (the database's clock); False if unregistered."""
         if self.server_id is None:
             return False
-        with self.tx() as c:
+        with self.db.beat_tx() as c:
             cur = c.execute(f"UPDATE servers SET heartbeat_at = ?, lease_until = {self.db.NOW_S} + ? WHERE id = ?",
                             (now(), self.lease_s, self.server_id))
             return cur.rowcount == 1
@@ -409,12 +409,13 @@ class Store:
         return [dict(r) | {"live": bool(r["live"])} for r in rows]
 
     def jobs_moved(self, attempts: dict[str, int]) -> list[str]:
-        """Of this server's jobs ``{id: attempt}``, those another server has taken since (a new attempt)."""
+        """Of this server's jobs ``{id: attempt}``, those another server has taken since (a new attempt) or
+        dismissed (``DELETE /jobs/{id}`` served by another server): this server stops running them."""
         if not attempts:
             return []
         ids = list(attempts)
-        rows = self.read(f"SELECT id, attempts, server_id FROM jobs WHERE id IN ({','.join('?' * len(ids))})", ids)
-        return [r["id"] for r in rows if r["attempts"] != attempts[r["id"]]
+        rows = self.read(f"SELECT id, attempts, server_id, status FROM jobs WHERE id IN ({','.join('?' * len(ids))})", ids)
+        return [r["id"] for r in rows if r["attempts"] != attempts[r["id"]] or r["status"] == "dismissed"
                 or (self.server_id is not None and r["server_id"] != self.server_id)]
 
     def recover(self, max_attempts: int, *, startup: bool = False) -> tuple[list[str], list[str]]:

@@ -52,8 +52,9 @@ def install(app, svc, ApiError) -> None:
     def to_login() -> RedirectResponse:
         return RedirectResponse("/ui/login", status_code=303)
 
-    async def checked_form(request: Request, user):
-        form = await request.form()
+    # The POST handlers read their form on the event loop, then do the rest (the store, the bank: blocking
+    # database calls, on PostgreSQL possibly a wait for a pooled connection) in the thread pool (:func:`threaded`).
+    def checked_form(request: Request, user, form):
         if not auth.csrf_ok(svc.secret, user, form.get("csrf")):
             svc.store.journal("csrf", user, request.url.path, outcome="forbidden")
             raise ApiError(403, "Forbidden", "the form's CSRF token is missing or wrong: reload the page and try again")
@@ -67,9 +68,20 @@ def install(app, svc, ApiError) -> None:
                         secure=request.url.scheme == "https")
         return resp
 
+    def threaded(handler):
+        """An async endpoint that awaits the request's form, then runs ``handler(request, form)`` in the thread pool."""
+        from starlette.concurrency import run_in_threadpool
+
+        async def endpoint(request: Request):
+            form = await request.form()
+            return await run_in_threadpool(handler, request, form)
+
+        endpoint.__name__ = handler.__name__
+        return endpoint
+
     @app.post("/ui/login", include_in_schema=False)
-    async def login(request: Request):
-        form = await request.form()
+    @threaded
+    def login(request: Request, form):
         pre = request.cookies.get(LOGIN_CSRF_COOKIE)
         if not pre or not secrets.compare_digest(pre, str(form.get("csrf", ""))):
             raise ApiError(403, "Forbidden", "the sign-in form's CSRF token is missing or wrong: reload the page")
@@ -88,11 +100,12 @@ def install(app, svc, ApiError) -> None:
         return resp
 
     @app.post("/ui/logout", include_in_schema=False)
-    async def logout(request: Request):
+    @threaded
+    def logout(request: Request, form):
         user = session(request)
         if user is None:
             return to_login()
-        await checked_form(request, user)
+        checked_form(request, user, form)
         svc.store.journal("sign-out", user)
         resp = to_login()
         resp.delete_cookie(COOKIE, path="/")
@@ -123,13 +136,12 @@ def install(app, svc, ApiError) -> None:
         return submit_form(user)
 
     @app.post("/ui/submit", include_in_schema=False)
-    async def submit(request: Request):
-        from starlette.concurrency import run_in_threadpool
-
+    @threaded
+    def submit(request: Request, form):
         user = session(request)
         if user is None:
             return to_login()
-        form = await checked_form(request, user)
+        checked_form(request, user, form)
         values = {k: str(form.get(k, "")) for k in ("model", "storm", "connections", "remediations")}
         if not auth.can(user, "submit"):
             svc.store.journal("submit jobs", user, "capacity-demonstration", outcome="forbidden")
@@ -141,10 +153,10 @@ def install(app, svc, ApiError) -> None:
                 inputs["storm"] = values["storm"]
             if not inputs["remediations"]:
                 del inputs["remediations"]
-            prepared = await run_in_threadpool(prepare, "capacity-demonstration", {"inputs": inputs}, svc.upload_path)
+            prepared = prepare("capacity-demonstration", {"inputs": inputs}, svc.upload_path)
         except ServiceInputError as exc:
             return submit_form(user, values, str(exc), 400)
-        job_id = await run_in_threadpool(svc.store.create_job, prepared, user, versions("capacity-demonstration"))
+        job_id = svc.store.create_job(prepared, user, versions("capacity-demonstration"))
         svc.runner.submit(job_id)
         return RedirectResponse(f"/ui/jobs/{job_id}", status_code=303)
 
@@ -202,15 +214,14 @@ def install(app, svc, ApiError) -> None:
         return bank_page(user)
 
     @app.post("/ui/bank/sign-off", include_in_schema=False)
-    async def sign_off(request: Request):
-        from starlette.concurrency import run_in_threadpool
-
+    @threaded
+    def sign_off(request: Request, form):
         from capacitysim.service.bank_api import decide, decide_pending
 
         user = session(request)
         if user is None:
             return to_login()
-        form = await checked_form(request, user)
+        checked_form(request, user, form)
         kind = str(form.get("kind", "withdrawal"))
         if kind not in SIGN_OFF_KINDS:
             return bank_page(user, f"kind: got {kind[:40]!r}; allowed: one of {', '.join(SIGN_OFF_KINDS)}", 400)
@@ -221,9 +232,9 @@ def install(app, svc, ApiError) -> None:
         body = {"decision": str(form.get("decision", "")), "note": str(form.get("note", ""))}
         try:
             if kind == "withdrawal":
-                await run_in_threadpool(decide, svc, user, ident, body)
+                decide(svc, user, ident, body)
             else:
-                await run_in_threadpool(decide_pending, svc, user, kind, ident, body)
+                decide_pending(svc, user, kind, ident, body)
         except (CapacitysimError, ApiError) as exc:
             code = 400 if isinstance(exc, ServiceInputError) else getattr(exc, "status", 409)
             return bank_page(user, str(getattr(exc, "detail", exc)), code)
