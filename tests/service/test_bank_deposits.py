@@ -286,3 +286,22 @@ def test_a_cited_quantification_is_not_dismissed(server):
         assert eng.post("/bank/deposits", json=deposit_body(pid, job, 500)).status_code == 201
         assert "deposit of project" in problem_ok(eng.delete(f"/jobs/{job}"), 409)["detail"]
         assert eng.get(f"/jobs/{job}").json()["status"] == "successful"
+
+
+def test_a_deposit_recorded_with_the_cli_is_signed_off_through_the_service(server):
+    """`capacitysim bank deposit` records a deposit with its certificate reference and no service job: the
+    administrator decides it from the queue like any other (the ledger's record is the evidence)."""
+    from bank_support import DEMO_USERS
+
+    from capacitysim.bank import Ledger
+
+    pid = new_project_id("JC-CLI")
+    with Ledger(server.data / "bank.sqlite", actor=DEMO_USERS["administrator"]) as lg:
+        txn = lg.deposit(BASIN, MUNICIPAL, 1234.0, pid, certificate="letter 2026-11", reason="recorded at the counter")["txn"]
+    with server.client("administrator") as adm, server.client("reviewer") as rev:
+        before = balances(rev)
+        d = rev.get(f"/bank/deposits/{txn}").json()
+        assert d["signoff_status"] == "pending" and not d["quantification_job"]
+        r = adm.post(f"/bank/deposits/{txn}/sign-off", json={"decision": "approve", "note": "certificate checked"})
+        assert r.status_code == 200, r.text
+        assert balances(rev)[(BASIN, MUNICIPAL)] == before[(BASIN, MUNICIPAL)] + 1234

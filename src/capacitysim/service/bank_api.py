@@ -315,8 +315,9 @@ def decide_pending(svc, u, kind: str, ident: str, body) -> dict:
     """The administrator's decision on a pending deposit (by txn) or transfer (by ``transfer-N``).
 
     The API's ``POST /bank/deposits/{txn}/sign-off`` and ``POST /bank/transfers/{transfer}/sign-off`` and
-    the bank page's forms. A deposit is signed off only while the quantification job it cites is still a
-    successful job of the service. A rejection needs a note (the reason, in the bank's journal).
+    the bank page's forms. A deposit recorded through the service is signed off only while the quantification
+    job it cites is still a successful job of the service; one recorded with ``capacitysim bank deposit`` (no
+    job: its certificate reference is the evidence) is decided on the ledger's own record. A rejection needs a note (the reason, in the bank's journal).
     """
     check_value("body", body, SIGN_OFF_SCHEMA)
     note = body.get("note", "")
@@ -330,11 +331,14 @@ def decide_pending(svc, u, kind: str, ident: str, body) -> dict:
                 raise RefusedError(f"{kind} {ident} is {rec['signoff_status']}, not awaiting sign-off")
             if kind == "deposit" and decision == "approve":
                 job_id = rec["quantification_job"]
-                job = svc.store.job(job_id) if job_id else None
-                if job is None or job["status"] != "successful":
-                    raise RefusedError(f"deposit {ident}: the cited quantification job {job_id or '(none)'} is "
-                                       f"{job and job['status']}; not signed off")
-                detail["quantification_job"] = job_id
+                if job_id:  # recorded through the service: its evidence must still stand
+                    job = svc.store.job(job_id)
+                    if job is None or job["status"] != "successful":
+                        raise RefusedError(f"deposit {ident}: the cited quantification job {job_id} is "
+                                           f"{job['status'] if job else 'not a job of this service'}; not signed off")
+                    detail["quantification_job"] = job_id
+                else:  # recorded with `capacitysim bank deposit`: its certificate is the evidence the ledger holds
+                    detail["evidence"] = "recorded outside the service (the ledger's certificate reference)"
             if decision == "approve":
                 out = lg.sign_off(rec["txn"], reason=note)
             else:
