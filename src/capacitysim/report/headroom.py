@@ -63,7 +63,6 @@ MARKS = {"ok": ("o", None, "black", 0.7, "bracketed: the figure passed, a flow a
          "other": ("D", "none", "0.35", 1.2, "no figure: untrusted run, error or not computed")}
 #: The fill of a coloured mark in the legend (a colour of the middle of the scale).
 LEGEND_FILL = "#f08c3c"
-#: The search policies of the ``screen`` method, when the document names none (workflows.headroom's docstring).
 # ----------------------------------------------------------------------------------------------
 # words of one cell (also the CLI's text output)
 # ----------------------------------------------------------------------------------------------
@@ -350,11 +349,11 @@ def svg_figure(fig, caption: str, salt: str) -> str:
 def policies_of(doc: dict) -> list[dict]:
     """The policies in force: the document's ``policies`` (``name``, ``text``, optional ``value``), else the
     search policies of its method and the criteria's."""
-    from capacitysim.workflows.headroom import CRITERIA_POLICY, SEARCH_POLICIES
+    from capacitysim.workflows.headroom import policies_for
 
     if doc.get("policies"):
         return list(doc["policies"])
-    return [*(SEARCH_POLICIES if doc.get("method") == "screen" else ()), CRITERIA_POLICY]
+    return policies_for(doc.get("method"))
 
 
 def _storm_text(s: dict) -> str:

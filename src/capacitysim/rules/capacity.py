@@ -115,8 +115,9 @@ PEAK_SLACK_CFS = 1e-9
 #: A margin smaller than this is no margin (:func:`margin_ratios` gives 0 or +inf) [unit of the criterion].
 RATIO_TINY = 1e-12
 
-#: Checks a value that is not a number fails (they must show the value within the limit).
-NAN_FAILS = ("peak", "cso")
+#: The outlet checks (peak inflow, CSO volume): reported for every judged outlet, passed or not, and a value
+#: that is not a number fails them (they must *show* the value within the limit).
+OUTLET_KEYS = ("peak", "cso")
 #: Criteria on ratios, whose infinite values are no values (never failed).
 FINITE_ONLY = ("dD", "fm", "pump")
 #: The criteria :func:`capacity_limits` returns, by key: (criterion, the result variable it compares).
@@ -188,14 +189,14 @@ class Limits:
 
         Values that are not numbers: the peak and CSO checks are reported for every judged outlet
         and must be *shown* within their limit, so NaN (an outlet the results lack) fails them
-        (:data:`NAN_FAILS`); an element criterion skips an element without the quantity (NaN), and
+        (:data:`OUTLET_KEYS`); an element criterion skips an element without the quantity (NaN), and
         an infinite depth or flooded volume is an exceedance, while an infinite ratio (d/D,
         q/Qfull, a pump's share of time: no full-flow reference) is no value (:data:`FINITE_ONLY`).
         """
         a = np.asarray(after_values, float)
         lim = self.limit + self.slack
         with np.errstate(invalid="ignore"):
-            if self.key in NAN_FAILS:
+            if self.key in OUTLET_KEYS:
                 return ~(a <= lim)
             over = a > lim
             return over & np.isfinite(a) if self.key in FINITE_ONLY else over
@@ -349,7 +350,7 @@ def judge(before: xr.Dataset, after: xr.Dataset, c: Criteria, *, outlets=(), pla
     for lim in capacity_limits(before, c, static=after, outlets=outlets, plant=plant, cso_outfalls=cso_outfalls):
         a = lim.values(after)
         bad = lim.failed(a)
-        if lim.key in ("peak", "cso"):
+        if lim.key in OUTLET_KEYS:
             for k, o in enumerate(lim.ids):
                 if lim.key == "peak":
                     where = "the plant" if o == plant else "the basin outlet"

@@ -105,6 +105,13 @@ CRITERIA_POLICY = {"name": "capacity criteria",
                    "text": "the limits of the criteria are program policies (capacitysim.rules.capacity.Criteria), not "
                            "numbers of the regulation: the program asks for a demonstration of adequate capacity "
                            "without setting them"}
+
+
+def policies_for(method: str) -> list[dict]:
+    """The policies in force for a search ``method``: the search's (``screen``) and the criteria's."""
+    return [*(SEARCH_POLICIES if method == "screen" else ()), CRITERIA_POLICY]
+
+
 #: Names of the output files under ``out``.
 STORE_NAME, JSON_NAME, CSV_NAME, GEOJSON_NAME = "headroom.zarr", "headroom.json", "headroom.csv", "headroom.geojson"
 
@@ -145,8 +152,8 @@ class HeadroomResult:
 
     @property
     def policies(self) -> list[dict]:
-        """The policies in force: the search's (method ``screen``) and the criteria's."""
-        return [*(SEARCH_POLICIES if self.method == "screen" else ()), CRITERIA_POLICY]
+        """The policies in force (:func:`policies_for` its method)."""
+        return policies_for(self.method)
 
     @property
     def runs_total(self) -> int:
