@@ -164,6 +164,23 @@ def jobs_citing_in(store, w: dict) -> dict:
     return out
 
 
+def _cited_job_stands(svc, job_id: str | None, what: str) -> None:
+    """Refuse a sign-off whose cited job is not (or no longer) a successful job of the service."""
+    job = svc.store.job(job_id) if job_id else None
+    if job is None or job["status"] != "successful":
+        state = job["status"] if job else "not a job of this service"
+        raise RefusedError(f"{what} {job_id or '(none)'} is {state}; not signed off")
+
+
+def _enact(lg, txn: str, decision: str, note: str) -> dict:
+    """The ledger's act of an administrator's decision: the sign-off, or the rejection with its reason (required)."""
+    if decision == "approve":
+        return lg.sign_off(txn, reason=note)
+    if not note.strip():
+        raise ServiceInputError("body.note", note, "the reason for the rejection (required)", "empty")
+    return lg.reject(txn, reason=note)
+
+
 def decide(svc, u, application: str, body) -> dict:
     """The administrator's decision on a pending withdrawal (the API's sign-off and the bank page's form).
 
@@ -180,17 +197,9 @@ def decide(svc, u, application: str, body) -> dict:
             raise RefusedError(f"application {application!r} is {w['signoff_status']}, not awaiting sign-off")
         cited = jobs_citing_in(svc.store, w)
         for field, job_id in cited.items():
-            job = svc.store.job(job_id) if job_id else None
-            if job is None or job["status"] != "successful":
-                raise RefusedError(f"application {application!r}: the cited {field} "
-                                   f"{job_id or '(not a service job)'} is {job and job['status']}; not signed off")
+            _cited_job_stands(svc, job_id, f"application {application!r}: the cited {field}")
         try:
-            if body["decision"] == "approve":
-                out = lg.sign_off(w["signoff_txn"], reason=note)
-            else:
-                if not note.strip():
-                    raise ServiceInputError("body.note", note, "the reason for the rejection (required)", "empty")
-                out = lg.reject(w["signoff_txn"], reason=note)
+            out = _enact(lg, w["signoff_txn"], body["decision"], note)
         except Exception as exc:
             svc.store.journal("sign-off", u, application, {"decision": body["decision"], "error": str(exc)},
                               outcome="refused")
@@ -317,7 +326,8 @@ def decide_pending(svc, u, kind: str, ident: str, body) -> dict:
     The API's ``POST /bank/deposits/{txn}/sign-off`` and ``POST /bank/transfers/{transfer}/sign-off`` and
     the bank page's forms. A deposit recorded through the service is signed off only while the quantification
     job it cites is still a successful job of the service; one recorded with ``capacitysim bank deposit`` (no
-    job: its certificate reference is the evidence) is decided on the ledger's own record. A rejection needs a note (the reason, in the bank's journal).
+    job: its certificate reference is the evidence) is decided on the ledger's own record. A rejection needs a
+    note (the reason, in the bank's journal).
     """
     check_value("body", body, SIGN_OFF_SCHEMA)
     note = body.get("note", "")
@@ -332,19 +342,11 @@ def decide_pending(svc, u, kind: str, ident: str, body) -> dict:
             if kind == "deposit" and decision == "approve":
                 job_id = rec["quantification_job"]
                 if job_id:  # recorded through the service: its evidence must still stand
-                    job = svc.store.job(job_id)
-                    if job is None or job["status"] != "successful":
-                        raise RefusedError(f"deposit {ident}: the cited quantification job {job_id} is "
-                                           f"{job['status'] if job else 'not a job of this service'}; not signed off")
+                    _cited_job_stands(svc, job_id, f"deposit {ident}: the cited quantification job")
                     detail["quantification_job"] = job_id
                 else:  # recorded with `capacitysim bank deposit`: its certificate is the evidence the ledger holds
                     detail["evidence"] = "recorded outside the service (the ledger's certificate reference)"
-            if decision == "approve":
-                out = lg.sign_off(rec["txn"], reason=note)
-            else:
-                if not note.strip():
-                    raise ServiceInputError("body.note", note, "the reason for the rejection (required)", "empty")
-                out = lg.reject(rec["txn"], reason=note)
+            out = _enact(lg, rec["txn"], decision, note)
             rec = _record(lg, kind, ident)
             balances = lg.balances()
     except ApiError:
