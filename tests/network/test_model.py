@@ -74,10 +74,13 @@ def test_non_positive_geometry(tmp_path):
 
 
 def test_unknown_section_and_garbage(tmp_path):
+    # the engine matches a header by its keyword as a prefix ([PUMP): [PUMPZ] is [PUMPS], read as the engine reads it
     p = _broken(tmp_path, "[PUMPS]", "[PUMPZ]")
-    # the engine skips an unknown section and runs the rest, so the model loads, with the finding kept
     m = load_model(p)
-    assert any("unknown section [PUMPZ]" in w for w in m.lint)
+    assert not any("unknown section" in w for w in m.lint) and m.rows("PUMPS") == parse_inp(SMALL).rows("PUMPS")
+    # a header that no keyword starts is refused by the engine (it stops reading there)
+    with pytest.raises(ModelError, match=r"ERROR 205: invalid keyword at pmpz.inp:\d+: \[PMPZ\]"):
+        load_model(_broken(tmp_path, "[PUMPS]", "[PMPZ]", "pmpz.inp"))
     bad = tmp_path / "garbage.inp"
     bad.write_text("this is not a model\n[JUNCTIONS]\n")
     with pytest.raises(ModelError, match=r"garbage.inp:1: data before the first"):

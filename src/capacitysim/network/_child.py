@@ -110,6 +110,8 @@ def probe(inp, rpt, out, json_path):
     from swmm.toolkit import shared_enum as E
     from swmm.toolkit import solver as S
 
+    wall = _wall()
+
     S.swmm_open(inp, rpt, out)
     try:
         n_nodes = S.project_get_count(E.ObjectType.NODE)
@@ -127,6 +129,7 @@ def probe(inp, rpt, out, json_path):
             "start": _iso(S.simulation_get_datetime(E.TimeProperty.START_DATE)),
             "end": _iso(S.simulation_get_datetime(E.TimeProperty.END_DATE)),
             "report_start": _iso(S.simulation_get_datetime(E.TimeProperty.REPORT_DATE)),
+            "sandbox": wall,
         }
     finally:
         S.swmm_close()
@@ -134,9 +137,23 @@ def probe(inp, rpt, out, json_path):
         json.dump(doc, fh)
 
 
+def _wall():
+    """Apply the operating system's wall (``sandbox.py`` beside this file, loaded by path: the child imports no
+    capacitysim package) once the engine's libraries are loaded and before the model is opened."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_capacitysim_sandbox", os.path.join(os.path.dirname(__file__), "sandbox.py"))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    return mod.confine_from_env()
+
+
 def main(inp, rpt, out, stats_path, stop_path=None):
     from swmm.toolkit import shared_enum as E
     from swmm.toolkit import solver as S
+
+    wall = _wall()
 
     S.swmm_open(inp, rpt, out)
     try:
@@ -249,6 +266,7 @@ def main(inp, rpt, out, stats_path, stop_path=None):
         "engine_cpu_s": engine_cpu_s,
         "child_cpu_s": time.process_time(),
         "stopped": stopped,
+        "sandbox": wall,
     }
     with open(stats_path, "w", encoding="utf-8") as fh:
         json.dump(doc, fh)

@@ -44,6 +44,7 @@ References
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -52,6 +53,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -169,7 +171,7 @@ def run_inp(inp_path: str | os.PathLike, work_dir: str | os.PathLike, *, name: s
     if inp.resolve() == src.resolve():
         raise InputError(f"work_dir {wd} is the input's own folder; runs never write next to the input")
     text = src.read_bytes().decode("latin-1")
-    inp.write_bytes(prepare_inp_text(text, src.resolve().parent, wd).encode("latin-1"))
+    _write_run_copy(inp, text, src.resolve().parent, wd)
     rpt, out, stats = wd / f"{stem}.rpt", wd / f"{stem}.out", wd / f"{stem}.stats.json"
     for p in (rpt, out, stats):
         p.unlink(missing_ok=True)
@@ -273,20 +275,106 @@ def terminate_children(grace_s: float = 2.0) -> int:
     return len(procs)
 
 
+def _write_run_copy(inp: Path, text: str, source_dir: Path, wd: Path) -> None:
+    """The run's copy of a model (:func:`prepare_inp_text`): writes redirected into ``wd``, and the files the
+    engine opens ``r+b`` (``[FILES] USE`` RAINFALL, RUNOFF, HOTSTART) copied into ``wd`` so that nothing outside it
+    is ever opened for writing."""
+    import shutil
+
+    from capacitysim.errors import DataFileError
+
+    copies: list = []
+    prepared = prepare_inp_text(text, source_dir, wd, copies)
+    for source, copy in copies:
+        try:
+            shutil.copyfile(source, copy)
+        except OSError as exc:
+            raise DataFileError(f"{Path(source).name}: the model's [FILES] USE file cannot be read "
+                                f"({exc.strerror or type(exc).__name__})") from None
+    inp.write_bytes(prepared.encode("latin-1"))
+
+
+def confinement_for(run: RunFiles):
+    """What the engine child may touch (:class:`~capacitysim.network.sandbox.Confinement`): write only in the
+    run's folder; read the Python installation, the run's folder and exactly the files the run's copy names
+    for reading (:func:`~capacitysim.network.inp_text.file_references`, absolute in the copy)."""
+    from capacitysim.network.inp_text import file_references
+    from capacitysim.network.sandbox import Confinement, default_read_paths
+
+    wd = str(Path(run.work_dir).resolve())
+    reads = [ref.name for ref in file_references(run.inp.read_bytes().decode("latin-1"))
+             if ref.access in ("read", "read-write") and os.path.isabs(ref.name)]
+    return Confinement(write_dirs=(wd,), read_paths=tuple(dict.fromkeys((*default_read_paths(), wd, *reads))))
+
+
+#: Process-wide stop conditions of engine runs (set by a service job around its workflow): a file whose
+#: appearance stops every engine child of this process (a dismissed job), and a monotonic deadline [s].
+_STOP = {"file": None, "deadline": None, "why": ""}
+
+
+@contextlib.contextmanager
+def stop_runs_when(stop_file: str | os.PathLike | None = None, deadline_s: float | None = None, why: str = ""):
+    """Within the block, every engine child this process starts is killed within :data:`STOP_POLL_S` once
+    ``stop_file`` exists or ``time.monotonic()`` passes ``deadline_s`` (an :class:`EngineError` saying ``why``).
+
+    A service job wraps its workflow in it: dismissing the job (which writes the stop file) or passing the
+    longest-job limit ends its SWMM runs within seconds, wherever its worker runs (the job folder is shared).
+    """
+    old = dict(_STOP)
+    _STOP.update(file=None if stop_file is None else str(stop_file), deadline=deadline_s, why=why)
+    try:
+        yield
+    finally:
+        _STOP.clear()
+        _STOP.update(old)
+
+
+#: How often a running engine child is checked against :func:`stop_runs_when` [s].
+STOP_POLL_S = 0.5
+
+
+def _stop_reason() -> str | None:
+    f, deadline = _STOP.get("file"), _STOP.get("deadline")
+    if f and os.path.exists(f):
+        return _STOP.get("why") or "stopped: the job was dismissed"
+    if deadline is not None and time.monotonic() > deadline:
+        return _STOP.get("why") or "stopped: the time limit was reached"
+    return None
+
+
 def _child(cmd, run: RunFiles, timeout_s):
+    from capacitysim.network.sandbox import ENV_FILE
+
     env = dict(os.environ)
     env["OMP_NUM_THREADS"] = "1"
     env["TMPDIR"] = str(run.work_dir)
+    wall = Path(run.work_dir) / f"{run.inp.stem}.sandbox.json"
+    wall.write_text(confinement_for(run).to_json(), encoding="utf-8")
+    env[ENV_FILE] = str(wall)
+    reason = _stop_reason()
+    if reason:
+        raise EngineError(f"{run.inp.name}: SWMM not started: {reason}")
     proc = subprocess.Popen(cmd, cwd=run.work_dir, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     with _LIVE_LOCK:
         _LIVE.add(proc)
     try:
-        _, err = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise EngineError(f"{run.inp.name}: SWMM did not finish within {timeout_s:g} s") from None
+        started = time.monotonic()
+        while True:
+            try:
+                _, err = proc.communicate(timeout=STOP_POLL_S if timeout_s is None
+                                          else max(0.01, min(STOP_POLL_S, timeout_s - (time.monotonic() - started))))
+                break
+            except subprocess.TimeoutExpired:
+                if timeout_s is not None and time.monotonic() - started >= timeout_s:
+                    proc.kill()
+                    proc.communicate()
+                    raise EngineError(f"{run.inp.name}: SWMM did not finish within {timeout_s:g} s") from None
+                reason = _stop_reason()
+                if reason:
+                    proc.kill()
+                    proc.communicate()
+                    raise EngineError(f"{run.inp.name}: SWMM {reason}") from None
     finally:
         with _LIVE_LOCK:
             _LIVE.discard(proc)
@@ -324,7 +412,7 @@ def probe_inp(inp_path: str | os.PathLike, *, timeout_s: float | None = 300.0) -
     with tempfile.TemporaryDirectory(prefix="capacitysim-probe-") as tmp:
         wd = Path(tmp)
         inp = wd / "probe.inp"
-        inp.write_bytes(prepare_inp_text(src.read_bytes().decode("latin-1"), src.resolve().parent, wd).encode("latin-1"))
+        _write_run_copy(inp, src.read_bytes().decode("latin-1"), src.resolve().parent, wd)
         run = RunFiles(inp, wd / "probe.rpt", wd / "probe.out", wd / "probe.json")
         cmd = [sys.executable, "-I", str(_CHILD), "--probe", str(run.inp), str(run.rpt), str(run.out), str(run.stats)]
         proc = _child(cmd, run, timeout_s)

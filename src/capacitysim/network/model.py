@@ -26,6 +26,7 @@ import networkx as nx
 import numpy as np
 
 from capacitysim.errors import DataFileError, InputError, ModelError
+from capacitysim.network.inp_text import engine_lines, engine_tokens, section_of
 from capacitysim.units import MINUTES_PER_HOUR, SECONDS_PER_HOUR, US_FLOW_UNITS
 
 #: Every section SWMM 5.2 reads [1]_ (map and tag sections included: the engine skips them).
@@ -47,7 +48,6 @@ XSECTION_LINKS = ("CONDUITS", "ORIFICES", "WEIRS")
 _NO_GEOM1 = {"DUMMY", "CUSTOM", "IRREGULAR", "STREET", "FORCE_MAIN"}
 
 _TOKEN = re.compile(r'"[^"]*"|\S+')
-_SECTION = re.compile(r"^\s*\[([^\]]*)\]")
 
 
 #: SWMM pattern types and their number of factors [1]_.
@@ -279,12 +279,15 @@ def parse_inp(path: str | os.PathLike) -> SwmmInp:
     text = read_model_text(p)
     model = SwmmInp(p)
     model.newline = "\r\n" if "\r\n" in text[:100000] else "\n"
-    model.lines = text.splitlines()
+    # the lines as the engine reads them (fgets of MAXLINE: a longer line is several), split at LF only
+    model.lines = [raw.rstrip("\r\n") for raw in engine_lines(text)]
     section = None
     for i, line in enumerate(model.lines, start=1):
-        m = _SECTION.match(line)
-        if m:
-            section = m.group(1).strip().upper()
+        first = engine_tokens(line)[:1]
+        if first and first[0].startswith("["):
+            # the engine's section matching: the first keyword that is a prefix, ASCII case ignored ([FILE] is
+            # [FILES], [JUNC] is [JUNCTIONS], "[FILES]" in quotes too); an unknown header keeps its own name
+            section = section_of(first[0]) or first[0].strip("[]").upper()
             model.sections.setdefault(section, [])
             model.section_lines.setdefault(section, i)
             continue

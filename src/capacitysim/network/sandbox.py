@@ -78,6 +78,9 @@ from dataclasses import dataclass
 
 #: Environment variable of the operator switch: ``off`` (also ``0``, ``no``, ``false``) disables the wall.
 ENV_SWITCH = "CAPACITYSIM_LANDLOCK"
+#: Environment variable naming the JSON file of a :class:`Confinement` that the engine child applies
+#: (:func:`confine_from_env`); written by :func:`capacitysim.network.engine.confinement_for`'s caller.
+ENV_FILE = "CAPACITYSIM_SANDBOX_FILE"
 
 # System call numbers (the generic table: the same on x86_64 and aarch64).
 _SYS_CREATE_RULESET = 444
@@ -363,3 +366,21 @@ def confine(c: Confinement) -> str:
     finally:
         os.close(ruleset_fd)
     return f"landlock ABI {abi}: writes only under {n_write} folder(s), reads under {n_read} path(s)"
+
+
+def confine_from_env() -> str:
+    """Apply the :class:`Confinement` of the JSON file named by ``$CAPACITYSIM_SANDBOX_FILE`` (the engine child
+    calls it after its imports, before it opens the model); ``'not requested'`` when the variable is unset."""
+    path = os.environ.get(ENV_FILE)
+    if not path:
+        return "not requested"
+    with open(path, encoding="utf-8") as fh:
+        c = Confinement.from_json(fh.read())
+    return confine(c)
+
+
+def status() -> str:
+    """What :func:`confine` would do on this machine now, without applying anything: ``'landlock ABI <n>'`` or
+    ``'unavailable: <reason>'`` (``capacitysim serve`` says it at start-up, and every job records it)."""
+    abi, reason = _probe()
+    return f"landlock ABI {abi}" if abi else f"unavailable: {reason}"

@@ -391,8 +391,9 @@ def model_files(model: SwmmInp) -> list[dict]:
     out = [{"section": "", "verb": "MODEL", "kind": "MODEL", "name": model.path.name, "path": str(model.path.resolve()),
             "sha256": sha(model.path)}]
     for f in external_files("\n".join(model.lines), model.path.resolve().parent):
-        f["sha256"] = None if f["verb"] == "SAVE" else sha(f["path"])
-        if f["verb"] == "SAVE":
+        written = f.pop("access") in ("write", "folder")
+        f["sha256"] = None if written else sha(f["path"])
+        if written:
             f["path"] = None
         out.append(f)
     return out
