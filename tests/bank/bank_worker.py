@@ -6,8 +6,9 @@ Usage: python bank_worker.py MODE DB [ARGS...]
   batch DB PREFIX                    - endless withdraw/return/transfer+sign-off cycle, one line per committed operation
 
 The journal names a person (issue 14): each worker acts as "Worker <letters of its process id>" (so the
-concurrency test can tell writers apart); the batch worker acts as the bank administrator registered
-by the test (``ADMINISTRATOR``), since it signs off its transfers.
+concurrency test can tell writers apart); the batch worker records as the bank administrator registered
+by the test (``ADMINISTRATOR``) and signs its transfers off as the second one (``CHECKER``: nobody signs off
+what they recorded, program policy signoff_separation).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from capacitysim.errors import RefusedError
 B, JC, DEV = "JC CSO 4", "Village of Johnson City", "Acme Development"
 NODE = "MH-1"
 ADMINISTRATOR = "Ada Lee"
+CHECKER = "Cora Checker"
 
 
 def worker_name(pid: int) -> str:
@@ -59,6 +61,7 @@ def main(argv):
             time.sleep(120)
     elif mode == "batch":
         prefix = argv[2]
+        checker = Ledger(db, actor=CHECKER, timeout_s=120)
         i = 0
         while True:
             app = f"{prefix}-{i}"
@@ -66,7 +69,7 @@ def main(argv):
             print(f"withdraw {app}", flush=True)
             txn = led.transfer(B, JC, DEV, 7, document="bill of sale")["txn"]
             print("transfer", flush=True)
-            led.sign_off(txn)
+            checker.sign_off(txn)
             print("sign-off", flush=True)
             led.return_credits(app, reason="cycle")
             print(f"return {app}", flush=True)

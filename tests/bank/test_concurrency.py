@@ -21,15 +21,19 @@ pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs PO
 
 
 ADMINISTRATOR = "Ada Lee"  # bank_worker.ADMINISTRATOR
+CHECKER = "Cora Checker"  # bank_worker.CHECKER: signs off what ADMINISTRATOR records (program policy signoff_separation)
 
 
 def _bank(path, deposit_gpd):
     led = Ledger(path, create=True, actor=ADMINISTRATOR, administrator=ADMINISTRATOR)
+    led.add_administrator(CHECKER)
     led.add_entity(JC, municipal=True)
     led.add_entity(DEV)
     led.add_basin(B)
-    led.sign_off(led.deposit(B, JC, deposit_gpd, "P-SEED")["txn"])
+    txn = led.deposit(B, JC, deposit_gpd, "P-SEED")["txn"]
     led.close()
+    with Ledger(path, actor=CHECKER) as checker:
+        checker.sign_off(txn)
 
 
 def _spawn(*args):

@@ -22,13 +22,14 @@ from capacitysim.errors import InputError
 
 B, JC, DEV = "JC CSO 4", "Village of Johnson City", "Acme Development"
 CLERK = "Cal Clerk"  # the person acting, registered as bank administrator at init
+CHECKER = "Cora Checker"  # a second administrator: signs off what the clerk records (program policy signoff_separation)
 
 
 def sign_off_all(run):
-    """Sign off every deposit and transfer awaiting it (withdrawals stay pending)."""
+    """The checker signs off every deposit and transfer awaiting it (withdrawals stay pending)."""
     for p in json.loads(run("pending", "--json").stdout)["pending"]:
         if p["kind"] != "withdrawal":
-            res = run("sign-off", p["txn"])
+            res = run("sign-off", p["txn"], "--actor", CHECKER)
             assert res.exit_code == 0, res.output
 
 
@@ -40,7 +41,8 @@ def bank(tmp_path, run_cli):
     def run(*args):
         return run_cli("bank", "--db", str(db), "--actor", CLERK, *args)
 
-    for args in (("init", "--administrator", CLERK), ("add-entity", JC, "--municipal"), ("add-entity", DEV),
+    for args in (("init", "--administrator", CLERK), ("add-administrator", CHECKER), ("add-entity", JC, "--municipal"),
+                 ("add-entity", DEV),
                  ("add-basin", B), ("deposit", "--basin", B, "--owner", JC, "--gpd", "9000", "--project", "P1"),
                  ("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1", "--node", "MH0001"),
                  ("transfer", "--basin", B, "--from", JC, "--to", DEV, "--gpd", "1000", "--document", "bill 1")):

@@ -1,8 +1,9 @@
 """The credit bank ledger on a real SQLite file: rules of the program, guards in SQL, records.
 
 Since issue 14 deposits, withdrawals and transfers take effect at the bank administrator's sign-off:
-the helpers ``dep``/``tr`` sign off at once (the acting tester is registered as administrator), and
-``approve`` cites the section H documents (JSON files written by ``evidence``) and signs off.
+the helpers ``dep``/``tr`` sign off at once, and ``approve`` cites the section H documents (JSON files
+written by ``evidence``) and signs off. The tester records; a second registered administrator, the
+checker, signs off and rejects (program policy signoff_separation: nobody signs off what they recorded).
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ from capacitysim.errors import InputError, RefusedError
 B, B2 = "JC CSO 4", "BG CSO 12"
 JC, BG, DEV, DEV2 = "Village of Johnson City", "City of Binghamton", "Acme Development", "Other LLC"
 TESTER = "Terry Tester"  # the person acting, registered as bank administrator
+CHECKER = "Cora Checker"  # a second bank administrator: signs off and rejects what the tester records
 NODE = "MH-1"
 
 
 def make(path, **kw) -> Ledger:
     led = Ledger(path, create=True, actor=TESTER, administrator=TESTER, **kw)
+    led.add_administrator(CHECKER)
     led.add_entity(JC, municipal=True)
     led.add_entity(BG, municipal=True)
     led.add_entity(DEV)
@@ -35,17 +38,26 @@ def make(path, **kw) -> Ledger:
     return led
 
 
+def checked(led, txn, *, reject: str | None = None, **kw) -> dict:
+    """The checker signs off (or, with ``reject``, rejects) what the tester recorded."""
+    before, led.actor = led.actor, CHECKER
+    try:
+        return led.reject(txn, reason=reject) if reject is not None else led.sign_off(txn, **kw)
+    finally:
+        led.actor = before
+
+
 def dep(led, basin, owner, gpd, project, **kw) -> dict:
     """Deposit and sign off (the deposit takes effect)."""
     out = led.deposit(basin, owner, gpd, project, **kw)
-    led.sign_off(out["txn"], on=kw.get("certified_on"))
+    checked(led, out["txn"], on=kw.get("certified_on"))
     return out
 
 
 def tr(led, *args, **kw) -> dict:
     """Transfer and sign off."""
     out = led.transfer(*args, **kw)
-    led.sign_off(out["txn"])
+    checked(led, out["txn"])
     return out
 
 
@@ -53,12 +65,12 @@ def evidence(folder, *, node=NODE, gpd=3000.0, as_of="2024-05-01", added=None) -
     """A passing capacity demonstration (connecting ``gpd`` at ``node``) and a SPDES check (``added`` gpd, as of ``as_of``)."""
     import uuid
 
-    cap = {"kind": "capacity-demonstration", "verdict": "pass",
+    k = uuid.uuid4().hex[:8]  # each pair is a document of its own (program policy evidence_single_use)
+    cap = {"kind": "capacity-demonstration", "verdict": "pass", "run": k,
            "scenario": {"connections": [{"node": node, "flow_gpd": gpd}]},
            "external_files": [{"verb": "MODEL", "path": "/models/m.inp", "sha256": "ab" * 32}]}
     spd = {"kind": "spdes-check", "verdict": "pass", "as_of": as_of, "added_gpd": gpd if added is None else added,
-           "connection_prohibited": False}
-    k = uuid.uuid4().hex[:8]
+           "connection_prohibited": False, "run": k}
     (folder / f"cap-{k}.json").write_text(json.dumps(cap))
     (folder / f"spdes-{k}.json").write_text(json.dumps(spd))
     return str(folder / f"cap-{k}.json"), str(folder / f"spdes-{k}.json")
@@ -69,7 +81,7 @@ def approve(led, basin, owner, gpd, app, *, on, ratio=1.0, **kw) -> dict:
     cap, spd = evidence(led.path.parent, gpd=gpd, as_of=on)
     out = led.withdraw(basin, owner, gpd, app, node=NODE, capacity_ref=cap, spdes_ref=spd, application_approval=f"H2-{app}",
                        offset_ratio=ratio, on=on, **kw)
-    led.sign_off(out["txn"], on=on)
+    checked(led, out["txn"], on=on)
     return led.withdrawal(app)
 
 
@@ -108,7 +120,7 @@ def test_deposit_books_whole_gpd_rounded_down_once(led):
     assert out["booked_gpd"] == 388 and out["status"] == "pending sign-off" and bal(led) == 10000  # not yet counted
     with pytest.raises(RefusedError, match="already awaiting"):
         led.deposit(B, JC, 388.8, "P2")
-    led.sign_off(out["txn"])
+    checked(led, out["txn"])
     assert bal(led) == 10388
     with pytest.raises(RefusedError, match="already certified"):
         led.deposit(B, JC, 388.8, "P2")
@@ -131,7 +143,7 @@ def test_identified_project_then_certified(led):
         led.deposit(B, BG, 2000, "P5")
     out = led.deposit(B, JC, 1800, "P5", certified_on="2024-06-01")
     assert {x["ref"]: x for x in led.projects()}["P5"]["status"] == "identified"  # certified only at the sign-off
-    led.sign_off(out["txn"])
+    checked(led, out["txn"])
     p = {x["ref"]: x for x in led.projects()}["P5"]
     assert p["status"] == "certified" and p["certified_gpd"] == 1800
     with pytest.raises(sqlite3.IntegrityError, match="certified project"):
@@ -157,10 +169,10 @@ def test_withdrawal_reserves_at_once_and_stays_pending_until_signed_off(led):
     assert bal(led) == 7000 and led.balance(B, JC)["reserved_gpd"] == 3000
     w = led.attach("A1", spdes_ref=spd, application_approval="Village permit 2024-88")
     assert w["status"] == "pending" and w["missing_for_sign_off"] == []  # attaching never approves
-    led.sign_off(w["signoff_txn"], on="2024-05-03")
+    checked(led, w["signoff_txn"], on="2024-05-03")
     w = led.withdrawal("A1")
     assert w["status"] == "approved" and w["note_issued_on"] == "2024-05-03" and w["co_due_on"] == "2025-05-03"
-    assert w["signed_off_by"] == TESTER
+    assert w["signed_off_by"] == CHECKER and w["recorded_by"] == TESTER
     assert bal(led) == 7000  # approval does not take credits twice
 
 
@@ -247,7 +259,7 @@ def test_transfer_across_basins_needs_board_approval(led):
     # reserved at the sender at once, counted at the receiver only once signed off (program policy pending_reserve)
     assert out["from_balance_gpd"] == 9900 and bal(led, B2, BG) == 0
     assert led.balance(B2, BG)["pending_in_gpd"] == 100 and led.verify()["in_transit_gpd"] == 100
-    led.sign_off(out["txn"])
+    checked(led, out["txn"])
     assert bal(led, B2, BG) == 100 and led.verify()["in_transit_gpd"] == 0
 
 
@@ -311,14 +323,16 @@ def test_balance_cannot_go_negative_or_move_without_journal(led):
 
 def test_journal_records_who_when_what_why_documents(led):
     out = led.transfer(B, JC, DEV, 250, document="memorandum of gift 7", reason="gift to the developer")
-    led.sign_off(out["txn"], reason="gift to the developer")
+    checked(led, out["txn"], reason="gift to the developer")
     rows = [r for r in led.journal() if r["ref"] == out["transfer"]]
     assert [r["action"] for r in rows] == ["transfer-out", "sign-off", "transfer-in"]
     assert rows[0]["txn"] == out["txn"] and rows[1]["txn"] == rows[2]["txn"] != out["txn"]  # recorded, then signed off
+    assert [r["actor"] for r in rows] == [TESTER, CHECKER, CHECKER]  # who recorded, who signed off
     for r in rows:
-        assert r["actor"] == TESTER and r["reason"] == "gift to the developer" and r["at"]
+        assert r["reason"] == "gift to the developer" and r["at"]
     assert rows[0]["documents"] == rows[2]["documents"] == ["memorandum of gift 7"]
-    assert rows[1]["detail"]["signed_off_by"] == TESTER and rows[1]["detail"]["txn"] == out["txn"]
+    assert rows[1]["detail"]["signed_off_by"] == CHECKER and rows[1]["detail"]["recorded_by"] == TESTER
+    assert rows[1]["detail"]["txn"] == out["txn"]
     assert [r["delta_gpd"] for r in rows] == [-250, 0, 250]
 
 
@@ -383,7 +397,7 @@ def test_any_sequence_keeps_balances_lots_and_journal_in_step(tmp_path_factory, 
             elif op in ("sign", "reject"):
                 pend = [p for p in led.pending() if p["kind"] != "withdrawal"]
                 if pend:
-                    (led.sign_off(pend[0]["txn"]) if op == "sign" else led.reject(pend[0]["txn"], reason="no"))
+                    checked(led, pend[0]["txn"], reject=None if op == "sign" else "no")
             else:
                 out = led.condemn(B, who, JC, n, document="resolution")
                 assert {x["jurisdiction"] for x in out["lots_taken"]} == {JC}

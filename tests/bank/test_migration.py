@@ -1,4 +1,6 @@
-"""Migrating a schema-2 bank (written by the capacitysim of commit 7277bcb, before issue 14) to schema 3.
+"""Migrating a schema-2 bank (written by the capacitysim of commit 7277bcb, before issue 14) to schema 3, and
+on to schema 4 (service users bound to entities, single use of cited evidence) in the same transaction; and a
+schema-3 bank to schema 4.
 
 ``data/bank-schema2.sqlite`` and its history are described in ``data/make_bank_schema2.py``. Balances
 before the migration (schema 2): Binghamton 3,000; Dev LLC 3,500 (3,000 reserved by A-2024-1);
@@ -24,6 +26,7 @@ HEAD_BEFORE = "8d4f05ff6e1fb7ce271cf99a4b5ea5c62dc2965a7807be79f205014bf513be15"
 B = "Susquehanna North"
 JC, BG, DEV, OTH = "Village of Johnson City", "City of Binghamton", "Dev LLC", "Other LLC"
 ADMIN = "Maria Lopez"
+CHECKER = "Cora Checker"  # a second administrator: signs off what ADMIN records (program policy signoff_separation)
 
 
 @pytest.fixture
@@ -65,13 +68,14 @@ def test_migration_rebuilds_lots_from_the_journal_and_keeps_the_books(v2):
       and takes BG-2024-1 500 -> BG-2024-1 3,500.
     Unknown origin: 4,400 + 1,000 = 5,400 gpd; lots 18,400 = balances 3,000 + 3,500 + 1,000 + 10,900."""
     led = Ledger(v2, actor=ADMIN, migrate=True, administrator=ADMIN)
-    assert _schema_version(v2) == "3"
+    assert _schema_version(v2) == "4"
     lots = {(x["owner"], x["project"]): x["gpd"] for x in led.lots()}
     assert lots == {(JC, None): 4400, (JC, "JC-2024-2"): 6000, (JC, "BG-2024-1"): 500, (OTH, None): 1000,
                     (BG, "BG-2024-1"): 3000, (DEV, "BG-2024-1"): 3500}
     assert {r["owner"]: r["balance_gpd"] for r in led.balances()} == {BG: 3000, DEV: 3500, OTH: 1000, JC: 10900}
     row = led.journal()[-1]
     assert row["action"] == "migrate" and row["actor"] == ADMIN
+    assert (row["detail"]["from"], row["detail"]["to"]) == (2, 4) and row["detail"]["withdrawals_sharing_evidence"] == 0
     assert row["detail"] | {} == row["detail"] and row["detail"]["unknown_origin_gpd"] == 5400
     assert row["detail"]["lots_gpd"] == 18400 and row["detail"]["subaccounts_adjusted"] == 0
     assert [a["name"] for a in led.administrators()] == [ADMIN]
@@ -116,10 +120,14 @@ def test_after_migration_withdrawals_need_sign_off_and_old_ones_are_marked(v2, t
         led.sign_off(pend[0]["txn"])
     led.return_credits("A-2024-2", reason="applicant did not pursue")
     assert {(x["project"], x["gpd"]) for x in led.lots(B, JC)} == {(None, 7000), ("JC-2024-2", 6000), ("BG-2024-1", 500)}
-    # new deposits and transfers are pending until signed off
+    # new deposits and transfers are pending until signed off, by an administrator who did not record them
     out = led.deposit(B, JC, 1000, "JC-2025-1")
     assert led.balance(B, JC)["balance_gpd"] == 13500 and led.balance(B, JC)["pending_in_gpd"] == 1000
-    led.sign_off(out["txn"])
+    with pytest.raises(RefusedError, match="'Maria Lopez' recorded deposit JC-2025-1 .* no other administrator"):
+        led.sign_off(out["txn"])
+    led.add_administrator(CHECKER)
+    with Ledger(v2, actor=CHECKER) as checker:
+        checker.sign_off(out["txn"])
     assert led.balance(B, JC)["balance_gpd"] == 14500
     assert led.verify(check_files=False)["ok"]
     led.close()
@@ -150,7 +158,7 @@ def test_migrate_through_the_cli(v2, run_cli):
     res = run_cli("bank", "--db", str(v2), "migrate", "--actor", ADMIN, "--administrator", ADMIN, "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
-    assert out["schema_version"] == 3 and out["unknown_origin_gpd"] == 5400 and out["pending_sign_off"] == 1
+    assert out["schema_version"] == 4 and out["unknown_origin_gpd"] == 5400 and out["pending_sign_off"] == 1
     assert out["verify"] is True
     res = run_cli("bank", "--db", str(v2), "verify", "--json")
     v = json.loads(res.stdout)
@@ -158,3 +166,45 @@ def test_migrate_through_the_cli(v2, run_cli):
     assert res.exit_code == 0 and {r["status"] for r in v["refs"]} <= {"run id"}
     res = run_cli("bank", "--db", str(v2), "balance", "--basin", B, "--owner", DEV, "--lots")
     assert res.exit_code == 0 and "from project BG-2024-1 (jurisdiction City of Binghamton" in res.stdout
+
+
+def _as_schema_3(path) -> None:
+    """Turn a new (schema-4) bank into the schema-3 bank an older capacitysim wrote: without MIGRATION_4."""
+    c = sqlite3.connect(str(path))
+    c.executescript("""
+        DROP TRIGGER bindings_by_administrator; DROP TRIGGER bindings_close_only; DROP TRIGGER bindings_no_delete;
+        DROP TRIGGER withdrawals_evidence_once; DROP TRIGGER withdrawals_evidence_once_attach;
+        DROP INDEX withdrawals_capacity_sha256; DROP INDEX withdrawals_spdes_sha256; DROP TABLE bindings;
+        UPDATE meta SET value = '3' WHERE key = 'schema_version';
+    """)
+    c.close()
+
+
+def test_a_schema_3_bank_is_migrated_to_4_by_an_administrator(tmp_path, run_cli):
+    """A schema-3 bank is refused until migrated; the migration to 4 is by a registered administrator, one
+    ``migrate`` journal row, the old head still verifies; then bindings and the single use of evidence apply."""
+    path = tmp_path / "bank.sqlite"
+    with Ledger(path, create=True, actor=ADMIN, administrator=ADMIN) as led:
+        led.add_entity(JC, municipal=True)
+        head = led.head()["head"]
+    _as_schema_3(path)
+    with pytest.raises(InputError, match="schema version 3.*bank --db .* migrate --actor NAME"):
+        Ledger(path)
+    res = run_cli("bank", "--db", str(path), "balance")
+    assert res.exit_code == 2 and "migrate" in res.stderr
+    with pytest.raises(RefusedError, match="'Jo Clerk' is not a registered bank administrator"):
+        Ledger(path, actor="Jo Clerk", migrate=True)
+    assert _schema_version(path) == "3"
+    res = run_cli("bank", "--db", str(path), "migrate", "--actor", ADMIN, "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["schema_version"] == 4 and _schema_version(path) == "4"
+    with Ledger(path, actor=ADMIN) as led:
+        row = led.journal()[-1]
+        assert row["action"] == "migrate" and row["actor"] == ADMIN and (row["detail"]["from"], row["detail"]["to"]) == (3, 4)
+        v = led.verify(expect_head=head)
+        assert v["ok"] and v["expected_head"]["found"], v
+        assert led.bind_user("Mia Municipal", JC, role="municipal")["entity"] == JC
+        assert led.acts_for("Mia Municipal", JC)
+    # migrating again is a no-op
+    with Ledger(path, actor=ADMIN, migrate=True) as led:
+        assert [r["action"] for r in led.journal()].count("migrate") == 1

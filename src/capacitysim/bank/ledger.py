@@ -92,7 +92,7 @@ import uuid
 from pathlib import Path
 
 from capacitysim.bank import refs as _refs
-from capacitysim.bank.schema import MIGRATION_3, SCHEMA, SCHEMA_VERSION
+from capacitysim.bank.schema import MIGRATION_3, MIGRATION_4, SCHEMA, SCHEMA_VERSION
 from capacitysim.errors import CapacitysimError, InputError, RefusedError
 from capacitysim.rules import ii_offset
 
@@ -144,6 +144,20 @@ EXTENSION_AFTER_DUE_DATE = "refused"
 CONDEMNATION_SIGNOFF = "not-required"
 #: Program policy ``administrator_registration``.
 ADMINISTRATOR_REGISTRATION = "by-a-registered-administrator"
+#: Program policy ``signoff_separation`` (maker-checker): who may not sign off or reject a transaction.
+SIGNOFF_SEPARATION = "recorder-excluded"
+#: Program policy ``evidence_single_use``: ``until-rejected-or-returned`` (the policy) or ``never-released``
+#: (its alternative, implemented: tests switch to it). The withdrawal statuses in which a withdrawal holds
+#: the documents it cites, under each value (:data:`EVIDENCE_HELD_BY`).
+EVIDENCE_SINGLE_USE = "until-rejected-or-returned"
+EVIDENCE_HELD_BY = {"until-rejected-or-returned": ("pending", "approved", "completed", "defaulted"),
+                    "never-released": ("pending", "approved", "completed", "defaulted", "returned")}
+#: Program policy ``service_user_binding``: whom a service user (``capacitysim serve``) records transactions for.
+SERVICE_USER_BINDING = "bound-entities-only"
+#: The service roles a binding is for (administrators act for every entity; reviewers record nothing).
+BINDABLE_ROLES = ("engineer", "municipal")
+#: Program policy ``bank_reads``: what a service user may read of the bank.
+BANK_READS = "public-record"
 
 #: The program policies, ``{"name", "value", "text", "alternative"}`` (the form of
 #: :func:`capacitysim.rules.ii_offset.check_offset_ratio`); each text starts with :data:`POLICY_FLAG`.
@@ -202,6 +216,55 @@ POLICIES = {
                  "when the bank is created (or migrated) and further ones only by a registered administrator"),
         "alternative": {"value": "board-resolution-only",
                         "text": "every administrator registered against a cited Board resolution"}},
+    "signoff_separation": {
+        "name": "signoff_separation", "value": SIGNOFF_SEPARATION,
+        "text": (f"{POLICY_FLAG}: the BANK ADMINISTRATOR definition has the administrator 'review and sign off' "
+                 "deposits, withdrawals and transfers but does not say whether an administrator may sign off a "
+                 "transaction they recorded; the person who recorded a deposit, withdrawal or transfer (the actor "
+                 "of the journal row that created its pending sign-off: record-deposit, withdraw or transfer-out; "
+                 "names compared ignoring case) can neither sign it off nor reject it: another registered "
+                 "administrator does (a bank with a single administrator cannot sign off that administrator's own "
+                 "entries: register a second one with add-administrator); attaching references to a pending "
+                 "withdrawal does not make one its recorder, and the recorder may still return its credits"),
+        "alternative": {"value": "any-administrator",
+                        "text": "any registered administrator signs off, the recorder included (one person can "
+                                "then record and approve a withdrawal alone)"}},
+    "evidence_single_use": {
+        "name": "evidence_single_use", "value": EVIDENCE_SINGLE_USE,
+        "text": (f"{POLICY_FLAG}: section H(1) asks for a demonstration of adequate hydraulic and treatment "
+                 "capacity 'in relation to the application' and does not say whether one demonstration may serve "
+                 "several applications; a capacity demonstration or SPDES/treatment check (the same document: "
+                 "the same SHA-256, whatever its path; through the service, the result of the same job or of a "
+                 "job with byte-identical results) is the evidence of one application only: a second withdrawal "
+                 "or attach citing it is refused while the withdrawal that cites it is pending, approved, "
+                 "completed or defaulted; a withdrawal rejected by the administrator or returned (status "
+                 "returned) releases its evidence, which a later application may cite"),
+        "alternative": {"value": "never-released",
+                        "text": "a cited document stays the evidence of the first application that cited it, even "
+                                "once that withdrawal is rejected or returned"}},
+    "service_user_binding": {
+        "name": "service_user_binding", "value": SERVICE_USER_BINDING,
+        "text": (f"{POLICY_FLAG}: sections B, C and G let a municipal user use and transfer the credits of its "
+                 "subaccount and an applicant withdraw them for its application; the program does not say which "
+                 "users of the simulation service act for which entity; a bank administrator binds each service "
+                 "user to the bank entities they act for (bind-user, journaled): a municipal user records "
+                 "deposits, withdrawals and transfers only for subaccounts whose owner is an entity they are "
+                 "bound to (a municipal service user is bound only to municipal users), an engineer only for the "
+                 "holders who named them (bound to the holder: a withdrawal paid from its subaccount, a deposit "
+                 "into it); administrators act for every entity; a binding is closed with unbind-user and kept"),
+        "alternative": {"value": "role-only",
+                        "text": "any user of a role that may record a transaction records it for any entity "
+                                "(the administrator checks the holder's consent at the sign-off)"}},
+    "bank_reads": {
+        "name": "bank_reads", "value": BANK_READS,
+        "text": (f"{POLICY_FLAG}: the records section has the Board retain the program's records and make them "
+                 "'available for public inspection by regulatory agencies and other interested parties'; every "
+                 "service user who may read the bank (every role) reads every balance, deposit, withdrawal, "
+                 "transfer and sign-off, whether or not bound to the entity; bindings bound only what a user "
+                 "records, and the bindings themselves are read by administrators"),
+        "alternative": {"value": "bound-entities-only",
+                        "text": "engineers and municipal users read only the subaccounts of the entities they are "
+                                "bound to"}},
 }
 
 
@@ -407,9 +470,14 @@ class Ledger:
                                  "(administrator sign-off, credit lots): migrate it with `capacitysim bank --db "
                                  f"{self.path} migrate --actor NAME --administrator NAME` (one transaction; keep a "
                                  "copy of the file first)")
-            if state not in ("empty", "2", str(SCHEMA_VERSION)):
+            if state == "3" and not migrate:
+                raise InputError(f"{self.path}: bank schema version 3; this capacitysim uses version {SCHEMA_VERSION} "
+                                 "(service users bound to bank entities, single use of cited evidence): migrate it with "
+                                 f"`capacitysim bank --db {self.path} migrate --actor NAME` (NAME: a registered bank "
+                                 "administrator; one transaction; keep a copy of the file first)")
+            if state not in ("empty", "2", "3", str(SCHEMA_VERSION)):
                 raise InputError(f"{self.path}: bank schema version {state}, this capacitysim reads version {SCHEMA_VERSION}"
-                                 " (and migrates version 2)")
+                                 " (and migrates versions 2 and 3)")
             mode = c.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             c.execute("PRAGMA foreign_keys = ON")
             c.execute("PRAGMA synchronous = FULL")
@@ -426,7 +494,7 @@ class Ledger:
             c.close()
             raise InputError(f"{self.path}: cannot switch the bank to WAL mode (got {mode})")
         try:
-            if create and state != "2":
+            if create and state not in ("2", "3"):
                 self._init_schema(administrator)
             if migrate:
                 self._migrate(administrator)
@@ -527,7 +595,7 @@ class Ledger:
                 raise BankBusyError(f"credit bank {self.path}: commit failed ({exc}); nothing was changed") from None
 
     def _init_schema(self, administrator: str | None) -> None:
-        """Create a new bank (schema 2 tables, then :data:`MIGRATION_3`) with its first administrator;
+        """Create a new bank (schema 2 tables, then :data:`MIGRATION_3` and :data:`MIGRATION_4`) with its first administrator;
         on an existing bank, check the version (and that ``administrator``, if given, is registered)."""
         adm = person_name("administrator", administrator) if administrator is not None else None
         with self._tx() as c:
@@ -537,7 +605,7 @@ class Ledger:
                     raise InputError("administrator: a new bank needs its first bank administrator (--administrator "
                                      "\"Given Family\"): only a registered administrator signs off deposits, "
                                      "withdrawals and transfers (definitions, BANK ADMINISTRATOR)")
-                for stmt in _split_sql(SCHEMA) + _split_sql(MIGRATION_3):
+                for stmt in _split_sql(SCHEMA) + _split_sql(MIGRATION_3) + _split_sql(MIGRATION_4):
                     c.execute(stmt)
                 now = self._now()
                 for key, value in (("schema_version", str(SCHEMA_VERSION)), ("created_at", now),
@@ -739,6 +807,23 @@ class Ledger:
                   detail={"administrator": name, "policy": "administrator_registration"})
         return {"administrator": name, "registered_by": self._actor, "document": document}
 
+    def _not_the_recorder(self, c, s, admin: str, verb: str) -> None:
+        """Refuse (program policy ``signoff_separation``) an administrator deciding a transaction they recorded.
+
+        "Recorded" is the actor of the journal row that created the pending sign-off (``signoffs.recorded_by``:
+        the ``record-deposit``, ``withdraw`` or ``transfer-out`` row); names are compared as the ledger
+        compares administrators (NFC, spaces collapsed by :func:`person_name`, then ignoring case).
+        """
+        recorder = s["recorded_by"]
+        if not isinstance(recorder, str) or recorder.casefold() != admin.casefold():
+            return
+        others = [n for n in self._administrator_names(c) if n.casefold() != admin.casefold()]
+        who = (f"another registered administrator ({', '.join(others)}) must {verb}" if others else
+               "no other administrator is registered: register a second one with `bank add-administrator NAME`")
+        raise RefusedError(f"{admin!r} recorded {s['kind']} {s['ref']} (txn {s['txn']}) and cannot {verb}: the "
+                           f"person who recorded a transaction neither signs it off nor rejects it (program policy "
+                           f"signoff_separation, {POLICY_FLAG}); {who}")
+
     def add_administrator(self, name: str, *, document: str | None = None, reason: str = "") -> dict:
         """Register a person as bank administrator (definitions: "the Board or its designee").
 
@@ -765,9 +850,132 @@ class Ledger:
                  "document": r["document"]}
                 for r in self.conn.execute("SELECT * FROM administrators ORDER BY id")]
 
+    # --- service users bound to bank entities (program policy service_user_binding) ----------------------
+    def bind_user(self, user: str, entity: str, *, role: str | None = None, document: str | None = None,
+                  reason: str = "") -> dict:
+        """Bind a service user (``capacitysim serve``) to a bank entity they act for (administrator only).
+
+        Program policy ``service_user_binding``: an engineer or municipal service user records deposits,
+        withdrawals and transfers through the service only for subaccounts whose owner is an entity they
+        are bound to; administrators act for every entity. ``user`` is the service user's name (a
+        person's name, :func:`person_name`; the bank does not hold the service's users: the CLI and the
+        service check it is one of theirs), ``role`` their service role (``engineer`` or ``municipal``:
+        a municipal service user is bound only to a municipal user), ``document`` the entity's letter
+        naming them. Recorded in ``bindings`` and journaled (``bind-user``).
+
+        Raises
+        ------
+        InputError
+            ``user`` is not a person's name; ``entity`` is unknown.
+        RefusedError
+            The actor is not a registered administrator; the role is not bound (administrator,
+            reviewer); a municipal service user to an entity that is not a municipal user; the binding
+            exists already.
+        """
+        user = person_name("user", user)
+        document = _text("document", document, required=False)
+        if role is not None and role not in BINDABLE_ROLES:
+            why = ("administrators act for every entity" if role == "administrator" else
+                   "reviewers record nothing" if role == "reviewer" else f"allowed: {', '.join(BINDABLE_ROLES)}")
+            raise RefusedError(f"{user!r} is a service {role}: only {' and '.join(BINDABLE_ROLES)} users are bound to "
+                               f"entities ({why}; program policy service_user_binding)")
+        with self._tx() as c:
+            admin = self._require_administrator(c, "binds service users to bank entities")
+            e = self._entity(c, entity)
+            if role == "municipal" and not e["municipal"]:
+                raise RefusedError(f"{e['name']!r} is not a municipal user: a municipal service user such as {user!r} acts "
+                                   "for municipal users only (program policy service_user_binding); bind an engineer to "
+                                   "a private holder")
+            same = c.execute("SELECT user_name FROM bindings WHERE user_key=? AND entity_id=? AND unbound_at IS NULL",
+                             (user.casefold(), e["id"])).fetchone()
+            if same is not None:
+                raise RefusedError(f"{same[0]!r} is already bound to {e['name']!r}")
+            now = self._now()
+            cur = c.execute("INSERT INTO bindings(user_name, user_key, role, entity_id, document, bound_at, bound_by)"
+                            " VALUES (?,?,?,?,?,?,?)", (user, user.casefold(), role, e["id"], document, now, admin))
+            self._log(c, "bind-user", reason=reason or f"service user {user} acts for {e['name']}",
+                      documents=[document] if document else (), ref=f"binding-{cur.lastrowid}",
+                      detail={"user": user, "entity": e["name"], "role": role, "policy": "service_user_binding"})
+        return {"binding": cur.lastrowid, "user": user, "entity": e["name"], "role": role, "document": document,
+                "bound_at": now, "bound_by": admin, "policies": policies("service_user_binding")}
+
+    def unbind_user(self, user: str, entity: str, *, reason: str = "") -> dict:
+        """Close a service user's binding to an entity (administrator only); the record is kept (``unbind-user``).
+
+        Raises
+        ------
+        InputError
+            ``user`` is not a person's name; ``entity`` is unknown; there is no open binding of them.
+        RefusedError
+            The actor is not a registered administrator.
+        """
+        user = person_name("user", user)
+        with self._tx() as c:
+            admin = self._require_administrator(c, "unbinds service users from bank entities")
+            e = self._entity(c, entity)
+            b = c.execute("SELECT * FROM bindings WHERE user_key=? AND entity_id=? AND unbound_at IS NULL",
+                          (user.casefold(), e["id"])).fetchone()
+            if b is None:
+                bound = self._bound_names(c, user)
+                raise InputError(f"{user!r} is not bound to {e['name']!r} (bound to: {', '.join(bound) or 'no entity'}; "
+                                 "see `bank bindings`)")
+            now = self._now()
+            c.execute("UPDATE bindings SET unbound_at=?, unbound_by=? WHERE id=?", (now, admin, b["id"]))
+            self._log(c, "unbind-user", reason=reason or f"service user {b['user_name']} no longer acts for {e['name']}",
+                      ref=f"binding-{b['id']}",
+                      detail={"user": b["user_name"], "entity": e["name"], "role": b["role"], "policy": "service_user_binding"})
+        return {"binding": b["id"], "user": b["user_name"], "entity": e["name"], "role": b["role"], "bound_at": b["bound_at"],
+                "bound_by": b["bound_by"], "unbound_at": now, "unbound_by": admin}
+
+    @staticmethod
+    def _bound_names(c, user: str) -> list[str]:
+        return [r[0] for r in c.execute("SELECT e.name FROM bindings b JOIN entities e ON e.id = b.entity_id"
+                                        " WHERE b.user_key=? AND b.unbound_at IS NULL ORDER BY e.name",
+                                        (str(user).casefold(),))]
+
+    def bindings(self, *, user: str | None = None, entity: str | None = None, closed: bool = False) -> list[dict]:
+        """Service users bound to entities, oldest first (with ``closed``, the closed bindings too).
+
+        Each: ``binding``, ``user``, ``role``, ``entity``, ``municipal``, ``document``, ``bound_at``,
+        ``bound_by``, ``unbound_at``, ``unbound_by``.
+        """
+        where, args = ["1"], []
+        if user is not None:
+            where.append("b.user_key = ?")
+            args.append(str(user).strip().casefold())
+        if entity is not None:
+            where.append("e.name = ?")
+            args.append(_text("entity", entity))
+        if not closed:
+            where.append("b.unbound_at IS NULL")
+        rows = self.conn.execute("SELECT b.*, e.name AS entity, e.municipal FROM bindings b JOIN entities e ON e.id = b.entity_id"
+                                 f" WHERE {' AND '.join(where)} ORDER BY b.id", args).fetchall()
+        return [{"binding": r["id"], "user": r["user_name"], "role": r["role"], "entity": r["entity"],
+                 "municipal": bool(r["municipal"]), "document": r["document"], "bound_at": r["bound_at"],
+                 "bound_by": r["bound_by"], "unbound_at": r["unbound_at"], "unbound_by": r["unbound_by"]} for r in rows]
+
+    def bound_entities(self, user: str) -> list[str]:
+        """The entities ``user`` (a service user's name, ignoring case) is bound to, by name."""
+        return self._bound_names(self.conn, user)
+
+    def acts_for(self, user: str, entity: str) -> bool:
+        """Whether service user ``user`` is bound to ``entity`` (program policy ``service_user_binding``).
+
+        Raises
+        ------
+        InputError
+            ``entity`` is not an entity of the bank.
+        """
+        e = self._entity(self.conn, entity)
+        return self.conn.execute("SELECT 1 FROM bindings WHERE user_key=? AND entity_id=? AND unbound_at IS NULL",
+                                 (str(user).strip().casefold(), e["id"])).fetchone() is not None
+
     # --- migration ----------------------------------------------------------------------------------------
     def _migrate(self, administrator: str | None) -> None:
-        """Migrate a schema-2 bank to schema 3 in one transaction (nothing to do on a schema-3 bank).
+        """Migrate a schema-2 or schema-3 bank to schema :data:`SCHEMA_VERSION` in one transaction
+        (nothing to do on a bank of the current schema).
+
+        From schema 2 (``administrator`` required):
 
         * :data:`MIGRATION_3` adds the tables, columns and triggers; existing withdrawals get their
           ``requested_on`` (the date of ``requested_at``) and ``node`` (from their journal row, when
@@ -781,55 +989,80 @@ class Ledger:
         * a withdrawal still *pending* gets a pending sign-off record (it now needs the section H(2)
           approval and the administrator's sign-off); deposits, transfers and withdrawals already
           effective stay so, recorded as made before sign-off existed (no sign-off row);
-        * ``administrator`` is registered as the first bank administrator, and one ``migrate``
-          journal row (the actor, the counts) closes the transaction. The existing journal rows,
-          their actors (login names then) and hashes are kept: ``verify --expect-head`` with a head
-          taken before the migration still passes.
+        * ``administrator`` is registered as the first bank administrator.
+
+        From schema 3 (the actor must be a registered bank administrator; ``administrator`` is not
+        used): nothing but :data:`MIGRATION_4`.
+
+        Either way :data:`MIGRATION_4` then adds the ``bindings`` table (program policy
+        ``service_user_binding``) and the guards of program policy ``evidence_single_use`` (they apply to
+        documents cited from now on: two withdrawals of an older bank citing the same document are kept,
+        and only the first may be signed off), and one ``migrate`` journal row (the actor, the counts)
+        closes the transaction. The existing journal rows, their actors and hashes are kept: ``verify
+        --expect-head`` with a head taken before the migration still passes.
         """
-        if administrator is None:
-            raise InputError("administrator: migrating to schema 3 registers the first bank administrator: give "
-                             "--administrator \"Given Family\"")
-        adm = person_name("administrator", administrator)
+        state = self._inspect(self.conn)
+        if state == str(SCHEMA_VERSION):
+            return
+        if state == "2" and administrator is None:
+            raise InputError(f"administrator: migrating a schema-2 bank to schema {SCHEMA_VERSION} registers the first "
+                             "bank administrator: give --administrator \"Given Family\"")
+        adm = person_name("administrator", administrator) if state == "2" else None
         with self._tx() as c:
             state = self._inspect(c)
             if state == str(SCHEMA_VERSION):
                 return
-            if state != "2":
-                raise InputError(f"{self.path}: schema version {state}; only version 2 can be migrated")
-            stmts = _split_sql(MIGRATION_3)
-            trigger = [s for s in stmts if "TRIGGER IF NOT EXISTS withdrawals_forward_only" in s]
-            for stmt in stmts:
+            if state not in ("2", "3"):
+                raise InputError(f"{self.path}: schema version {state}; only versions 2 and 3 can be migrated")
+            detail = {"from": int(state), "to": SCHEMA_VERSION}
+            if state == "2":
+                detail |= self._migrate_2_to_3(c, adm)
+                reason = ("schema 2 -> 4: administrator sign-off, credit lots (provenance), applications without "
+                          "credits; service users bound to entities, single use of cited evidence")
+            else:
+                self._require_administrator(c, "migrates the bank")
+                reason = "schema 3 -> 4: service users bound to entities, single use of cited evidence"
+            for stmt in _split_sql(MIGRATION_4):
                 c.execute(stmt)
-            c.execute("DROP TRIGGER withdrawals_forward_only")  # fill the new columns of existing rows, then guard them
-            c.execute("UPDATE withdrawals SET requested_on = substr(requested_at, 1, 10)")
-            for w in c.execute("SELECT id, application FROM withdrawals").fetchall():
-                node = self._withdrawal_node(c, w["application"])
-                if node is not None:
-                    c.execute("UPDATE withdrawals SET node=? WHERE id=?", (node, w["id"]))
-            for stmt in trigger:
-                c.execute(stmt)
-            pending = 0
-            for w in c.execute("SELECT * FROM withdrawals WHERE status='pending' ORDER BY id").fetchall():
-                row = c.execute("SELECT txn, actor FROM journal WHERE action='withdraw' AND ref=? ORDER BY seq LIMIT 1",
-                                (w["application"],)).fetchone()
-                txn = row["txn"] if row and not c.execute("SELECT 1 FROM signoffs WHERE txn=?", (row["txn"],)).fetchone() \
-                    else uuid.uuid4().hex
-                c.execute("INSERT INTO signoffs(txn, kind, ref, subaccount_id, amount_gpd, detail, status, recorded_at,"
-                          " recorded_by) VALUES (?,?,?,?,?,?,'pending',?,?)",
-                          (txn, "withdrawal", w["application"], w["subaccount_id"], w["amount_gpd"],
-                           json.dumps({"migrated_from_schema": 2}), w["requested_at"],
-                           row["actor"] if row else "(schema 2: not recorded)"))
-                pending += 1
-            lots = self._replay_lots(c)
-            now = self._now()
+            shared = c.execute("SELECT count(*) FROM withdrawals w WHERE EXISTS (SELECT 1 FROM withdrawals o WHERE o.id < w.id"
+                               " AND ((w.capacity_sha256 IS NOT NULL AND o.capacity_sha256 = w.capacity_sha256)"
+                               " OR (w.spdes_sha256 IS NOT NULL AND o.spdes_sha256 = w.spdes_sha256)))").fetchone()[0]
             c.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
-            c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('signoff_required_since', ?)", (now,))
-            c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('migrated_from_2_at', ?)", (now,))
-            self._register_administrator(c, adm, None, "first bank administrator, registered by the migration to schema 3")
-            self._log(c, "migrate", reason="schema 2 -> 3: administrator sign-off, credit lots (provenance), "
-                                          "applications without credits",
-                      detail={"from": 2, "to": SCHEMA_VERSION, "pending_withdrawals": pending, **lots,
-                              "allocation_policy": ALLOCATION_POLICY})
+            c.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('migrated_from_{state}_at', ?)", (self._now(),))
+            self._log(c, "migrate", reason=reason,
+                      detail=detail | {"withdrawals_sharing_evidence": shared,
+                                       "policies": ["service_user_binding", "evidence_single_use", "signoff_separation"]})
+
+    def _migrate_2_to_3(self, c, adm: str) -> dict:
+        """The schema 2 -> 3 steps of :meth:`_migrate`, in its transaction; returns the counts for its journal row."""
+        stmts = _split_sql(MIGRATION_3)
+        trigger = [s for s in stmts if "TRIGGER IF NOT EXISTS withdrawals_forward_only" in s]
+        for stmt in stmts:
+            c.execute(stmt)
+        c.execute("DROP TRIGGER withdrawals_forward_only")  # fill the new columns of existing rows, then guard them
+        c.execute("UPDATE withdrawals SET requested_on = substr(requested_at, 1, 10)")
+        for w in c.execute("SELECT id, application FROM withdrawals").fetchall():
+            node = self._withdrawal_node(c, w["application"])
+            if node is not None:
+                c.execute("UPDATE withdrawals SET node=? WHERE id=?", (node, w["id"]))
+        for stmt in trigger:
+            c.execute(stmt)
+        pending = 0
+        for w in c.execute("SELECT * FROM withdrawals WHERE status='pending' ORDER BY id").fetchall():
+            row = c.execute("SELECT txn, actor FROM journal WHERE action='withdraw' AND ref=? ORDER BY seq LIMIT 1",
+                            (w["application"],)).fetchone()
+            txn = row["txn"] if row and not c.execute("SELECT 1 FROM signoffs WHERE txn=?", (row["txn"],)).fetchone() \
+                else uuid.uuid4().hex
+            c.execute("INSERT INTO signoffs(txn, kind, ref, subaccount_id, amount_gpd, detail, status, recorded_at,"
+                      " recorded_by) VALUES (?,?,?,?,?,?,'pending',?,?)",
+                      (txn, "withdrawal", w["application"], w["subaccount_id"], w["amount_gpd"],
+                       json.dumps({"migrated_from_schema": 2}), w["requested_at"],
+                       row["actor"] if row else "(schema 2: not recorded)"))
+            pending += 1
+        lots = self._replay_lots(c)
+        c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('signoff_required_since', ?)", (self._now(),))
+        self._register_administrator(c, adm, None, "first bank administrator, registered by the migration to schema 3")
+        return {"pending_withdrawals": pending, **lots, "allocation_policy": ALLOCATION_POLICY}
 
     def _replay_lots(self, c) -> dict:
         """Rebuild the lots of a schema-2 bank from its journal (see :meth:`_migrate`); returns counts."""
@@ -1120,6 +1353,8 @@ class Ledger:
             if same is not None:
                 raise RefusedError(f"application {application!r} already has a withdrawal or record"
                                    + ("" if same == application else f" (as {same!r})"))
+            self._evidence_free(c, "capacity", cap, application)
+            self._evidence_free(c, "spdes", spd, application)
             if principal is None:
                 if not e["municipal"]:
                     raise InputError("principal (the municipal user whose sewer receives the connection) is required "
@@ -1152,6 +1387,50 @@ class Ledger:
         return out | {"txn": txn, "lots_taken": self._show_pieces(pieces),
                       "policies": policies("allocation_policy", "pending_reserve", "spdes_evidence_max_age_days")
                       + ([ratio_policy] if ratio_policy else [])}
+
+    # --- single use of the cited evidence (program policy evidence_single_use) ------------------------------
+    @staticmethod
+    def _evidence_holders(c, kind: str, sha256: str | None, *, exclude_id: int | None = None,
+                          before_id: int | None = None) -> list:
+        """The withdrawals holding the ``kind`` document of SHA-256 ``sha256`` (program policy
+        ``evidence_single_use``: the statuses of :data:`EVIDENCE_HELD_BY`), oldest first."""
+        if sha256 is None:
+            return []
+        held = EVIDENCE_HELD_BY[EVIDENCE_SINGLE_USE]
+        sql = (f"SELECT id, application, status FROM withdrawals WHERE {kind}_sha256 = ? "
+               f"AND status IN ({', '.join('?' * len(held))})")
+        args: list = [sha256, *held]
+        if exclude_id is not None:
+            sql += " AND id <> ?"
+            args.append(exclude_id)
+        if before_id is not None:
+            sql += " AND id < ?"
+            args.append(before_id)
+        return c.execute(sql + " ORDER BY id", args).fetchall()
+
+    def _evidence_free(self, c, kind: str, ref: dict | None, application: str, *, exclude_id: int | None = None) -> None:
+        """Refuse citing a document another application's withdrawal holds (naming that application)."""
+        if ref is None:
+            return
+        rows = self._evidence_holders(c, kind, ref.get("sha256"), exclude_id=exclude_id)
+        if rows:
+            raise RefusedError(_evidence_message(kind, ref["ref"], ref["sha256"], rows[0], application))
+
+    def evidence_use(self, sha256: str) -> list[dict]:
+        """The withdrawals citing the document of SHA-256 ``sha256`` (capacity or SPDES evidence), oldest first.
+
+        Each: ``application``, ``kind`` (``capacity`` or ``spdes``), ``status`` and ``holds`` (True when,
+        under program policy ``evidence_single_use``, that withdrawal keeps the document from being cited
+        by another application).
+        """
+        out = []
+        held = EVIDENCE_HELD_BY[EVIDENCE_SINGLE_USE]
+        for kind in _refs.KINDS:
+            for r in self.conn.execute(f"SELECT id, application, status FROM withdrawals WHERE {kind}_sha256 = ? ORDER BY id",
+                                       (str(sha256),)):
+                out.append({"id": r["id"], "application": r["application"], "kind": kind, "status": r["status"],
+                            "holds": r["status"] in held})
+        return [{k: v for k, v in x.items() if k != "id"} for x in sorted(out, key=lambda x: x["id"])]
 
     def attach(self, application: str, *, capacity_ref: str | None = None, spdes_ref: str | None = None,
                application_approval: str | None = None, node: str | None = None, reason: str = "", documents=()) -> dict:
@@ -1197,6 +1476,8 @@ class Ledger:
                 if new is not None and w[col] is not None:
                     raise RefusedError(f"application {application!r} already cites {col} {w[col]!r}; a recorded reference "
                                        "cannot be replaced (return the credits and apply again)")
+            self._evidence_free(c, "capacity", cap, w["application"], exclude_id=w["id"])
+            self._evidence_free(c, "spdes", spd, w["application"], exclude_id=w["id"])
             cap_ref, cap_sha = (cap["ref"], cap["sha256"]) if cap else (w["capacity_ref"], w["capacity_sha256"])
             spd_ref, spd_sha, spd_as_of = ((spd["ref"], spd["sha256"], spd["as_of"]) if spd
                                            else (w["spdes_ref"], w["spdes_sha256"], w["spdes_as_of"]))
@@ -1277,6 +1558,7 @@ class Ledger:
             admin = self._require_administrator(c, "signs off deposits, withdrawals and transfers")
             if s["status"] != "pending":
                 raise RefusedError(f"{s['kind']} {s['ref']} (txn {s['txn']}) is {s['status']}, not awaiting sign-off")
+            self._not_the_recorder(c, s, admin, "sign it off")
             sub = c.execute("SELECT * FROM subaccounts WHERE id=?", (s["subaccount_id"],)).fetchone()
             detail = _json_or_raw(s["detail"]) if isinstance(_json_or_raw(s["detail"]), dict) else {}
             common = {"txn": s["txn"], "kind": s["kind"], "signed_off_by": admin, "signed_off_on": on.isoformat(),
@@ -1316,6 +1598,10 @@ class Ledger:
                     if status != "ok":
                         raise RefusedError(f"application {w['application']!r}: the cited {kind} document {w[f'{kind}_ref']} "
                                            f"is {status} since it was recorded; the administrator cannot sign off on it")
+                    first = self._evidence_holders(c, kind, w[f"{kind}_sha256"], before_id=w["id"])
+                    if first:  # two withdrawals of a bank older than schema 4 citing one document: the first keeps it
+                        raise RefusedError(_evidence_message(kind, w[f"{kind}_ref"], w[f"{kind}_sha256"], first[0],
+                                                             w["application"]))
                 if on.isoformat() < (w["requested_on"] or ""):
                     raise InputError(f"on {on} is before the withdrawal date {w['requested_on']}; allowed: on or after it")
                 as_of = parse_date("spdes_as_of", w["spdes_as_of"])
@@ -1362,6 +1648,7 @@ class Ledger:
             admin = self._require_administrator(c, "rejects deposits, withdrawals and transfers")
             if s["status"] != "pending":
                 raise RefusedError(f"{s['kind']} {s['ref']} (txn {s['txn']}) is {s['status']}, not awaiting sign-off")
+            self._not_the_recorder(c, s, admin, "reject it")
             self._decide(c, s, "rejected", reason, by=admin)
             sub = c.execute("SELECT * FROM subaccounts WHERE id=?", (s["subaccount_id"],)).fetchone()
             common = {"txn": s["txn"], "kind": s["kind"], "rejected_by": admin}
@@ -2195,6 +2482,7 @@ class Ledger:
                     expect(f"{short}-in", ref, [t["amount_gpd"]] if arrived else [], ref)
                     if name == "transfer":
                         expect("transfer-reject", ref, [t["amount_gpd"]] if status == "rejected" else [], ref)
+        problems += _binding_problems(c, purged_before, admins, bad_rows.get("bindings", ()))
         return problems
 
 
@@ -2222,6 +2510,8 @@ _AUDITED = (
     ("lot_moves", "id", {"id": _INT, "lot_id": _INT, "delta_gpd": _INT, "action": _TEXT, "ref": _TEXT}),
     ("signoffs", "id", {"id": _INT, "txn": _TEXT, "kind": _TEXT, "ref": _TEXT, "amount_gpd": _INT, "status": _TEXT,
                         "decided_by": _TEXT_NULL}),
+    ("bindings", "id", {"id": _INT, "user_name": _TEXT, "user_key": _TEXT, "entity_id": _INT, "bound_at": _TEXT,
+                        "bound_by": _TEXT, "unbound_at": _TEXT_NULL, "unbound_by": _TEXT_NULL}),
 )
 
 
@@ -2257,6 +2547,32 @@ def _type_audit(c, problems: list) -> dict[str, set]:
         if len(bad[table]) > named:
             problems.append(f"{table}: {len(bad[table]) - named} more row(s) hold values of the wrong type")
     return bad
+
+
+def _binding_problems(c, purged_before: str, admins: set, bad: set | tuple = ()) -> list[str]:
+    """Every binding has its ``bind-user`` journal row (and, closed, its ``unbind-user`` row), made by a
+    registered administrator; every such journal row has its binding (rows older than a purge are exempt)."""
+    problems = []
+    rows = {r["id"]: r for r in c.execute("SELECT * FROM bindings") if r["id"] not in bad}
+    logged: dict[tuple, int] = {}
+    for r in c.execute("SELECT action, ref FROM journal WHERE action IN ('bind-user', 'unbind-user')"):
+        logged[(r["action"], r["ref"])] = logged.get((r["action"], r["ref"]), 0) + 1
+    for bid, b in rows.items():
+        ref = f"binding-{bid}"
+        for action, at in (("bind-user", b["bound_at"]), ("unbind-user", b["unbound_at"])):
+            if at is not None and at >= purged_before and logged.get((action, ref), 0) != 1:
+                problems.append(f"{ref} ({b['user_name']}): {logged.get((action, ref), 0)} '{action}' journal rows, "
+                                "1 expected")
+        for who in (b["bound_by"], b["unbound_by"]):
+            if who is not None and who not in admins:
+                problems.append(f"{ref} ({b['user_name']}): changed by {who!r}, who is not a registered bank administrator")
+    for (action, ref), _n in logged.items():
+        m = re.fullmatch(r"binding-(\d+)", str(ref))
+        if m is None or (int(m.group(1)) not in rows and int(m.group(1)) not in bad):
+            problems.append(f"journal '{action}' of {ref!r} has no binding record")
+        elif action == "unbind-user" and int(m.group(1)) in rows and rows[int(m.group(1))]["unbound_at"] is None:
+            problems.append(f"journal 'unbind-user' of {ref!r} but the binding is open")
+    return problems
 
 
 def _show_key(k) -> str:
@@ -2359,6 +2675,18 @@ def _describe_lots(lots, limit: int = 6) -> str:
                          f"{lot['jurisdiction']})")
     more = f"; and {len(lots) - limit} more lot(s)" if len(lots) > limit else ""
     return "; ".join(parts) + more
+
+
+def _evidence_message(kind: str, ref: str, sha256: str, holder, application: str) -> str:
+    """The refusal of program policy ``evidence_single_use``, naming both applications."""
+    what = "capacity demonstration" if kind == "capacity" else "SPDES/treatment check"
+    released = (" (it is released if that withdrawal is rejected or returned)"
+                if EVIDENCE_SINGLE_USE == "until-rejected-or-returned" and holder["status"] == "pending" else "")
+    return (f"{kind}_ref: the {what} {ref} (sha256 {sha256[:12]}...) is already the evidence of application "
+            f"{holder['application']!r} ({holder['status']}){released}; application {application!r} cannot cite it: a "
+            f"capacity demonstration or treatment check is the evidence of one application only (program policy "
+            f"evidence_single_use = {EVIDENCE_SINGLE_USE}, {POLICY_FLAG}); demonstrate capacity for {application!r} "
+            "with its own run")
 
 
 def _ref_docs(*refs) -> list[str]:

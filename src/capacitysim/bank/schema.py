@@ -42,9 +42,21 @@ Schema version 3 (issue 14) adds, in :data:`MIGRATION_3` (run on a new bank righ
 * ``withdrawals`` gains ``node`` (the connection's model node), ``application_approval`` (the
   connection application program's approval, section H(2)), ``requested_on`` (the withdrawal date),
   ``spdes_as_of`` (date of the cited SPDES check) and ``app_type`` (connection or extension).
+
+Schema version 4 (maker-checker, from the project's security issue) adds, in :data:`MIGRATION_4`
+(run on a new bank after :data:`MIGRATION_3`; on a version-3 bank by ``capacitysim bank migrate``, on a
+version-2 bank in the same transaction as :data:`MIGRATION_3`):
+
+* ``bindings``: which service user (``capacitysim serve``) acts for which bank entity (program policy
+  ``service_user_binding``). Bound and unbound by a registered administrator (SQL refuses any other
+  name); never deleted; a binding is only ever closed (``unbound_at``), once;
+* indexes on the SHA-256 of the documents withdrawals cite, and triggers refusing a capacity
+  demonstration or SPDES check (the same SHA-256) already cited by another withdrawal that still holds
+  it (pending, approved, completed or defaulted: program policy ``evidence_single_use``). The ledger
+  refuses first, with a message naming the application that cites it; the triggers refuse again.
 """
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 SCHEMA = r"""
 CREATE TABLE IF NOT EXISTS meta (
@@ -417,3 +429,56 @@ WHEN new.application IS NOT old.application OR new.app_key IS NOT old.app_key OR
   OR (old.status = 'approved' AND new.status NOT IN ('approved', 'completed', 'returned'))
 BEGIN SELECT RAISE(ABORT, 'an application keeps its identity and its status only moves forward'); END;
 """ + _guards(NO_DELETE_3, NO_UPDATE_3)
+
+#: Tables added by schema version 4: never deleted.
+NO_DELETE_4 = ("bindings",)
+
+#: Version 3 -> 4 (maker-checker): service users bound to bank entities, single use of cited evidence.
+#: DDL only, additive; :meth:`capacitysim.bank.Ledger._migrate` runs it in one transaction with its
+#: ``migrate`` journal row.
+MIGRATION_4 = r"""
+-- Service users (capacitysim serve) bound to the bank entities they act for (program policy service_user_binding).
+CREATE TABLE IF NOT EXISTS bindings (
+    id          INTEGER PRIMARY KEY,
+    user_name   TEXT NOT NULL CHECK (length(trim(user_name)) >= 2),
+    user_key    TEXT NOT NULL,            -- casefolded: 'Mia Lee' and 'mia lee' are one service user
+    role        TEXT CHECK (role IS NULL OR role IN ('engineer', 'municipal')),
+    entity_id   INTEGER NOT NULL REFERENCES entities(id),
+    document    TEXT,                     -- the entity's letter naming the user, when cited
+    bound_at    TEXT NOT NULL,
+    bound_by    TEXT NOT NULL,
+    unbound_at  TEXT,
+    unbound_by  TEXT,
+    CHECK ((unbound_at IS NULL) = (unbound_by IS NULL))
+);
+CREATE UNIQUE INDEX IF NOT EXISTS bindings_one_open ON bindings(user_key, entity_id) WHERE unbound_at IS NULL;
+CREATE INDEX IF NOT EXISTS bindings_user ON bindings(user_key);
+
+-- Only a registered administrator binds or unbinds; a binding is only ever closed, once.
+CREATE TRIGGER IF NOT EXISTS bindings_by_administrator BEFORE INSERT ON bindings
+WHEN NOT EXISTS (SELECT 1 FROM administrators a WHERE a.name = new.bound_by)
+BEGIN SELECT RAISE(ABORT, 'only a registered bank administrator binds a service user to an entity'); END;
+CREATE TRIGGER IF NOT EXISTS bindings_close_only BEFORE UPDATE ON bindings
+WHEN new.id IS NOT old.id OR new.user_name IS NOT old.user_name OR new.user_key IS NOT old.user_key
+  OR new.role IS NOT old.role OR new.entity_id IS NOT old.entity_id OR new.document IS NOT old.document
+  OR new.bound_at IS NOT old.bound_at OR new.bound_by IS NOT old.bound_by
+  OR old.unbound_at IS NOT NULL OR new.unbound_at IS NULL
+  OR NOT EXISTS (SELECT 1 FROM administrators a WHERE a.name = new.unbound_by)
+BEGIN SELECT RAISE(ABORT, 'a binding is only closed, once, by a registered bank administrator'); END;
+
+-- A capacity demonstration or SPDES check (its SHA-256) is the evidence of one application
+-- (program policy evidence_single_use): not while another withdrawal citing it still holds it.
+CREATE INDEX IF NOT EXISTS withdrawals_capacity_sha256 ON withdrawals(capacity_sha256);
+CREATE INDEX IF NOT EXISTS withdrawals_spdes_sha256 ON withdrawals(spdes_sha256);
+CREATE TRIGGER IF NOT EXISTS withdrawals_evidence_once BEFORE INSERT ON withdrawals
+WHEN EXISTS (SELECT 1 FROM withdrawals w WHERE w.status IN ('pending', 'approved', 'completed', 'defaulted')
+             AND ((new.capacity_sha256 IS NOT NULL AND w.capacity_sha256 = new.capacity_sha256)
+               OR (new.spdes_sha256 IS NOT NULL AND w.spdes_sha256 = new.spdes_sha256)))
+BEGIN SELECT RAISE(ABORT, 'the cited document is already the evidence of another application'); END;
+CREATE TRIGGER IF NOT EXISTS withdrawals_evidence_once_attach BEFORE UPDATE OF capacity_sha256, spdes_sha256 ON withdrawals
+WHEN EXISTS (SELECT 1 FROM withdrawals w WHERE w.id <> new.id
+             AND w.status IN ('pending', 'approved', 'completed', 'defaulted')
+             AND ((new.capacity_sha256 IS NOT NULL AND old.capacity_sha256 IS NULL AND w.capacity_sha256 = new.capacity_sha256)
+               OR (new.spdes_sha256 IS NOT NULL AND old.spdes_sha256 IS NULL AND w.spdes_sha256 = new.spdes_sha256)))
+BEGIN SELECT RAISE(ABORT, 'the cited document is already the evidence of another application'); END;
+""" + _guards(NO_DELETE_4, ())

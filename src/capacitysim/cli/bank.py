@@ -6,7 +6,10 @@ would replace the bank file (or its ``-wal``/``-shm``/``-journal``), is a symbol
 
 Every command that writes needs the person acting (``--actor "Given Family"``, on the group or the
 command, or ``$CAPACITYSIM_ACTOR``); the login name is never used. Deposits, withdrawals and transfers
-are recorded pending and take effect at ``sign-off TXN`` by a registered bank administrator. Where the
+are recorded pending and take effect at ``sign-off TXN`` by a registered bank administrator who did not
+record them (program policy ``signoff_separation``); a cited capacity demonstration or SPDES check is the
+evidence of one application (``evidence_single_use``); ``bind-user`` binds the service's users to the
+entities they act for (``service_user_binding``). Where the
 program is silent, outputs name the program policy applied and print it as a program interpretation
 to confirm with the bank administrator; the help texts call such choices "program policy", never the
 rule.
@@ -151,9 +154,11 @@ def bank(ctx, db, actor):
 
     \b
     Sign-off: deposits, withdrawals and transfers are recorded pending and take effect when a
-    registered bank administrator runs `sign-off TXN` (`pending` lists them). A withdrawal is
-    signed off only with its capacity demonstration and SPDES check (section H(1), the JSON
-    documents) and its connection application approval (section H(2)).
+    registered bank administrator other than the person who recorded them runs `sign-off TXN`
+    (`pending` lists them; program policy signoff_separation). A withdrawal is signed off only with
+    its capacity demonstration and SPDES check (section H(1), the JSON documents, each the evidence
+    of one application only: program policy evidence_single_use) and its connection application
+    approval (section H(2)).
 
     \b
     Tamper evidence: the journal is hash-chained. `verify` finds rows edited, removed or inserted
@@ -180,27 +185,37 @@ def init(ctx, administrator, as_json):
 
 
 @bank.command()
-@click.option("--administrator", required=True, metavar="NAME",
-              help="The first bank administrator registered in the migrated bank (a person's name).")
+@click.option("--administrator", default=None, metavar="NAME",
+              help="A schema-2 bank only: the first bank administrator registered in the migrated bank (a person's "
+                   "name). A schema-3 bank is migrated by a registered administrator (--actor).")
 @actor_option
 @json_option
 @click.pass_context
 def migrate(ctx, administrator, as_json):
-    """Migrate a schema-2 bank to schema 3 (sign-off, credit lots), in one transaction.
+    """Migrate a schema-2 or schema-3 bank to the current schema, in one transaction.
 
     \b
-    Existing balances become lots of the projects their deposits record, by replaying the journal
-    with the allocation policy (program policy, see `bank policies`); credits whose project the
-    journal does not show (purged history) become lots of unknown origin, which condemnation
-    refuses to take. A pending withdrawal now needs its H(2) approval and the sign-off.
+    Schema 2 -> 3 (sign-off, credit lots): existing balances become lots of the projects their
+    deposits record, by replaying the journal with the allocation policy (program policy, see `bank
+    policies`); credits whose project the journal does not show (purged history) become lots of
+    unknown origin, which condemnation refuses to take. A pending withdrawal now needs its H(2)
+    approval and the sign-off.
+
+    \b
+    Schema 3 -> 4 (by a registered administrator): service users bound to bank entities
+    (`bind-user`) and the single use of cited evidence (program policies service_user_binding and
+    evidence_single_use).
     """
+    from capacitysim.bank.schema import SCHEMA_VERSION
+
     with _ledger(ctx, migrate=True, administrator=administrator) as led:
         lots = led.lots()
-        out = {"db": str(led.path), "schema_version": 3, "administrators": [a["name"] for a in led.administrators()],
+        out = {"db": str(led.path), "schema_version": SCHEMA_VERSION,
+               "administrators": [a["name"] for a in led.administrators()],
                "lots": len(lots), "unknown_origin_gpd": sum(x["gpd"] for x in lots if x["origin"] == "unknown"),
                "pending_sign_off": len(led.pending()), "verify": led.verify()["ok"],
-               "policies": _policies("allocation_policy")}
-    _emit(out, as_json, title="credit bank migrated to schema 3")
+               "policies": _policies("allocation_policy", "service_user_binding", "evidence_single_use")}
+    _emit(out, as_json, title=f"credit bank migrated to schema {SCHEMA_VERSION}")
 
 
 @bank.command("add-administrator")
@@ -250,6 +265,105 @@ def pending(ctx, as_json):
     emit_table((rows or [("pending", "none")]) + _policy_rows(_policies("pending_reserve")), "awaiting sign-off")
 
 
+# --- service users bound to bank entities ----------------------------------------------------------
+
+
+def _service_user(ctx, user: str, data_dir, database):
+    """The service's user ``user`` (a row of the store of ``capacitysim serve``): InputError (exit 2) when the
+    store holds no such user, or when there is no store to look in; RefusedError (exit 3) when revoked."""
+    from capacitysim.bank import person_name
+    from capacitysim.errors import RefusedError
+
+    user = person_name("USER", user)
+    data = Path(data_dir) if data_dir is not None else Path(ctx.obj["db"]).resolve().parent
+    if database is None and not (data / "service.sqlite").is_file():
+        raise InputError(f"USER {user!r}: no service store at {data / 'service.sqlite'} to find the service user in; give "
+                         "--data DIR (the folder of `capacitysim serve --data`) or --database URL")
+    from capacitysim.service.store import open_store
+
+    store = open_store(database, data)
+    try:
+        row = store.user_by_name(user)
+        names = [u["name"] for u in store.users() if u["revoked_at"] is None]
+        where = store.where
+    finally:
+        store.close()
+    if row is None:
+        shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
+        raise InputError(f"USER {user!r} is not a user of the service ({where}); users: {shown or 'none'} "
+                         "(add one with `capacitysim users add`)")
+    if row["revoked_at"] is not None:
+        raise RefusedError(f"USER {row['name']!r} was revoked at {row['revoked_at']}; a revoked user is not bound")
+    return row
+
+
+_data_option = click.option("--data", "data_dir", type=click.Path(file_okay=False), default=None,
+                            help="The service's data folder (`capacitysim serve --data`) whose users are bound "
+                                 "(default: the bank file's folder).")
+_database_option = click.option("--database", envvar="CAPACITYSIM_DATABASE_URL", default=None, show_envvar=True,
+                                help="The service's store when it is not <data>/service.sqlite (as `capacitysim "
+                                     "serve --database`).")
+
+
+@bank.command("bind-user")
+@click.argument("user")
+@click.option("--entity", required=True, help="The bank entity (holder) the service user acts for.")
+@click.option("--document", default=None, help="The entity's letter naming the user (recorded).")
+@_data_option
+@_database_option
+@reason_option
+@actor_option
+@json_option
+@click.pass_context
+def bind_user(ctx, user, entity, document, data_dir, database, reason, as_json):
+    """Bind a service user to a bank entity they act for (bank administrator only).
+
+    \b
+    Program policy service_user_binding: through `capacitysim serve`, a municipal user records
+    deposits, withdrawals and transfers only for subaccounts whose owner is an entity they are bound
+    to, and an engineer only for the holders who named them; administrators act for every entity.
+    USER is a user of the service (`capacitysim users list`); an unknown USER or entity exits 2.
+    """
+    row = _service_user(ctx, user, data_dir, database)
+    with _ledger(ctx) as led:
+        out = led.bind_user(row["name"], entity, role=row["role"], document=document, reason=reason)
+    _emit(out, as_json, title="service user bound")
+
+
+@bank.command("unbind-user")
+@click.argument("user")
+@click.option("--entity", required=True, help="The bank entity the service user no longer acts for.")
+@reason_option
+@actor_option
+@json_option
+@click.pass_context
+def unbind_user(ctx, user, entity, reason, as_json):
+    """Close a service user's binding to a bank entity (bank administrator only; the record is kept)."""
+    with _ledger(ctx) as led:
+        out = led.unbind_user(user, entity, reason=reason)
+    _emit(out, as_json, title="service user unbound")
+
+
+@bank.command()
+@click.option("--user", default=None, help="Only this service user's bindings.")
+@click.option("--entity", default=None, help="Only the bindings to this entity.")
+@click.option("--all", "closed", is_flag=True, help="Closed bindings too.")
+@json_option
+@click.pass_context
+def bindings(ctx, user, entity, closed, as_json):
+    """The service users bound to bank entities (program policy service_user_binding)."""
+    with _ledger(ctx) as led:
+        out = led.bindings(user=user, entity=entity, closed=closed)
+    pols = _policies("service_user_binding")
+    if as_json:
+        emit_json({"bindings": out, "policies": pols})
+        return
+    rows = [(f"{b['user']} ({b['role'] or 'role not recorded'})",
+             f"acts for {b['entity']}, bound {b['bound_at'][:19]} UTC by {b['bound_by']}"
+             + (f"; unbound {b['unbound_at'][:19]} UTC by {b['unbound_by']}" if b["unbound_at"] else "")) for b in out]
+    emit_table((rows or [("bindings", "none")]) + _policy_rows(pols), "service users bound to bank entities")
+
+
 @bank.command("sign-off")
 @click.argument("txn")
 @click.option("--on", "on", default=None, help="Date of the sign-off, YYYY-MM-DD (default today): the date of the "
@@ -260,7 +374,10 @@ def pending(ctx, as_json):
 @json_option
 @click.pass_context
 def sign_off(ctx, txn, on, reason, documents, as_json):
-    """Sign off a pending deposit, withdrawal or transfer (bank administrator only): it takes effect."""
+    """Sign off a pending deposit, withdrawal or transfer (bank administrator only): it takes effect.
+
+    The administrator who recorded it cannot sign it off (program policy signoff_separation): another
+    registered administrator does."""
     with _ledger(ctx) as led:
         out = led.sign_off(txn, on=on, reason=reason, documents=documents)
     _emit(out, as_json, title=f"{out['kind']} signed off")
@@ -274,7 +391,10 @@ def sign_off(ctx, txn, on, reason, documents, as_json):
 @json_option
 @click.pass_context
 def reject(ctx, txn, reason, documents, as_json):
-    """Reject a pending deposit, withdrawal or transfer (bank administrator only): nothing takes effect."""
+    """Reject a pending deposit, withdrawal or transfer (bank administrator only): nothing takes effect.
+
+    The person who recorded it cannot reject it (program policy signoff_separation); a withdrawal's
+    recorder may `return` its credits instead."""
     with _ledger(ctx) as led:
         out = led.reject(txn, reason=reason, documents=documents)
     _emit(out, as_json, title=f"{out['kind']} rejected")
@@ -390,7 +510,8 @@ def deposit(ctx, basin, owner, gpd, project, certified_on, certificate, descript
               "must connect at least --gpd there.")
 @click.option("--capacity-ref", default=None, help="Capacity demonstration (section H(1)): the JSON file of "
               "`capacitysim capacity --connect NODE=GPD --json` (SHA-256 recorded; it must pass and connect at least "
-              "--gpd at --node; a run id, HTML or PDF is refused).")
+              "--gpd at --node; a run id, HTML or PDF is refused; a document another application cites is refused: "
+              "program policy evidence_single_use).")
 @click.option("--spdes-ref", default=None, help="SPDES / treatment check (section H(1)): the JSON file of "
               "`capacitysim spdes check --added-gpd GPD --json` (SHA-256 recorded; it must show treatment capacity "
               "with at least --gpd added, and be recent: program policy spdes_evidence_max_age_days).")
