@@ -1,5 +1,9 @@
 """Support of tests/service: a real capacitysim server on 127.0.0.1 (uvicorn in a subprocess, a real dask cluster, real SQLite), and
-httpx clients for each role of the demo data folder (capacitysim.service.demo)."""
+httpx clients for each role of the demo data folder (capacitysim.service.demo).
+
+A client may connect from another loopback address (``Server.client(role, source="127.0.0.7")``): the server
+throttles failed authentications per client address (policy ``auth_failures_max``), so a test that sends bad
+credentials on purpose uses an address of its own and never locks out the others (127.0.0.1)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +45,8 @@ class Server:
     tokens: dict = field(default_factory=dict)
     names: dict = field(default_factory=dict)
     flows: str = ""
+    #: More options of ``capacitysim serve`` (``--limit NAME=VALUE``, ``--base-url``).
+    args: list = field(default_factory=list)
 
     @property
     def url(self) -> str:
@@ -48,7 +55,7 @@ class Server:
     def start(self) -> "Server":
         log = open(self.data / "server.log", "ab")
         self.proc = subprocess.Popen([*CLI, "serve", "--data", str(self.data), "--port", str(self.port),
-                                      "--workers", str(self.workers)], stdout=log, stderr=log,
+                                      "--workers", str(self.workers), *self.args], stdout=log, stderr=log,
                                      start_new_session=True)
         deadline = time.monotonic() + START_WAIT_S
         while time.monotonic() < deadline:
@@ -81,10 +88,18 @@ class Server:
             except ProcessLookupError:
                 pass
 
-    def client(self, role: str | None, **kw) -> "httpx.Client":
+    def client(self, role: str | None, *, source: str | None = None, **kw) -> "httpx.Client":
+        """An httpx client with the role's bearer token (none for ``role=None``), from the loopback address
+        ``source`` when given."""
         headers = {"Authorization": f"Bearer {self.tokens[role]}"} if role else {}
         headers.update(kw.pop("headers", {}))
+        if source is not None:
+            kw["transport"] = httpx.HTTPTransport(local_address=source)
         return httpx.Client(base_url=self.url, headers=headers, timeout=kw.pop("timeout", 300), **kw)
+
+    def log_text(self) -> str:
+        """What the server wrote on stdout and stderr (uvicorn's access log among it)."""
+        return (self.data / "server.log").read_text(errors="replace")
 
 
 def seeded(data: Path) -> dict:
@@ -112,10 +127,13 @@ def wait_final(client, job_id: str, timeout_s: float = 300) -> dict:
 
 
 def cli_json(*args: str) -> bytes:
-    """The stdout of ``capacitysim ARGS --json`` (exit 0 or 1: a verdict)."""
+    """The stdout of ``capacitysim ARGS --json`` (exit 0 or 1: a verdict), as the service serves it: every absolute
+    server path cut to its name (``capacitysim.service.tasks.PathRedactor``; the CLI shows a user their own paths)."""
+    from capacitysim.service.tasks import PathRedactor
+
     r = subprocess.run([sys.executable, "-m", "capacitysim", *args, "--json"], capture_output=True)
     assert r.returncode in (0, 1), r.stderr.decode()
-    return r.stdout
+    return PathRedactor(Path(tempfile.gettempdir()) / "jobs" / "x")(r.stdout.decode("utf-8")).encode("utf-8")
 
 
 def problem_ok(r, status: int) -> dict:

@@ -13,15 +13,19 @@ CAP = {"model": "synthetic-50", "storm": "binghamton-1yr-24h", "connections": [{
 ASYNC = {"Prefer": "respond-async"}
 
 
+#: The loopback address this module's wrong tokens come from (failed authentications are counted per address).
+SOURCE = "127.0.0.2"
+
+
 def test_every_request_needs_a_valid_token(server):
-    for path in ("/processes", "/jobs", "/bank/balances", "/", "/journal"):
+    for path in ("/processes", "/jobs", "/bank/balances", "/", "/journal", "/openapi.json"):
         body = problem_ok(server.client(None).get(path), 401)
         assert "Bearer" in body["detail"]
-    r = server.client(None, headers={"Authorization": "Bearer cs1.0000000000000000.nope"}).get("/processes")
+    r = server.client(None, source=SOURCE, headers={"Authorization": "Bearer cs1.0000000000000000.nope"}).get("/processes")
     problem_ok(r, 401)
     # a real key id with a wrong secret is refused too
     key = server.tokens["engineer"].split(".")[1]
-    problem_ok(server.client(None, headers={"Authorization": f"Bearer cs1.{key}.wrong"}).get("/jobs"), 401)
+    problem_ok(server.client(None, source=SOURCE, headers={"Authorization": f"Bearer cs1.{key}.wrong"}).get("/jobs"), 401)
 
 
 def test_processes_list_and_describe(server):
@@ -62,7 +66,7 @@ def test_async_failing_demonstration(server):
         r = c.post("/processes/capacity-demonstration/execution", json={"inputs": inputs}, headers=ASYNC)
         assert r.status_code == 201, r.text
         loc = r.headers["Location"]
-        assert loc == f"/jobs/{r.json()['jobID']}" and r.json()["status"] in ("accepted", "running")
+        assert loc == f"{server.url}/jobs/{r.json()['jobID']}" and r.json()["status"] in ("accepted", "running")
         st = wait_final(c, r.json()["jobID"])
         assert st["status"] == "successful" and st["verdict"] == "fail"  # the job ran; the demonstration failed
         res = c.get(f"{loc}/results")

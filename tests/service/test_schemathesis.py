@@ -1,8 +1,9 @@
-"""Schemathesis over the service's OpenAPI document: no 5xx, and every 4xx a JSON problem document.
+"""Schemathesis over the service's OpenAPI document: no 5xx, every 4xx a JSON problem document, and every status
+answered documented for its operation in the document (``responses``).
 
-Each operation of ``/openapi.json`` gets generated requests (schemathesis strategies driven by hypothesis)
-sent with an administrator's token (the role allowed most). The pytest plugin of schemathesis is not
-used (it does not run under this pytest); the strategies are the same.
+Each operation of ``/openapi.json`` (which needs a token too) gets generated requests (schemathesis strategies
+driven by hypothesis) sent with an administrator's token (the role allowed most). The pytest plugin of
+schemathesis is not used (it does not run under this pytest); the strategies are the same.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ EXAMPLES = 25
 
 
 def test_no_server_error_and_json_errors(server):
-    schema = schemathesis.openapi.from_url(f"{server.url}/openapi.json")
     headers = {"Authorization": f"Bearer {server.tokens['administrator']}"}
+    schema = schemathesis.openapi.from_url(f"{server.url}/openapi.json", headers=headers)  # the document needs a token
     seen = []
     for result in schema.get_all_operations():
         op = result.ok()
         seen.append(f"{op.method.upper()} {op.path}")
+        documented = set(op.definition.raw["responses"])
+        assert {"400", "401", "403", "404", "409", "413", "429"} <= documented, (op.method, op.path, documented)
 
         @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), database=None)
         @given(case=op.as_strategy())
@@ -30,6 +33,7 @@ def test_no_server_error_and_json_errors(server):
             response = case.call(base_url=server.url, headers=headers, timeout=120)
             where = (case.method, case.formatted_path, response.status_code, response.text[:300])
             assert response.status_code < 500, where
+            assert str(response.status_code) in documented, where
             if 400 <= response.status_code < 500:
                 ctype = response.headers["content-type"]
                 ctype = ctype[0] if isinstance(ctype, list) else ctype  # schemathesis' Response: a list per header

@@ -87,12 +87,100 @@ def test_job_life_cycle(location, make):
                                ("dismiss", other)]
 
 
-def test_uploads_once_per_hash(location, make):
+def test_uploads_belong_to_their_uploader(location, make):
     store = make(location)
     u, _ = _user(store)
+    v, _ = _user(store, "Bo Chen")
     first = store.add_upload("a" * 64, "flows.csv", 10, "/x/flows.csv", u)
     again = store.add_upload("a" * 64, "other.csv", 99, "/y/other.csv", u)
-    assert first == again and first["filename"] == "flows.csv"
+    assert first == again and first["filename"] == "flows.csv"  # once per uploader and hash: the first name stays
+    assert store.upload("a" * 64, v["id"]) is None  # another user's upload of the hash is no upload of theirs
+    theirs = store.add_upload("a" * 64, "mine.csv", 10, "/x/mine.csv", v)  # the same bytes: a record of their own
+    assert (theirs["uploaded_by"], theirs["filename"]) == (v["id"], "mine.csv")
+    assert store.upload("a" * 64, u["id"])["filename"] == "flows.csv"
+
+
+def test_a_users_active_jobs_are_limited_even_when_submitted_at_once(location, make):
+    """Policy max_active_jobs_per_user: the count and the insert are one transaction (the user's row locked on
+    PostgreSQL), so 8 concurrent submissions against a limit of 3 create exactly 3 jobs."""
+    from capacitysim.service.store import ActiveJobsLimit
+
+    stores = [make(location) for _ in range(8)]
+    u, _ = _user(stores[0])
+    out = []
+    barrier = threading.Barrier(len(stores))
+
+    def submit(store, i):
+        barrier.wait()
+        try:
+            out.append(store.create_job(_prepared(i), u, {}, max_active=3))
+        except ActiveJobsLimit as exc:
+            out.append((exc.active, exc.limit))
+
+    threads = [threading.Thread(target=submit, args=(s, i)) for i, s in enumerate(stores)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(x for x in out if isinstance(x, tuple)) == [(3, 3)] * 5
+    assert len(stores[0].jobs(owner_id=u["id"])) == 3
+    limited = [r for r in stores[0].journal_rows() if r["outcome"] == "limited"]
+    assert len(limited) == 5 and limited[0]["detail"]["policy"] == "max_active_jobs_per_user"
+    job = stores[0].jobs(owner_id=u["id"])[0]["id"]  # a job that ends makes room
+    stores[0].finish(job, 1, status="successful", message="done")
+    assert stores[0].create_job(_prepared(9), u, {}, max_active=3)
+
+
+def test_web_sessions_time_out_end_and_end_with_their_user(location, make):
+    from capacitysim.service.auth import check_session, new_session_id, session_key
+
+    store = make(location)
+    u, _ = _user(store)
+    sid = new_session_id()
+    store.create_session(session_key(sid), u, "127.0.0.9")
+    assert sid not in str(store.read("SELECT * FROM sessions"))  # only the id's SHA-256 is stored
+    user, sess = check_session(store, sid, idle_s=60, absolute_s=3600)
+    assert user["id"] == u["id"] and sess["client"] == "127.0.0.9"
+    assert check_session(store, new_session_id(), idle_s=60, absolute_s=3600) == (None, "unknown")
+    assert check_session(store, sid + "\x00", idle_s=60, absolute_s=3600) == (None, "malformed")
+    assert check_session(store, "é" * 43, idle_s=60, absolute_s=3600) == (None, "malformed")
+    # the idle and absolute timeouts, on the database's clock: the session ends, for good
+    with store.tx() as c:
+        c.execute("UPDATE sessions SET last_seen_s = last_seen_s - 120 WHERE id_sha256 = ?", (session_key(sid),))
+    assert check_session(store, sid, idle_s=60, absolute_s=3600) == (None, "idle")
+    assert check_session(store, sid, idle_s=3600, absolute_s=3600) == (None, "ended")
+    old = new_session_id()
+    store.create_session(session_key(old), u, "127.0.0.9")
+    with store.tx() as c:
+        c.execute("UPDATE sessions SET created_s = created_s - 7200 WHERE id_sha256 = ?", (session_key(old),))
+    assert check_session(store, old, idle_s=60, absolute_s=3600) == (None, "absolute")
+    # a sign-out ends it; a revoked user's sessions end
+    out = new_session_id()
+    store.create_session(session_key(out), u, "127.0.0.9")
+    assert store.end_session(session_key(out), "sign-out", u) and not store.end_session(session_key(out), "sign-out", u)
+    live = new_session_id()
+    store.create_session(session_key(live), u, "127.0.0.9")
+    assert check_session(store, live, idle_s=60, absolute_s=3600)[0] is not None
+    assert store.revoke_user("Ann Lee")["revoked_at"]
+    assert check_session(store, live, idle_s=60, absolute_s=3600) == (None, "ended")
+    reasons = {r["end_reason"] for r in store.read("SELECT end_reason FROM sessions")}
+    assert reasons == {"idle timeout", "absolute timeout", "sign-out", "user revoked"}
+    assert [a for a, _ in _actions(store) if a in ("sign-in", "sign-out")] == ["sign-in"] * 3 + ["sign-out", "sign-in"]
+
+
+def test_a_nul_byte_or_a_lone_surrogate_never_reaches_the_database(location, make):
+    """A credential of the wrong shape is refused before any query (PostgreSQL refuses NUL in text: that was a 500);
+    a journal target from a request is stored with U+FFFD in place of such characters."""
+    from capacitysim.service.auth import check_token
+
+    store = make(location)
+    u, token = _user(store)
+    for bad in (token + "\x00", token[:-1] + "\x00", "cs1.\x00" + token[4:], token.replace("cs1", "çs1"), token * 10,
+                "\ud800" * 20, "cs1." + "\x00" * 16 + "." + "A" * 43, token + "\n"):
+        assert check_token(store, bad) == (None, "malformed"), repr(bad)
+    assert check_token(store, token)[1] == "ok"
+    store.journal("sign off withdrawals", u, "APP\x00-\ud800-1")
+    assert store.journal_rows(limit=1)[0]["target"] == "APP\ufffd-\ufffd-1"
 
 
 def test_journal_is_append_only(location, make):
@@ -259,6 +347,28 @@ def test_a_version_1_sqlite_store_is_upgraded(tmp_path, make):
     store.register_server()
     assert store.recover(2, startup=True) == (["j1"], [])  # a version-1 job has no server: it is taken
     assert store.job("j1")["server_id"] == store.server_id
+
+
+def test_a_version_2_store_is_upgraded(location, make):
+    """Schema version 3 on a version-2 store (SQLite and PostgreSQL): the ``sessions`` table is made and the uploads
+    (one row per SHA-256) become one row per uploader, each its original uploader's."""
+    store = make(location)
+    u, _ = _user(store)
+    v, _ = _user(store, "Bo Chen")
+    with store.tx() as c:  # back to version 2's shape
+        c.execute("DROP TABLE sessions")
+        c.execute("DROP TABLE uploads")
+        c.execute("CREATE TABLE uploads (sha256 TEXT PRIMARY KEY, filename TEXT NOT NULL, size_bytes BIGINT NOT NULL,"
+                  " path TEXT NOT NULL, uploaded_by BIGINT NOT NULL REFERENCES users(id), uploaded_at TEXT NOT NULL)")
+        c.execute("INSERT INTO uploads VALUES (?, 'a.csv', 1, '/a', ?, 't1'), (?, 'b.csv', 2, '/b', ?, 't2')",
+                  ("a" * 64, u["id"], "b" * 64, v["id"]))
+        c.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    again = make(location)
+    assert again.read("SELECT value FROM meta WHERE key = 'schema_version'")[0]["value"] == str(SCHEMA_VERSION) == "3"
+    assert again.upload("a" * 64, u["id"])["filename"] == "a.csv" and again.upload("a" * 64, v["id"]) is None
+    assert again.upload("b" * 64, v["id"])["path"] == "/b" and again.upload("b" * 64, u["id"]) is None
+    assert again.add_upload("a" * 64, "mine.csv", 1, "/a2", v)["filename"] == "mine.csv"
+    assert again.read("SELECT COUNT(*) AS n FROM sessions")[0]["n"] == 0
 
 
 @pytest.mark.parametrize(("value", "why"), [

@@ -38,9 +38,9 @@ def users():
 def add(name, role, data_dir, registered_by, database):
     """Add a user and print their new bearer token (shown once; only its hash is stored).
 
-    An administrator is also registered as bank administrator of the service's bank (<data>/bank.sqlite):
-    the first one creates the bank; later ones are registered by --registered-by (service policy
-    administrator_registration: the operator who runs this command acts for that administrator, and the
+    An administrator is also registered as bank administrator of the service's bank (<data>/bank.sqlite, mode
+    0600 like the store): the first one creates the bank; later ones are registered by --registered-by (service
+    policy administrator_registration: the operator who runs this command acts for that administrator, and the
     bank's journal names both).
     """
     from pathlib import Path
@@ -48,6 +48,7 @@ def add(name, role, data_dir, registered_by, database):
     from capacitysim.bank import Ledger, person_name
     from capacitysim.errors import RefusedError
     from capacitysim.service.auth import new_token
+    from capacitysim.service.db import private_file
     from capacitysim.service.store import open_store
 
     name = person_name("NAME", name)
@@ -70,6 +71,7 @@ def add(name, role, data_dir, registered_by, database):
                 with Ledger(bank, actor=by) as lg:
                     lg.add_administrator(name, reason=f"service administrator added with `capacitysim users add` "
                                                       f"(service policy administrator_registration, on behalf of {by})")
+        private_file(bank)  # the bank (and its WAL files): owner only
     token, key_id, digest = new_token()
     store.add_user(name, role, key_id, digest)
     store.close()

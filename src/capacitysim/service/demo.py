@@ -7,7 +7,10 @@
   project and 20,000 gpd of credits signed off by the administrator;
 * an upload of the bundled plant's made-up daily flow record shifted to end yesterday
   (:func:`recent_flow_record`), so a SPDES check as of today, citable by a withdrawal, can be run
-  (the bundled record ends in 2024; the bank accepts SPDES evidence at most 90 days old).
+  (the bundled record ends in 2024; the bank accepts SPDES evidence at most 90 days old): one record of it
+  for each demo user (uploads belong to their uploader), all named by the one ``upload:<sha256>``.
+
+The store, the bank and ``tokens.json`` are mode 0600.
 """
 
 from __future__ import annotations
@@ -43,12 +46,13 @@ def recent_flow_record(end: _dt.date | None = None) -> str:
 
 
 def add_upload(store, data_dir: Path, name: str, text: str, user) -> str:
-    """Store ``text`` as an upload (as ``POST /uploads`` does); returns ``upload:<sha256>``."""
+    """Store ``text`` as ``user``'s upload (as ``POST /uploads`` does); returns ``upload:<sha256>``."""
     data = text.encode()
     sha = hashlib.sha256(data).hexdigest()
     path = data_dir / "uploads" / sha / name
-    if store.upload(sha) is None:
-        atomic_write_text(path, text)
+    if store.upload(sha, user["id"]) is None:
+        if not path.is_file():
+            atomic_write_text(path, text)
         store.add_upload(sha, name, len(data), str(path), user)
     return f"upload:{sha}"
 
@@ -57,6 +61,7 @@ def seed(data_dir) -> dict:
     """Create the demo folder's users, bank and flow record; returns ``{"tokens": {role: token}, "flows": ref}``."""
     from capacitysim.bank import Ledger
     from capacitysim.service.auth import new_token
+    from capacitysim.service.db import private_file
     from capacitysim.service.store import Store
 
     data = Path(data_dir).resolve()
@@ -69,18 +74,26 @@ def seed(data_dir) -> dict:
     bank = data / "bank.sqlite"
     if not bank.is_file():
         Ledger(bank, create=True, actor=admin, administrator=admin).close()
+        on = (_dt.date.today() - _dt.timedelta(days=30)).isoformat()
         with Ledger(bank, actor=admin) as lg:
             lg.add_entity(MUNICIPAL, municipal=True, reason="demo")
             lg.add_basin(BASIN, reason="demo")
-            on = (_dt.date.today() - _dt.timedelta(days=30)).isoformat()
-            lg.sign_off(lg.deposit(BASIN, MUNICIPAL, DEPOSIT_GPD, PROJECT, certified_on=on)["txn"], on=on)
+        # recorded by the municipal user, signed off by the administrator (the recorder never signs off)
+        with Ledger(bank, actor=DEMO_USERS["municipal"]) as lg:
+            txn = lg.deposit(BASIN, MUNICIPAL, DEPOSIT_GPD, PROJECT, certified_on=on)["txn"]
+        with Ledger(bank, actor=admin) as lg:
+            lg.sign_off(txn, on=on)
+    private_file(bank)
     tokens = {}
     users = {}
     for role, name in DEMO_USERS.items():
         token, key_id, digest = new_token()
         users[role] = store.add_user(name, role, key_id, digest)
         tokens[role] = token
-    flows = add_upload(store, data, "recent-wwtp.csv", recent_flow_record(), users["administrator"])
+    record = recent_flow_record()
+    flows = ""
+    for user in users.values():
+        flows = add_upload(store, data, "recent-wwtp.csv", record, user)
     out = {"tokens": tokens, "names": DEMO_USERS, "flows": flows}
     atomic_write_text(tokens_file, json.dumps(out, indent=2))
     os.chmod(tokens_file, 0o600)

@@ -1,4 +1,4 @@
-"""The service's records: users, jobs, uploads, the journal and the servers' leases, in one database.
+"""The service's records: users, web sessions, jobs, uploads, the journal and the servers' leases, in one database.
 
 By default the SQLite file ``<data>/service.sqlite``; with ``--database postgresql://...`` a PostgreSQL
 database that several server processes share (:mod:`capacitysim.service.db` has both backends). The SQL
@@ -9,6 +9,14 @@ Every change is one transaction, so a server killed at any moment leaves either 
 record, never half of one. The journal is append-only (triggers refuse UPDATE and DELETE): every action
 of every user (a submission, a dismissal, a withdrawal, a sign-off, a refusal for lack of role, a user
 added or revoked) is one row naming the user and the role.
+
+Web sessions (:meth:`Store.create_session`, :meth:`Store.session`): a sign-in on ``/ui/login`` records a session
+under the SHA-256 of its random id (the id is only in the browser's cookie), with its user, the client's address,
+when it was created and last seen (the database's clock); it ends at sign-out, after the idle or absolute timeout
+(service policies ``session_idle_s``, ``session_absolute_s``) or when its user is revoked.
+
+Uploads belong to their uploader: one record per (uploader, SHA-256); :meth:`Store.upload` answers only the
+asking user's record, so nobody uses, or learns of, another user's upload by its hash.
 
 Servers and leases (service policy ``job_lease_s``, :data:`LEASE_S`): a server registers itself at start
 (:meth:`Store.register_server`: an id, its host and process id) and renews a lease on the database's clock
@@ -31,7 +39,9 @@ from capacitysim.errors import CapacitysimError, InputError, RefusedError
 from capacitysim.service.db import Location, backend, parse_database
 
 #: Version 1: users, uploads, jobs, journal. Version 2: the ``servers`` table and ``jobs.server_id`` (leases).
-SCHEMA_VERSION = 2
+#: Version 3: the ``sessions`` table (web sign-ins) and uploads per uploader (``UNIQUE (uploaded_by, sha256)``;
+#: an older store's upload rows stay their uploader's).
+SCHEMA_VERSION = 3
 #: The roles of the service (issue 18): who may do what is in :mod:`capacitysim.service.auth`.
 ROLES = ("engineer", "administrator", "municipal", "reviewer")
 #: The statuses of a job (OGC API - Processes, part 1, statusCode).
@@ -44,6 +54,18 @@ FINAL = ("successful", "failed", "dismissed")
 #: garbage collection, a busy database) keeps its jobs.
 LEASE_S = 30.0
 
+#: Uploads (version 3): one record per uploader and SHA-256, so a user names only their own uploads
+#: (``uploaded_by`` is the owner); the bytes of one SHA-256 are one file on disk.
+_UPLOADS = """CREATE TABLE IF NOT EXISTS {TABLE} (
+    id {ID_KEY},
+    sha256 TEXT NOT NULL,
+    filename TEXT NOT NULL,
+    size_bytes BIGINT NOT NULL,
+    path TEXT NOT NULL,
+    uploaded_by BIGINT NOT NULL REFERENCES users(id),
+    uploaded_at TEXT NOT NULL,
+    UNIQUE (uploaded_by, sha256)
+)"""
 _TABLES = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS users (
@@ -56,14 +78,7 @@ _TABLES = (
     created_at TEXT NOT NULL,
     revoked_at TEXT
 )""",
-    """CREATE TABLE IF NOT EXISTS uploads (
-    sha256 TEXT PRIMARY KEY,
-    filename TEXT NOT NULL,
-    size_bytes BIGINT NOT NULL,
-    path TEXT NOT NULL,
-    uploaded_by BIGINT NOT NULL REFERENCES users(id),
-    uploaded_at TEXT NOT NULL
-)""",
+    _UPLOADS.replace("{TABLE}", "uploads"),
     """CREATE TABLE IF NOT EXISTS servers (
     id TEXT PRIMARY KEY,
     host TEXT NOT NULL,
@@ -96,6 +111,16 @@ _TABLES = (
     error TEXT,
     server_id TEXT
 )""",
+    """CREATE TABLE IF NOT EXISTS sessions (
+    id_sha256 TEXT PRIMARY KEY,
+    user_id BIGINT NOT NULL REFERENCES users(id),
+    client TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    created_s DOUBLE PRECISION NOT NULL,
+    last_seen_s DOUBLE PRECISION NOT NULL,
+    ended_at TEXT,
+    end_reason TEXT
+)""",
     """CREATE TABLE IF NOT EXISTS journal (
     seq {SEQ_KEY},
     at TEXT NOT NULL,
@@ -114,9 +139,29 @@ _INDEXES = (
     "CREATE INDEX IF NOT EXISTS jobs_owner ON jobs(owner_id, created_at)",
     "CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status)",
     "CREATE INDEX IF NOT EXISTS jobs_server ON jobs(server_id)",
+    "CREATE INDEX IF NOT EXISTS sessions_user ON sessions(user_id)",
 )
 #: Who a change made with the command line is journaled as (``capacitysim users ...`` on the server's host).
 OPERATOR_ROLE = "operator"
+
+
+class ActiveJobsLimit(RefusedError):
+    """A submission past service policy ``max_active_jobs_per_user`` (HTTP 429): ``active`` jobs of the user are
+    queued or running, ``limit`` allowed."""
+
+    def __init__(self, active: int, limit: int):
+        self.active, self.limit = active, limit
+        super().__init__(f"you have {active} jobs queued or running; service policy max_active_jobs_per_user allows "
+                         f"{limit}: wait for one to end (GET /jobs?status=running) or dismiss one")
+
+
+def storable(text) -> str:
+    """A text any backend stores as given: a NUL byte (refused by PostgreSQL) or a lone surrogate (not UTF-8)
+    becomes U+FFFD. For the journal's texts that come from a request (a target named in a path or a form)."""
+    text = str(text)
+    if text.isascii() and "\x00" not in text:
+        return text
+    return "".join("\ufffd" if ch == "\x00" or "\ud800" <= ch <= "\udfff" else ch for ch in text)
 
 
 def now() -> str:
@@ -196,10 +241,21 @@ class Store:
             for table, column, decl in _ADDED_COLUMNS:
                 if column not in self.db.columns(c, table):
                     c.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+            if "id" not in self.db.columns(c, "uploads"):
+                self._upgrade_uploads(c)
             for stmt in (*_INDEXES, *self.db.TRIGGERS):
                 c.execute(stmt)
             c.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET"
                       " value = excluded.value", (str(SCHEMA_VERSION),))
+
+    def _upgrade_uploads(self, c) -> None:
+        """Schema version 3: the uploads of an older store (one row per SHA-256) become one row per uploader and
+        SHA-256; each row stays its uploader's (``uploaded_by``)."""
+        c.execute(self._sql(_UPLOADS.replace("{TABLE}", "uploads_v3")))
+        c.execute("INSERT INTO uploads_v3(sha256, filename, size_bytes, path, uploaded_by, uploaded_at)"
+                  " SELECT sha256, filename, size_bytes, path, uploaded_by, uploaded_at FROM uploads ORDER BY uploaded_at")
+        c.execute("DROP TABLE uploads")
+        c.execute("ALTER TABLE uploads_v3 RENAME TO uploads")
 
     @property
     def where(self) -> str:
@@ -223,7 +279,7 @@ class Store:
         """Append one journal row (inside the caller's transaction)."""
         c.execute("INSERT INTO journal(at, user_id, user_name, role, action, target, outcome, detail) VALUES (?,?,?,?,?,?,?,?)",
                   (now(), user["id"] if user else None, user["name"] if user else "(server)",
-                   user["role"] if user else "server", action, target, outcome,
+                   user["role"] if user else "server", storable(action), storable(target), outcome,
                    json.dumps(detail or {}, sort_keys=True, default=str)))
 
     def journal(self, action: str, user=None, target: str = "", detail: dict | None = None, outcome: str = "ok") -> None:
@@ -258,7 +314,8 @@ class Store:
         return user
 
     def revoke_user(self, name: str, *, by=None) -> dict:
-        """Revoke a user's token (``revoked_at``; journaled as ``revoke-user``): it is refused from now on (401).
+        """Revoke a user's token (``revoked_at``; journaled as ``revoke-user``): it is refused from now on (401), and
+        the user's web sessions end.
 
         Raises
         ------
@@ -278,7 +335,9 @@ class Store:
             if u["revoked_at"] is not None:
                 raise RefusedError(f"user {u['name']!r} was revoked already ({u['revoked_at']})")
             c.execute("UPDATE users SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", (t, u["id"]))
-            self.log(c, by, "revoke-user", u["name"], {"role": u["role"], "user_id": u["id"]})
+            ended = c.execute("UPDATE sessions SET ended_at = ?, end_reason = 'user revoked' WHERE user_id = ?"
+                              " AND ended_at IS NULL", (t, u["id"])).rowcount
+            self.log(c, by, "revoke-user", u["name"], {"role": u["role"], "user_id": u["id"], "sessions_ended": ended})
         return {"id": u["id"], "name": u["name"], "role": u["role"], "revoked_at": t}
 
     def user_by_key(self, key_id: str):
@@ -297,27 +356,118 @@ class Store:
 
     # --- uploads -------------------------------------------------------------------------------------
     def add_upload(self, sha256: str, filename: str, size: int, path: str, user) -> dict:
+        """Record ``user``'s upload of the bytes of ``sha256`` (journaled as ``upload``); returns the user's record.
+
+        Each user has their own record of a SHA-256 (the first file name they gave it stays); another user's
+        upload of the same bytes is neither used nor shown.
+        """
         with self.tx() as c:
             c.execute("INSERT INTO uploads(sha256, filename, size_bytes, path, uploaded_by, uploaded_at)"
-                      " VALUES (?,?,?,?,?,?) ON CONFLICT (sha256) DO NOTHING", (sha256, filename, size, path, user["id"], now()))
+                      " VALUES (?,?,?,?,?,?) ON CONFLICT (uploaded_by, sha256) DO NOTHING",
+                      (sha256, filename, size, path, user["id"], now()))
             self.log(c, user, "upload", sha256, {"filename": filename, "size_bytes": size})
-        return self.upload(sha256)
+        return self.upload(sha256, user["id"])
 
-    def upload(self, sha256: str) -> dict | None:
-        rows = self.read("SELECT * FROM uploads WHERE sha256 = ?", (sha256,))
+    def upload(self, sha256: str, owner_id: int) -> dict | None:
+        """The upload of ``sha256`` by the user ``owner_id``, or None (never another user's)."""
+        rows = self.read("SELECT * FROM uploads WHERE sha256 = ? AND uploaded_by = ?", (sha256, owner_id))
         return dict(rows[0]) if rows else None
 
+    # --- web sessions --------------------------------------------------------------------------------
+    def create_session(self, id_sha256: str, user, client: str) -> None:
+        """Record a web session of ``user`` (the SHA-256 of its id; the id itself is never stored), journaled as
+        ``sign-in`` with the client's address."""
+        with self.tx() as c:
+            c.execute(f"INSERT INTO sessions(id_sha256, user_id, client, created_at, created_s, last_seen_s)"
+                      f" VALUES (?,?,?,?, {self.db.NOW_S}, {self.db.NOW_S})", (id_sha256, user["id"], client[:100], now()))
+            self.log(c, user, "sign-in", "", {"client": client[:100], "session": id_sha256[:12]})
+
+    def session(self, id_sha256: str, *, idle_s: float, absolute_s: float, touch_s: float = 60.0):
+        """The user of a live web session: ``(user, session)``, or ``(None, reason)``.
+
+        A session ends (``ended_at``, ``end_reason``) when it has been idle longer than ``idle_s``, is older than
+        ``absolute_s`` (both on the database's clock), or its user is revoked. Its ``last_seen_s`` is renewed when
+        older than ``touch_s`` (a read, not a write, for most requests).
+
+        Returns
+        -------
+        tuple
+            ``(user row as a dict, session row as a dict)``, or ``(None, reason)`` with reason ``unknown``,
+            ``ended``, ``revoked``, ``idle`` or ``absolute``.
+        """
+        rows = self.read(f"SELECT s.*, {self.db.NOW_S} AS now_s FROM sessions s WHERE s.id_sha256 = ?", (id_sha256,))
+        if not rows:
+            return None, "unknown"
+        sess = dict(rows[0])
+        if sess["ended_at"] is not None:
+            return None, "ended"
+        users = self.read("SELECT * FROM users WHERE id = ?", (sess["user_id"],))
+        user = dict(users[0])
+        reason = ("revoked" if user["revoked_at"] is not None else
+                  "absolute" if sess["now_s"] - sess["created_s"] > absolute_s else
+                  "idle" if sess["now_s"] - sess["last_seen_s"] > idle_s else None)
+        if reason is not None:
+            self.end_session(id_sha256, {"revoked": "user revoked", "absolute": "absolute timeout",
+                                         "idle": "idle timeout"}[reason])
+            return None, reason
+        if sess["now_s"] - sess["last_seen_s"] > touch_s:
+            with self.tx() as c:
+                c.execute(f"UPDATE sessions SET last_seen_s = {self.db.NOW_S} WHERE id_sha256 = ? AND ended_at IS NULL",
+                          (id_sha256,))
+        return user, sess
+
+    def end_session(self, id_sha256: str, reason: str, user=None) -> bool:
+        """End a web session (``sign-out``, a timeout, a revocation); journaled as ``sign-out`` when ``user`` signs
+        out. False when it had ended already."""
+        with self.tx() as c:
+            cur = c.execute("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id_sha256 = ? AND ended_at IS NULL",
+                            (now(), reason, id_sha256))
+            if cur.rowcount == 1 and user is not None:
+                self.log(c, user, "sign-out", "", {"session": id_sha256[:12], "reason": reason})
+            return cur.rowcount == 1
+
     # --- jobs ----------------------------------------------------------------------------------------
-    def create_job(self, prepared, user, versions: dict) -> str:
+    def create_job(self, prepared, user, versions: dict, *, max_active: int | None = None) -> str:
+        """Record a new job (``accepted``; journaled as ``submit``); returns its id.
+
+        Parameters
+        ----------
+        prepared : capacitysim.service.processes.Prepared
+        user : dict
+            The owner.
+        versions : dict
+            What the job runs on.
+        max_active : int, optional
+            Service policy ``max_active_jobs_per_user``: refuse when the user has this many jobs ``accepted`` or
+            ``running`` already (counted and inserted in one transaction, the user's row locked on PostgreSQL, so
+            concurrent submissions never pass the limit together).
+
+        Raises
+        ------
+        ActiveJobsLimit
+            The user has ``max_active`` jobs queued or running (the refusal is journaled, outcome ``limited``).
+        """
         job_id = uuid.uuid4().hex
         t = now()
+        active = None
         with self.tx() as c:
-            c.execute("INSERT INTO jobs(id, process, owner_id, status, inputs, files, input_sha256, versions, created_at,"
-                      " updated_at, message, server_id) VALUES (?,?,?,'accepted',?,?,?,?,?,?,'accepted',?)",
-                      (job_id, prepared.process, user["id"], json.dumps(prepared.inputs, sort_keys=True),
-                       json.dumps(prepared.files, sort_keys=True), json.dumps(prepared.sha256, sort_keys=True),
-                       json.dumps(versions, sort_keys=True), t, t, self.server_id))
-            self.log(c, user, "submit", job_id, {"process": prepared.process, "input_sha256": prepared.sha256})
+            if max_active is not None:
+                c.execute("SELECT id FROM users WHERE id = ?" + self.db.ROW_LOCK, (user["id"],)).fetchall()
+                active = int(c.execute("SELECT COUNT(*) AS n FROM jobs WHERE owner_id = ? AND status IN"
+                                       " ('accepted','running')", (user["id"],)).fetchone()["n"])
+                if active >= max_active:
+                    self.log(c, user, "submit", prepared.process, {"active": active, "limit": max_active,
+                                                                   "policy": "max_active_jobs_per_user"},
+                             outcome="limited")
+            if active is None or active < max_active:
+                c.execute("INSERT INTO jobs(id, process, owner_id, status, inputs, files, input_sha256, versions,"
+                          " created_at, updated_at, message, server_id) VALUES (?,?,?,'accepted',?,?,?,?,?,?,'accepted',?)",
+                          (job_id, prepared.process, user["id"], json.dumps(prepared.inputs, sort_keys=True),
+                           json.dumps(prepared.files, sort_keys=True), json.dumps(prepared.sha256, sort_keys=True),
+                           json.dumps(versions, sort_keys=True), t, t, self.server_id))
+                self.log(c, user, "submit", job_id, {"process": prepared.process, "input_sha256": prepared.sha256})
+        if active is not None and active >= max_active:
+            raise ActiveJobsLimit(active, max_active)
         return job_id
 
     def job(self, job_id: str) -> dict | None:

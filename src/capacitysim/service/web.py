@@ -1,18 +1,28 @@
 """Server-rendered web pages under ``/ui``: sign in, submit a demonstration, watch it, read the verdict and
 report; the administrator's queue of deposits, withdrawals and transfers awaiting sign-off.
 
-The session is the bearer token in an ``HttpOnly``, ``SameSite=Strict`` cookie, set by the sign-in form. The
-API accepts that cookie for reading only (GET): every change through a page is a form POST to ``/ui/...``
-carrying the session's CSRF token (HMAC of the user's key id under the server's secret), checked before
-anything is done; the sign-in form uses a double-submit token. Every value shown is escaped (Jinja2
-autoescape). The pages call the same functions as the API (validation, jobs, the bank).
+Signing in on ``/ui/login`` with the bearer token makes a server-side session (:meth:`Store.create_session
+<capacitysim.service.store.Store.create_session>`): a new random id, in an ``HttpOnly``, ``SameSite=Strict``
+cookie (``Secure`` when the base URL is https), of which the store keeps only the SHA-256. The token never goes
+into the cookie. A session ends at sign-out (a POST with the CSRF token), after ``session_idle_s`` without a
+request or ``session_absolute_s`` after the sign-in (service policies of :class:`capacitysim.service.app.Limits`),
+or when its user is revoked. A sign-in ends the session the browser had.
+
+The API accepts the session's cookie for reading only (GET: the job page's links to the result and the report):
+every change through a page is a form POST to ``/ui/...`` carrying the session's CSRF token (HMAC of the
+session's key under the server's secret), checked before anything is done; the sign-in form uses a
+double-submit token. A failed sign-in, or a cookie of no session, is journaled with the client's address and
+counted by the throttle of failed authentications (policy ``auth_failures_max``: 429 past it). Every value
+shown is escaped (Jinja2 autoescape). The pages call the same functions as the API (validation, jobs, the bank).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from pathlib import Path
+from typing import NamedTuple
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
@@ -20,6 +30,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from capacitysim.errors import CapacitysimError
 from capacitysim.service import auth
 from capacitysim.service.processes import ServiceInputError, bundled, prepare, versions
+from capacitysim.service.store import ActiveJobsLimit
 from capacitysim.service.tasks import read_progress
 
 COOKIE = "capacitysim_session"
@@ -31,42 +42,78 @@ MAX_CHECKS_SHOWN = 50
 #: What the bank page's sign-off form decides: a withdrawal (field ``application``), a deposit (field ``id``: its
 #: txn) or a transfer (field ``id``: ``transfer-N``).
 SIGN_OFF_KINDS = ("withdrawal", "deposit", "transfer")
+#: A job's id (32 hex digits): anything else is no job, before the store is asked.
+JOB_ID = re.compile(r"[0-9a-f]{32}")
+#: The Content-Security-Policy of the pages: nothing but this origin, inline CSS, never framed, forms only here.
+PAGE_CSP = "default-src 'self'; style-src 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+
+
+class Signed(NamedTuple):
+    """A signed-in request: the user and the session (the CSRF token of its forms is :attr:`csrf`)."""
+
+    user: dict
+    session: dict
+    csrf: str
 
 
 def install(app, svc, ApiError) -> None:
     """Add the ``/ui`` pages to ``app``."""
+    from capacitysim.service.app import client_address
     from capacitysim.service.pages import environment
 
     env = environment()
+    lim = svc.limits
+    secure = svc.base_url.startswith("https://")
 
     def render(name: str, status: int = 200, **ctx) -> HTMLResponse:
         ctx = {"user": None, "csrf": "", "error": None, "refresh": None, "title": "capacitysim"} | ctx
         return HTMLResponse(env.get_template(name).render(**ctx), status_code=status,
                             headers={"Cache-Control": "no-store", "X-Frame-Options": "DENY",
-                                     "Content-Security-Policy": "default-src 'self'; style-src 'unsafe-inline'; "
-                                                                "frame-ancestors 'none'"})
+                                     "Content-Security-Policy": PAGE_CSP})
 
-    def session(request: Request):
-        return auth.user_for_token(svc.store, request.cookies.get(COOKIE))
+    def page(name: str, who: Signed, status: int = 200, **ctx) -> HTMLResponse:
+        return render(name, status, user=who.user, csrf=who.csrf, **ctx)
 
-    def to_login() -> RedirectResponse:
-        return RedirectResponse("/ui/login", status_code=303)
+    def session(request: Request) -> Signed | None:
+        """The request's live session, or None (no cookie, or one of no live session: the page says sign in).
+
+        A cookie that is malformed or names no session is a failed authentication (journaled, counted); one of a
+        session that has ended or timed out is not (the session is known).
+        """
+        svc.check_throttle(request)
+        cookie = request.cookies.get(COOKIE)
+        if cookie is None:
+            return None
+        user, sess = auth.check_session(svc.store, cookie, idle_s=lim.session_idle_s, absolute_s=lim.session_absolute_s)
+        if user is None:
+            if sess in ("malformed", "unknown"):
+                svc.failed(request, "authenticate", "session cookie", sess)
+            return None
+        return Signed(user, sess, auth.csrf_token(svc.secret, sess))
+
+    def to_login(request: Request | None = None) -> RedirectResponse:
+        resp = RedirectResponse("/ui/login", status_code=303)
+        if request is not None and COOKIE in request.cookies:
+            resp.delete_cookie(COOKIE, path="/", secure=secure, httponly=True, samesite="strict")
+        return resp
 
     # The POST handlers read their form on the event loop, then do the rest (the store, the bank: blocking
     # database calls, on PostgreSQL possibly a wait for a pooled connection) in the thread pool (:func:`threaded`).
-    def checked_form(request: Request, user, form):
-        if not auth.csrf_ok(svc.secret, user, form.get("csrf")):
-            svc.store.journal("csrf", user, request.url.path, outcome="forbidden")
+    def checked_form(request: Request, who: Signed, form):
+        if not auth.csrf_ok(svc.secret, who.session, form.get("csrf")):
+            svc.store.journal("csrf", who.user, request.url.path, outcome="forbidden")
             raise ApiError(403, "Forbidden", "the form's CSRF token is missing or wrong: reload the page and try again")
         return form
 
+    def login_form(status: int = 200, error: str | None = None) -> HTMLResponse:
+        tok = secrets.token_urlsafe(24)
+        resp = render("login.html", status, title="Sign in", csrf=tok, error=error)
+        resp.set_cookie(LOGIN_CSRF_COOKIE, tok, httponly=True, samesite="strict", path="/ui/login", secure=secure)
+        return resp
+
     @app.get("/ui/login", response_class=HTMLResponse, include_in_schema=False)
     def login_page(request: Request):
-        tok = secrets.token_urlsafe(24)
-        resp = render("login.html", title="Sign in", csrf=tok)
-        resp.set_cookie(LOGIN_CSRF_COOKIE, tok, httponly=True, samesite="strict", path="/ui/login",
-                        secure=request.url.scheme == "https")
-        return resp
+        return login_form()
 
     def threaded(handler):
         """An async endpoint that awaits the request's form, then runs ``handler(request, form)`` in the thread pool."""
@@ -82,70 +129,74 @@ def install(app, svc, ApiError) -> None:
     @app.post("/ui/login", include_in_schema=False)
     @threaded
     def login(request: Request, form):
+        svc.check_throttle(request)
         pre = request.cookies.get(LOGIN_CSRF_COOKIE)
-        if not pre or not secrets.compare_digest(pre, str(form.get("csrf", ""))):
+        sent = form.get("csrf")
+        if not pre or not isinstance(sent, str) or not pre.isascii() or not sent.isascii() \
+                or not secrets.compare_digest(pre, sent):
             raise ApiError(403, "Forbidden", "the sign-in form's CSRF token is missing or wrong: reload the page")
-        token = str(form.get("token", "")).strip()
-        user = auth.user_for_token(svc.store, token)
+        token = form.get("token")
+        user, reason = auth.check_token(svc.store, token.strip() if isinstance(token, str) else None)
         if user is None:
-            svc.store.journal("sign-in", None, "", {"reason": "unknown token"}, outcome="unauthorized")
-            tok = secrets.token_urlsafe(24)
-            resp = render("login.html", 401, title="Sign in", csrf=tok, error="That token is not valid.")
-            resp.set_cookie(LOGIN_CSRF_COOKIE, tok, httponly=True, samesite="strict", path="/ui/login")
-            return resp
-        svc.store.journal("sign-in", user)
+            svc.failed(request, "sign-in", "sign-in form", reason)
+            return login_form(401, "That token is not valid.")
+        old = request.cookies.get(COOKIE)
+        if old is not None and auth.SESSION_RE.fullmatch(old):  # a new session for every sign-in (no fixation)
+            svc.store.end_session(auth.session_key(old), "signed in again")
+        sid = auth.new_session_id()
+        svc.store.create_session(auth.session_key(sid), user, client_address(request))
         resp = RedirectResponse("/ui", status_code=303)
-        resp.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/", secure=request.url.scheme == "https")
+        resp.set_cookie(COOKIE, sid, httponly=True, samesite="strict", path="/", secure=secure)
         resp.delete_cookie(LOGIN_CSRF_COOKIE, path="/ui/login")
         return resp
 
     @app.post("/ui/logout", include_in_schema=False)
     @threaded
     def logout(request: Request, form):
-        user = session(request)
-        if user is None:
-            return to_login()
-        checked_form(request, user, form)
-        svc.store.journal("sign-out", user)
+        who = session(request)
+        if who is None:
+            return to_login(request)
+        checked_form(request, who, form)
+        svc.store.end_session(who.session["id_sha256"], "sign-out", who.user)
         resp = to_login()
-        resp.delete_cookie(COOKIE, path="/")
+        resp.delete_cookie(COOKIE, path="/", secure=secure, httponly=True, samesite="strict")
         return resp
 
     @app.get("/ui", response_class=HTMLResponse, include_in_schema=False)
     def home(request: Request):
-        user = session(request)
-        if user is None:
-            return to_login()
-        rows = svc.store.jobs(owner_id=None if auth.can(user, "read-all") else user["id"], limit=200)
-        return render("jobs.html", title="Jobs", user=user, csrf=auth.csrf_token(svc.secret, user), jobs=rows)
+        who = session(request)
+        if who is None:
+            return to_login(request)
+        rows = svc.store.jobs(owner_id=None if auth.can(who.user, "read-all") else who.user["id"], limit=200)
+        return page("jobs.html", who, title="Jobs", jobs=rows)
 
-    def submit_form(user, form=None, error=None, status=200):
+    def submit_form(who: Signed, form=None, error=None, status=200):
         form = form or {"model": "synthetic-50", "storm": "binghamton-1yr-24h", "connections": "", "remediations": ""}
-        return render("submit.html", status, title="New capacity demonstration", user=user,
-                      csrf=auth.csrf_token(svc.secret, user), models=sorted(bundled("model")),
-                      storms=sorted(bundled("storm")), form=form, error=error)
+        return page("submit.html", who, status, title="New capacity demonstration", models=sorted(bundled("model")),
+                    storms=sorted(bundled("storm")), form=form, error=error)
 
     @app.get("/ui/submit", response_class=HTMLResponse, include_in_schema=False)
     def submit_page(request: Request):
-        user = session(request)
-        if user is None:
-            return to_login()
-        if not auth.can(user, "submit"):
-            return render("jobs.html", 403, title="Jobs", user=user, csrf=auth.csrf_token(svc.secret, user), jobs=[],
-                          error=f"The role {user['role']!r} does not submit jobs.")
-        return submit_form(user)
+        who = session(request)
+        if who is None:
+            return to_login(request)
+        if not auth.can(who.user, "submit"):
+            return page("jobs.html", who, 403, title="Jobs", jobs=[],
+                        error=f"The role {who.user['role']!r} does not submit jobs.")
+        return submit_form(who)
 
     @app.post("/ui/submit", include_in_schema=False)
     @threaded
     def submit(request: Request, form):
-        user = session(request)
-        if user is None:
-            return to_login()
-        checked_form(request, user, form)
+        who = session(request)
+        if who is None:
+            return to_login(request)
+        checked_form(request, who, form)
+        user = who.user
         values = {k: str(form.get(k, "")) for k in ("model", "storm", "connections", "remediations")}
         if not auth.can(user, "submit"):
             svc.store.journal("submit jobs", user, "capacity-demonstration", outcome="forbidden")
-            return submit_form(user, values, f"The role {user['role']!r} does not submit jobs.", 403)
+            return submit_form(who, values, f"The role {user['role']!r} does not submit jobs.", 403)
         try:
             inputs = {"model": values["model"], "connections": _connections(values["connections"]),
                       "remediations": [r.strip() for r in values["remediations"].splitlines() if r.strip()]}
@@ -153,21 +204,26 @@ def install(app, svc, ApiError) -> None:
                 inputs["storm"] = values["storm"]
             if not inputs["remediations"]:
                 del inputs["remediations"]
-            prepared = prepare("capacity-demonstration", {"inputs": inputs}, svc.upload_path)
+            prepared = prepare("capacity-demonstration", {"inputs": inputs}, svc.uploads_of(user))
         except ServiceInputError as exc:
-            return submit_form(user, values, str(exc), 400)
-        job_id = svc.store.create_job(prepared, user, versions("capacity-demonstration"))
+            return submit_form(who, values, str(exc), 400)
+        try:
+            job_id = svc.store.create_job(prepared, user, versions("capacity-demonstration"),
+                                          max_active=lim.max_active_jobs_per_user)
+        except ActiveJobsLimit as exc:
+            return submit_form(who, values, str(exc), 429)
         svc.runner.submit(job_id)
         return RedirectResponse(f"/ui/jobs/{job_id}", status_code=303)
 
     @app.get("/ui/jobs/{job_id}", response_class=HTMLResponse, include_in_schema=False)
     def job_page(job_id: str, request: Request):
-        user = session(request)
-        if user is None:
-            return to_login()
-        job = svc.store.job(job_id) if len(job_id) == 32 else None
+        who = session(request)
+        if who is None:
+            return to_login(request)
+        user = who.user
+        job = svc.store.job(job_id) if JOB_ID.fullmatch(job_id) else None
         if job is None:
-            raise ApiError(404, "Not found", f"no job {job_id!r}")
+            raise ApiError(404, "Not found", f"no job {job_id[:100]!r}")
         if not auth.may_read_job(user, job):
             svc.store.journal("read jobs", user, job_id, outcome="forbidden")
             raise ApiError(403, "Forbidden", "this job belongs to another user")
@@ -181,12 +237,11 @@ def install(app, svc, ApiError) -> None:
         final = job["status"] in ("successful", "failed", "dismissed")
         info = read_progress(svc.runner.job_dir(job_id), job["attempts"]) or {}
         stages = [st for st in info.get("stages", []) if isinstance(st, dict)]
-        return render("job.html", title=f"Job {job_id[:8]}", user=user, csrf=auth.csrf_token(svc.secret, user), job=job,
-                      checks=checks, more=more, refresh=None if final else REFRESH_S, stages=stages,
+        return page("job.html", who, title=f"Job {job_id[:8]}", job=job, checks=checks, more=more, refresh=None if final else REFRESH_S, stages=stages,
                       inputs=json.dumps(job["inputs"], indent=2), hashes=json.dumps(job["input_sha256"], indent=2),
                       versions=json.dumps(job["versions"], indent=2))
 
-    def bank_page(user, error=None, status=200):
+    def bank_page(who: Signed, error=None, status=200):
         from capacitysim.service.bank_api import (
             jobs_citing_in,
             ledger_deposits,
@@ -199,8 +254,8 @@ def install(app, svc, ApiError) -> None:
             balances = lg.balances()
         pending = [w for w in rows if w["signoff_status"] == "pending"]
         decided = [w for w in rows if w["signoff_status"] != "pending"]
-        return render("bank.html", status, title="Flow credit bank", user=user, csrf=auth.csrf_token(svc.secret, user),
-                      pending=pending, decided=decided, balances=balances, can_sign=auth.can(user, "sign-off"), error=error,
+        return page("bank.html", who, status, title="Flow credit bank",
+                    pending=pending, decided=decided, balances=balances, can_sign=auth.can(who.user, "sign-off"), error=error,
                       pending_deposits=[d for d in deposits if d["signoff_status"] == "pending"],
                       decided_deposits=[d for d in deposits if d["signoff_status"] != "pending"],
                       pending_transfers=[t for t in transfers if t["signoff_status"] == "pending"],
@@ -208,27 +263,28 @@ def install(app, svc, ApiError) -> None:
 
     @app.get("/ui/bank", response_class=HTMLResponse, include_in_schema=False)
     def bank(request: Request):
-        user = session(request)
-        if user is None:
-            return to_login()
-        return bank_page(user)
+        who = session(request)
+        if who is None:
+            return to_login(request)
+        return bank_page(who)
 
     @app.post("/ui/bank/sign-off", include_in_schema=False)
     @threaded
     def sign_off(request: Request, form):
         from capacitysim.service.bank_api import decide, decide_pending
 
-        user = session(request)
-        if user is None:
-            return to_login()
-        checked_form(request, user, form)
+        who = session(request)
+        if who is None:
+            return to_login(request)
+        checked_form(request, who, form)
+        user = who.user
         kind = str(form.get("kind", "withdrawal"))
         if kind not in SIGN_OFF_KINDS:
-            return bank_page(user, f"kind: got {kind[:40]!r}; allowed: one of {', '.join(SIGN_OFF_KINDS)}", 400)
+            return bank_page(who, f"kind: got {kind[:40]!r}; allowed: one of {', '.join(SIGN_OFF_KINDS)}", 400)
         ident = str(form.get("application" if kind == "withdrawal" else "id", ""))[:200]
         if not auth.can(user, "sign-off"):
             svc.store.journal(f"sign off {kind}s", user, ident, outcome="forbidden")
-            return bank_page(user, "Only an administrator signs off.", 403)
+            return bank_page(who, "Only an administrator signs off.", 403)
         body = {"decision": str(form.get("decision", "")), "note": str(form.get("note", ""))}
         try:
             if kind == "withdrawal":
@@ -237,7 +293,7 @@ def install(app, svc, ApiError) -> None:
                 decide_pending(svc, user, kind, ident, body)
         except (CapacitysimError, ApiError) as exc:
             code = 400 if isinstance(exc, ServiceInputError) else getattr(exc, "status", 409)
-            return bank_page(user, str(getattr(exc, "detail", exc)), code)
+            return bank_page(who, str(getattr(exc, "detail", exc)), code)
         return RedirectResponse("/ui/bank", status_code=303)
 
 
