@@ -388,6 +388,40 @@ def sim_end(model: SwmmInp) -> _dt.datetime:
                      model.option("END_TIME", MIDNIGHT))
 
 
+#: SWMM 5.2's default routing step [s] when ``[OPTIONS]`` gives none [1]_.
+DEFAULT_ROUTING_STEP_S = 20.0
+
+
+def simulation_size(model: SwmmInp, extra_hr: float = 0.0) -> dict:
+    """How much work one run of a model is, estimated before running it: routing steps x elements.
+
+    ``steps`` = (simulated period + ``extra_hr`` of spin-up) / ``ROUTING_STEP`` (a variable step only shortens
+    steps, so this is a lower bound of the steps the engine takes), ``elements`` = nodes + links +
+    subcatchments, ``work`` = their product (the engine's time is close to proportional to it: about 1e-6 s
+    per step and element for the dynamic wave of the bundled models).
+
+    Returns
+    -------
+    dict
+        ``steps``, ``elements``, ``work``, ``period_hr``, ``routing_step_s``.
+
+    Raises
+    ------
+    InputError
+        A date, time or step that is not one (named as the model gives it).
+    """
+    period_hr = (sim_end(model) - sim_start(model)).total_seconds() / SECONDS_PER_HOUR + max(float(extra_hr), 0.0)
+    step = model.option("ROUTING_STEP")
+    step_s = DEFAULT_ROUTING_STEP_S if step is None else parse_clock_hr(step) * SECONDS_PER_HOUR if ":" in step \
+        else model_number(step, "ROUTING_STEP")
+    if not step_s > 0:
+        raise InputError(f"ROUTING_STEP {step!r} must be a time > 0")
+    elements = sum(len(model.rows(s)) for s in (*NODE_SECTIONS, *LINK_SECTIONS, "SUBCATCHMENTS"))
+    steps = max(period_hr, 0.0) * SECONDS_PER_HOUR / step_s
+    return {"steps": steps, "elements": elements, "work": steps * max(elements, 1), "period_hr": period_hr,
+            "routing_step_s": step_s}
+
+
 def report_start_hr(model: SwmmInp) -> float:
     """The model's REPORT_START_DATE/TIME [hr after the simulation start] (0 when absent) [1]_."""
     d = model.option("REPORT_START_DATE")

@@ -119,6 +119,21 @@ def _gpd(desc: str) -> dict:
     return {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_GPD, "description": f"{desc} [gpd]"}
 
 
+#: Most files uploaded with a model or a sweep file (rain gauge, time series, climate, interface files).
+MAX_COMPANIONS = 50
+#: The input that carries the files uploaded with each process's model or sweep file.
+COMPANIONS = {"capacity-demonstration": "model_files", "headroom": "model_files", "sweep": "sweep_files"}
+
+
+def _companions(what: str) -> dict:
+    return {"type": "array", "maxItems": MAX_COMPANIONS,
+            "items": {"type": "string", "maxLength": MAX_TEXT_CHARS, "pattern": UPLOAD_REF.pattern},
+            "description": f"Files uploaded with the {what} (\"upload:<sha256>\" from POST /uploads, each uploaded with "
+                           f"?filename=NAME): the {what} names each by that bare NAME (a [TIMESERIES] or [RAINGAGES] FILE, "
+                           "a [FILES] USE file, a model or storm a sweep names). Nothing else on the server can be named: "
+                           "no path, no folder, no other upload."}
+
+
 def _peaking() -> dict:
     return {"description": "How connections are peaked: \"pattern\" (the model's diurnal DWF pattern) or a constant "
                            "peaking factor >= 1.",
@@ -206,6 +221,7 @@ def catalogue() -> dict[str, Process]:
             "(BJC I/I offset program, credit bank H(1)). Verdict pass | fail | untrusted.",
             "capacitysim capacity",
             {"model": _file_schema("model", "SWMM model"),
+             "model_files": _companions("model"),
              "storm": _file_schema("storm", "Design storm (default: the model's own rainfall)"),
              "connections": {"type": "array", "maxItems": MAX_ITEMS, "description": "New connections.",
                              "items": {"type": "object", "required": ["node", "gpd"], "additionalProperties": False,
@@ -258,6 +274,7 @@ def catalogue() -> dict[str, Process]:
             "service policy headroom_workers = 0).",
             "capacitysim headroom",
             {"model": _file_schema("model", "SWMM model"),
+             "model_files": _companions("model"),
              "storms": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": MAX_TEXT_CHARS},
                         "description": "Design storms (bundled names or uploads)."},
              "nodes": {"type": "array", "maxItems": MAX_ITEMS, "items": {"type": "string", "minLength": 1, "maxLength": 100}},
@@ -287,7 +304,7 @@ def catalogue() -> dict[str, Process]:
             "Every scenario of a sweep file, into a Zarr store in the job's folder (run inside the job's worker: "
             "service policy sweep_workers = 0).",
             "capacitysim sweep run",
-            {"sweep": _file_schema("sweep", "Sweep TOML")},
+            {"sweep": _file_schema("sweep", "Sweep TOML"), "sweep_files": _companions("sweep file")},
             ("sweep",), "", False, {"sweep": "sweep"}),
     ]
     return {p.id: p for p in procs}
@@ -426,16 +443,99 @@ def resolve_file(name: str, value: str, kind: str | None, uploads) -> Path:
     raise ServiceInputError(name, value, allowed)
 
 
+#: Service policy ``max_simulation_work``: the largest single SWMM run the service accepts, in routing steps x
+#: elements (:func:`capacitysim.network.model.simulation_size`, estimated before the run). 2e9 is about 15 min
+#: of engine time on one core (measured: synthetic-500 under the program storm, 1.9e7, runs in 10 s).
+MAX_SIMULATION_WORK = 2e9
+
+
+def check_simulation_size(model: Path, spinup_hr, field: str) -> dict:
+    """Refuse (:class:`ServiceInputError`) a model whose one run is larger than :data:`MAX_SIMULATION_WORK`, with the
+    estimate in the message; returns the estimate."""
+    from capacitysim.network.model import parse_inp, simulation_size
+
+    try:
+        size = simulation_size(parse_inp(model), 6.0 if spinup_hr is None else float(spinup_hr))
+    except InputError as exc:
+        raise ServiceInputError(field, model.name, "a SWMM model with valid dates and routing step", str(exc)) from None
+    if size["work"] > MAX_SIMULATION_WORK:
+        raise ServiceInputError(
+            field, model.name, f"a run of at most {MAX_SIMULATION_WORK:.3g} routing steps x elements (service policy "
+            "max_simulation_work)", f"one run is estimated at {size['steps']:,.0f} routing steps ({size['period_hr']:,.1f} h "
+            f"at {size['routing_step_s']:g} s) x {size['elements']:,} elements = {size['work']:.3g}")
+    return size
+
+
+def companion_files(process_id: str, inputs: dict, uploads) -> dict[str, Path]:
+    """The files uploaded with a process's model or sweep file, by the name they were uploaded under."""
+    key = COMPANIONS.get(process_id)
+    out: dict[str, Path] = {}
+    for i, ref in enumerate(inputs.get(key, []) if key else []):
+        path = resolve_file(f"inputs.{key}[{i}]", ref, None, uploads)
+        if path.name in out:
+            raise ServiceInputError(f"inputs.{key}[{i}]", ref, "files of distinct names (the model names them by name)",
+                                    f"a second file named {path.name!r}")
+        out[path.name] = path
+    return out
+
+
+def confined_model(model: Path, names: set[str], field: str) -> tuple[str, list[dict]]:
+    """The text of a model the service runs (:func:`capacitysim.network.inp_text.confine_model_text`): it may read
+    only ``names`` (the files uploaded with it); anything else is a :class:`ServiceInputError` on ``field``, the same
+    whether or not such a path exists on the server."""
+    from capacitysim.network.inp_text import ConfinedModelError, confine_model_text
+
+    text = model.read_bytes().decode("latin-1")
+    try:
+        return confine_model_text(text, frozenset(names), field=field)
+    except ConfinedModelError as exc:
+        raise ServiceInputError(field, model.name, "a model whose files are uploaded with it (inputs.model_files) and "
+                                "named by their bare file names", str(exc).split(": ", 1)[-1]) from None
+
+
+#: The keys of a sweep file that name another file (io/sweep_files.py).
+SWEEP_FILE_KEYS = {"model": "model", "site": "site", "storm": "storm", "rules": "rule"}
+
+
+def check_sweep_files(sweep: Path, companions: dict[str, Path]) -> None:
+    """A sweep file run by the service names only bundled files or files uploaded with it, by bare name; a model
+    it names among those is confined as ``inputs.model`` is (:func:`confined_model`)."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(sweep.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ServiceInputError("inputs.sweep", sweep.name, "a TOML sweep file (UTF-8)", f"not TOML: {exc}") from None
+    for key, kind in SWEEP_FILE_KEYS.items():
+        value = data.get(key)
+        if not isinstance(value, str):
+            continue  # the sweep reader names what is wrong with it
+        names = bundled(kind)
+        stem = value[:-len(_SUFFIX[kind])] if value.endswith(_SUFFIX[kind]) else value
+        if value in companions:
+            if key == "model":
+                confined_model(companions[value], set(companions), f"inputs.sweep_files ({value}, the sweep's model)")
+            continue
+        if stem in names and "/" not in value and "\\" not in value:
+            continue
+        raise ServiceInputError(f"inputs.sweep ({key})", value,
+                                f"a bundled {kind} ({', '.join(names) or 'none'}) or the bare name of a file uploaded with "
+                                f"the sweep (inputs.sweep_files: {', '.join(companions) or 'none'})",
+                                f"{key} = {_show(value)} names a file that is neither bundled nor uploaded with the sweep")
+
+
 def _node_ids(inp: Path) -> set[str]:
     """The node names of a SWMM .inp (first token of each node section's rows); read as text, no engine."""
     from capacitysim.io.bundled import NODE_SECTIONS
+    from capacitysim.network.inp_text import engine_tokens, section_of
 
     ids, section = set(), None
     with open(inp, encoding="latin-1") as fh:
         for line in fh:
             s = line.strip()
-            if s.startswith("["):
-                section = s.strip("[]").upper()
+            first = engine_tokens(line)[:1]
+            if first and first[0].startswith("["):
+                section = section_of(first[0])
                 continue
             if s and not s.startswith(";") and section in NODE_SECTIONS:
                 ids.add(s.split()[0])
@@ -474,6 +574,15 @@ def prepare(process_id: str, body, uploads) -> Prepared:
     if process_id == "headroom":
         for i, s in enumerate(inputs.get("storms", [])):
             files[f"storms[{i}]"] = str(resolve_file(f"inputs.storms[{i}]", s, "storm", uploads))
+    companions = companion_files(process_id, inputs, uploads)
+    for i, (name, path) in enumerate(companions.items()):
+        files[f"{COMPANIONS[process_id]}[{i}]"] = str(path)
+    if "model" in files:
+        confined_model(Path(files["model"]), set(companions), "inputs.model")
+    if process_id == "sweep" and UPLOAD_REF.match(inputs["sweep"]):  # a bundled sweep names the package's files
+        check_sweep_files(Path(files["sweep"]), companions)
+    if "model" in files:
+        check_simulation_size(Path(files["model"]), inputs.get("spinup_hr"), "inputs.model")
     if process_id == "capacity-demonstration":
         if not inputs.get("connections") and not inputs.get("remediations"):
             raise ServiceInputError("inputs.connections", inputs.get("connections"),
@@ -558,4 +667,13 @@ def _compute_versions(process_id: str) -> dict:
         rules["design_flows"] = sha256_file(flows)
     return {"capacitysim": _version(), "engine": {"swmm": _swmm_engine(), "swmm-toolkit": ver("swmm-toolkit"),
                                                   "pyswmm": ver("pyswmm"), "swmmio": ver("swmmio")},
-            "rule_sets": rules, "python": platform.python_version(), "dask": ver("dask"), "process": process_id}
+            "rule_sets": rules, "python": platform.python_version(), "dask": ver("dask"), "process": process_id,
+            "engine_sandbox": engine_sandbox()}
+
+
+def engine_sandbox() -> str:
+    """The operating system's wall around the engine's child processes on this server
+    (:func:`capacitysim.network.sandbox.status`): ``landlock ABI <n>`` or ``unavailable: <reason>``."""
+    from capacitysim.network.sandbox import status
+
+    return status()

@@ -33,6 +33,8 @@ from capacitysim.service import tasks
 RESTART_ATTEMPTS = 2
 #: How often the monitor looks at the running jobs [s].
 POLL_S = 0.2
+#: Time a job's own task gets past ``max_job_s`` to fail by itself before the monitor fails it [s].
+JOB_GRACE_S = 60.0
 
 
 class Runner:
@@ -63,6 +65,7 @@ class Runner:
         self._events: dict[str, threading.Event] = {}
         self._seen: dict[str, tuple] = {}  # the last progress recorded of each job (written only when it changes)
         self._lease_thread = None
+        self._started: dict[str, float] = {}  # when each followed job was sent to dask (monotonic)
 
     # --- life cycle ----------------------------------------------------------------------------------
     def start(self) -> None:
@@ -142,8 +145,20 @@ class Runner:
         with self._lock:
             self._futures[job_id] = (job["attempts"], fut)
             self._events.setdefault(job_id, threading.Event())
+            self._started[job_id] = time.monotonic()
+
+    def documents_dir(self, job_id: str) -> Path:
+        """Where the documents the service serves for a job are kept (``<data>/documents/<id>/``): never the job's
+        folder, where its engine runs write."""
+        return self.data_dir / "documents" / job_id
 
     def cancel(self, job_id: str) -> None:
+        """Stop a job: its dask task is cancelled and its stop file written, which kills its running SWMM children
+        within seconds (:func:`capacitysim.network.engine.stop_runs_when`), on whichever worker they run."""
+        try:
+            tasks.stop_file(self.job_dir(job_id)).touch()
+        except OSError:  # the job never got a folder: nothing of it runs
+            pass
         with self._lock:
             item = self._futures.pop(job_id, None)
             ev = self._events.get(job_id)
@@ -174,11 +189,22 @@ class Runner:
                 try:
                     if fut.done():
                         self._finish(job_id, attempt, fut)
+                    elif time.monotonic() - self._started.get(job_id, time.monotonic()) > tasks.MAX_JOB_S + JOB_GRACE_S:
+                        self._overtime(job_id, attempt)
                     else:
                         self._progress(job_id, attempt)
                 except Exception as exc:  # noqa: BLE001 - the monitor never dies; the job records why
                     self._fail(job_id, attempt, exc)
             self._stop.wait(POLL_S)
+
+    def _overtime(self, job_id: str, attempt: int) -> None:
+        """A job past the longest-job limit whose task did not end by itself: stopped and failed with the reason."""
+        self.cancel(job_id)
+        self.store.finish(job_id, attempt, status="failed",
+                          message=f"stopped: the job passed the longest-job limit of {tasks.MAX_JOB_S:,.0f} s "
+                                  "(service policy max_job_s)",
+                          error={"type": "error", "message": f"longer than max_job_s = {tasks.MAX_JOB_S:g} s"})
+        self._done(job_id)
 
     def _fail(self, job_id: str, attempt: int, exc: BaseException) -> None:
         """Record a job the service itself could not run or finish (failed, with the reason)."""
@@ -204,6 +230,7 @@ class Runner:
         with self._lock:
             self._futures.pop(job_id, None)
             self._seen.pop(job_id, None)
+            self._started.pop(job_id, None)
             ev = self._events.pop(job_id, None)
         if ev is not None:
             ev.set()
@@ -224,7 +251,7 @@ class Runner:
             # each attempt writes its own files, and the store records them only if this attempt still holds the
             # job: a stale attempt (its server's lease lapsed, another server re-ran the job) never replaces the
             # document whose SHA-256 the store, and the bank citing it, hold
-            d = self.job_dir(job_id)
+            d = self.documents_dir(job_id)  # not the job's folder, where its engine runs write
             text = out["document_json"]
             result = d / f"result-{attempt}.json"
             atomic_write_text(result, text + "\n")

@@ -127,6 +127,49 @@ def _criteria(inputs: dict):
     return Criteria.from_dict(inputs["criteria"], "inputs.criteria") if "criteria" in inputs else Criteria()
 
 
+def stage_inputs(process_id: str, inputs: dict, files: dict, work: Path) -> dict:
+    """The job's input files copied into ``<work>/input/`` (its own folder, the only place a run reads from): the
+    files uploaded with the model or sweep file under their uploaded names, the model as
+    :func:`~capacitysim.service.processes.confined_model` rewrites it (it reads only those names; checked again
+    here, so a job never depends on the check at submission alone); an uploaded sweep file (a bundled one names
+    the package's files). Returns ``files`` with the staged paths."""
+    import shutil
+
+    from capacitysim.files import atomic_write_bytes
+    from capacitysim.service.processes import COMPANIONS, check_sweep_files, confined_model
+
+    key = COMPANIONS.get(process_id)
+    if key is None:
+        return files
+    folder = work / "input"
+    folder.mkdir(parents=True, exist_ok=True)
+    staged = dict(files)
+    names: dict[str, Path] = {}
+    for k, v in files.items():
+        if k.startswith(f"{key}["):
+            dst = folder / Path(v).name
+            shutil.copyfile(v, dst)
+            names[dst.name] = dst
+            staged[k] = str(dst)
+    for name, path in list(names.items()):
+        if path.suffix.lower() == ".inp":
+            text, _ = confined_model(path, set(names), f"inputs.{key} ({name})")
+            atomic_write_bytes(path, text.encode("latin-1"))
+    if "model" in files:
+        text, _ = confined_model(Path(files["model"]), set(names), "inputs.model")
+        dst = folder / Path(files["model"]).name
+        if dst.name in names:
+            dst = folder / f"model-{dst.name}"
+        atomic_write_bytes(dst, text.encode("latin-1"))
+        staged["model"] = str(dst)
+    if "sweep" in files and str(inputs.get("sweep", "")).startswith("upload:"):  # a bundled sweep is the package's own
+        dst = folder / Path(files["sweep"]).name
+        shutil.copyfile(files["sweep"], dst)
+        check_sweep_files(dst, names)
+        staged["sweep"] = str(dst)
+    return staged
+
+
 def _run_capacity(inputs, files, work, progress):
     """``capacitysim capacity --model M --storm S --connect NODE=GPD ... --remediate SPEC ... --json``."""
     from capacitysim.io.bundled import model_path as resolve_model
@@ -256,7 +299,46 @@ RUNNERS = {"capacity-demonstration": _run_capacity, "detention-design": _run_det
            "headroom": _run_headroom, "credits-quantification": _run_credits, "sweep": _run_sweep}
 
 
-def run_job(process_id: str, inputs: dict, files: dict, job_dir: str, attempt: int) -> dict:
+#: Service policy ``max_job_s``: the longest a job may run [s]; its SWMM runs are then stopped and the job fails
+#: with the reason (a headroom search of a utility-size model is the longest legitimate job).
+MAX_JOB_S = 6 * 3600.0
+
+
+def stop_file(job_dir) -> Path:
+    """The file whose appearance stops a job's SWMM runs within seconds (written when the job is dismissed)."""
+    return Path(job_dir) / "stop"
+
+
+class PathRedactor:
+    """Replaces every absolute server path in a text by its last component (a file's name, a folder's name).
+
+    What an engineer sees of a job (its document, report and messages) never shows where the server keeps
+    anything: the data folder, the job's folder, the temporary folders, the installation. Paths under these
+    roots are cut to their base name (``model.inp``, ``rain.dat``), which is the name the user gave.
+    """
+
+    def __init__(self, *folders: Path):
+        import site
+        import sys
+        import tempfile
+
+        import capacitysim
+
+        roots = {str(Path(f).resolve()) for f in folders}
+        roots |= {str(Path(f).resolve().parent.parent) for f in folders[:1]}  # the data folder (jobs/<id>/..)
+        roots |= {tempfile.gettempdir(), sys.prefix, sys.base_prefix, sys.exec_prefix,
+                  str(Path(capacitysim.__file__).resolve().parent.parent), str(Path.cwd()), str(Path.home()), "/tmp"}
+        roots |= set(getattr(site, "getsitepackages", lambda: [])())
+        ordered = sorted((r.rstrip("/") for r in roots if r and r != "/"), key=len, reverse=True)
+        import re
+
+        self._re = re.compile("(?:" + "|".join(re.escape(r) for r in ordered) + r")(?:/[^\s\"'<>,;:()\[\]{}|]*)?")
+
+    def __call__(self, text: str) -> str:
+        return self._re.sub(lambda m: (m.group(0).rstrip("/").rsplit("/", 1)[-1] or "(server folder)"), text)
+
+
+def run_job(process_id: str, inputs: dict, files: dict, job_dir: str, attempt: int, limits: dict | None = None) -> dict:
     """Run one job attempt (on a dask worker).
 
     Returns
@@ -267,16 +349,28 @@ def run_job(process_id: str, inputs: dict, files: dict, job_dir: str, attempt: i
         The workflow's own verdict (pass, fail, untrusted) is in the document: a demonstration that
         fails is a successful job.
     """
+    import tempfile
+
     from capacitysim.io.files import dumps_json
+    from capacitysim.network.engine import stop_runs_when
 
     work = Path(job_dir) / f"attempt-{attempt}"
     work.mkdir(parents=True, exist_ok=True)
+    scratch = work / "tmp"
+    scratch.mkdir(exist_ok=True)
     progress = Progress(job_dir, attempt, process_id)
     progress.stage("started", "started")
+    limit_s = float(limits.get("job_s", MAX_JOB_S)) if limits else MAX_JOB_S
+    hide = PathRedactor(Path(job_dir), scratch)
+    old_tmp = tempfile.tempdir
+    tempfile.tempdir = str(scratch)  # the workflow's temporary run folders: inside the job's own folder
     try:
-        doc, report = RUNNERS[process_id](inputs, files, work, progress)
-        text = dumps_json(doc)  # the CLI's --json text (a non-finite number is an InputError, as there)
-        html = Path(report).read_text(encoding="utf-8") if report else None
+        with stop_runs_when(stop_file(job_dir), time.monotonic() + limit_s,
+                            f"stopped: the job passed the longest-job limit of {limit_s:,.0f} s (service policy max_job_s)"):
+            staged = stage_inputs(process_id, inputs, files, work)
+            doc, report = RUNNERS[process_id](inputs, staged, work, progress)
+        text = hide(dumps_json(doc))  # the CLI's --json text (a non-finite number is an InputError, as there)
+        html = hide(Path(report).read_text(encoding="utf-8")) if report else None
     except InputError as exc:
         err = {"type": "input", "message": str(exc)}
     except RefusedError as exc:
@@ -288,6 +382,9 @@ def run_job(process_id: str, inputs: dict, files: dict, job_dir: str, attempt: i
         err = {"type": "internal", "message": tb[:2000]}
     else:
         return {"document_json": text, "report_html": html}
+    finally:
+        tempfile.tempdir = old_tmp
+    err["message"] = hide(err["message"])
     try:
         progress.stage("failed", err["message"])
     except OSError:  # the job folder is gone: the error is still returned
