@@ -1,12 +1,14 @@
 """Helpers of the bank tests of tests/service: a project file uploaded under a new id, its quantification job,
-balances, and a second holder registered in the bank (the service has no route that registers entities)."""
+balances, a second holder registered in the bank (the service has no route that registers entities), service
+users bound to the bank entities they act for (program policy service_user_binding), and more users (a second
+administrator: nobody signs off what they recorded, program policy signoff_separation)."""
 
 from __future__ import annotations
 
 import re
 import uuid
 
-from support import wait_final
+from support import add_user, wait_final
 
 from capacitysim.io.files import bundled_dir
 from capacitysim.service.demo import BASIN, DEMO_USERS, MUNICIPAL
@@ -74,3 +76,48 @@ def details(admin_client, action: str, target: str) -> list[dict]:
     rows = admin_client.get("/journal", params={"limit": 10000}).json()["journal"]
     return [x["detail"] for x in rows if x["action"] == action and x["target"] == target]
 
+
+
+def bind(server, name: str, entity: str = MUNICIPAL) -> None:
+    """Bind the service user ``name`` to ``entity`` in the server's bank (once), as the demo's administrator."""
+    from capacitysim.bank import Ledger
+    from capacitysim.service.store import Store
+
+    store = Store(server.data / "service.sqlite")
+    try:
+        role = store.user_by_name(name)["role"]
+    finally:
+        store.close()
+    with Ledger(server.data / "bank.sqlite", actor=DEMO_USERS["administrator"]) as lg:
+        if not lg.acts_for(name, entity):
+            lg.bind_user(name, entity, role=role, reason="test: the user acts for the entity")
+
+
+def demo_bindings(server) -> None:
+    """The demo's engineer and municipal user act for the demo's municipal user (bound once)."""
+    for role in ("engineer", "municipal"):
+        bind(server, server.names[role])
+
+
+def another(server, key: str, name: str, role: str) -> str:
+    """A further user of the session server (added once, under ``server.tokens[key]``), with the demo's recent
+    flow record (``server.flows``) among their uploads; returns their name."""
+    if key not in server.tokens:
+        server.tokens[key] = add_user(server.data, name, role)
+        server.names[key] = name
+        _give_flows(server, name)
+    return name
+
+
+def _give_flows(server, name: str) -> None:
+    """The demo's flow record (``server.flows``, ``upload:<sha256>``) as an upload of ``name`` too, the same bytes."""
+    from capacitysim.service.demo import add_upload
+    from capacitysim.service.store import Store
+
+    sha = server.flows.removeprefix("upload:")
+    path = next(p for p in sorted((server.data / "uploads" / sha).iterdir()) if p.is_file())
+    store = Store(server.data / "service.sqlite")
+    try:
+        add_upload(store, server.data, path.name, path.read_text(), store.user_by_name(name))
+    finally:
+        store.close()

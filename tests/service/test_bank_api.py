@@ -1,12 +1,24 @@
-"""The bank behind the service: withdrawals cite successful capacity and SPDES jobs; only an administrator signs off."""
+"""The bank behind the service: withdrawals cite successful capacity and SPDES jobs; only an administrator signs off.
+
+The demo's engineer and municipal user are bound to the demo's municipal user (program policy
+service_user_binding). Each test runs scenarios of its own flows: a job's result is the evidence of one
+application, and two jobs of the same scenario give the same document (program policy evidence_single_use).
+"""
 
 from __future__ import annotations
 
+import pytest
+from bank_support import bind, demo_bindings
 from support import problem_ok, wait_final
 
 from capacitysim.service.demo import BASIN, MUNICIPAL
 
 ASYNC = {"Prefer": "respond-async"}
+
+
+@pytest.fixture(autouse=True)
+def _bound(server):
+    demo_bindings(server)
 
 
 def _jobs(server, c, node="MH0003", gpd=5000, added=5000):
@@ -25,12 +37,12 @@ def _withdrawal(app, cap, spd, gpd=4000, node="MH0003"):
 def test_withdrawal_cites_jobs_and_the_administrator_signs_off(server):
     with server.client("engineer") as eng, server.client("administrator") as adm, server.client("reviewer") as rev, \
             server.client("municipal") as mun, server.client("engineer2") as eng2:
-        cap, spd = _jobs(server, eng)
+        cap, spd = _jobs(server, eng, gpd=5010, added=5010)
         assert cap["verdict"] == "pass" and spd["status"] == "successful" and spd["verdict"] == "pass", (cap, spd)
         before = {(b["basin"], b["owner"]): b["balance_gpd"] for b in rev.get("/bank/balances").json()["balances"]}
         # the service checks the jobs' scenarios against the withdrawal before the ledger sees it
         body = problem_ok(eng.post("/bank/withdrawals", json=_withdrawal("APP-BIG", cap["jobID"], spd["jobID"], gpd=6000)), 409)
-        assert "connected 5,000 gpd at node 'MH0003'" in body["detail"]
+        assert "connected 5,010 gpd at node 'MH0003'" in body["detail"]
         body = problem_ok(eng.post("/bank/withdrawals", json=_withdrawal("APP-NODE", cap["jobID"], spd["jobID"], node="MH0010")), 409)
         assert "MH0010" in body["detail"]
         body = problem_ok(eng.post("/bank/withdrawals", json=_withdrawal("APP-KIND", spd["jobID"], cap["jobID"])), 400)
@@ -38,8 +50,10 @@ def test_withdrawal_cites_jobs_and_the_administrator_signs_off(server):
         problem_ok(eng.post("/bank/withdrawals", json=_withdrawal("APP-NONE", "0" * 32, spd["jobID"])), 400)
         body = problem_ok(eng.post("/bank/withdrawals", json={"basin": BASIN}), 400)
         assert body["field"].startswith("body.")
-        # another engineer cannot cite these jobs; a reviewer requests nothing
-        problem_ok(eng2.post("/bank/withdrawals", json=_withdrawal("APP-X", cap["jobID"], spd["jobID"])), 403)
+        # another engineer (bound to the holder too) cannot cite these jobs; a reviewer requests nothing
+        bind(server, "Second Engineer")
+        body = problem_ok(eng2.post("/bank/withdrawals", json=_withdrawal("APP-X", cap["jobID"], spd["jobID"])), 403)
+        assert "belongs to another user" in body["detail"]
         problem_ok(rev.post("/bank/withdrawals", json=_withdrawal("APP-Y", cap["jobID"], spd["jobID"])), 403)
 
         r = eng.post("/bank/withdrawals", json=_withdrawal("APP-1", cap["jobID"], spd["jobID"]))
@@ -64,6 +78,10 @@ def test_withdrawal_cites_jobs_and_the_administrator_signs_off(server):
         assert after[(BASIN, MUNICIPAL)] == before[(BASIN, MUNICIPAL)] - 4000
         assert rev.get("/bank/withdrawals/APP-1").json()["capacity_job"] == cap["jobID"]
         problem_ok(rev.get("/bank/withdrawals/NOPE"), 404)
+        # the jobs are APP-1's evidence: another application needs jobs of its own (program policy evidence_single_use)
+        body = problem_ok(eng.post("/bank/withdrawals", json=_withdrawal("APP-2", cap["jobID"], spd["jobID"], gpd=3000)), 409)
+        assert "already the evidence of application 'APP-1'" in body["detail"]
+        cap, spd = _jobs(server, eng, gpd=5020, added=5020)
         # a rejection needs a reason and returns the credits
         r = eng.post("/bank/withdrawals", json=_withdrawal("APP-2", cap["jobID"], spd["jobID"], gpd=3000))
         assert r.status_code == 201, r.text
@@ -81,7 +99,7 @@ def test_withdrawal_cites_jobs_and_the_administrator_signs_off(server):
 
 def test_a_failed_job_is_not_evidence(server):
     with server.client("engineer") as eng:
-        cap, _ = _jobs(server, eng, node="MH0020", gpd=5000)
+        cap, _ = _jobs(server, eng, node="MH0020", gpd=5000, added=5030)
         assert cap["verdict"] == "fail"
         spd = eng.post("/processes/spdes-check/execution", headers=ASYNC, json={"inputs": {
             "plant": "sample-wwtp", "flows": server.flows, "added_gpd": [5000]}}).json()["jobID"]
@@ -92,6 +110,6 @@ def test_a_failed_job_is_not_evidence(server):
         failed = eng.post("/processes/spdes-check/execution", headers=ASYNC, json={"inputs": {
             "plant": "sample-wwtp", "flows": "sample-wwtp", "as_of": "2030-01-01", "added_gpd": [5000]}}).json()["jobID"]
         assert wait_final(eng, failed)["status"] == "failed"
-        good, _ = _jobs(server, eng)
+        good, _ = _jobs(server, eng, gpd=5030, added=5030)
         body = problem_ok(eng.post("/bank/withdrawals", json=_withdrawal("APP-G", good["jobID"], failed)), 409)
         assert "is failed" in body["detail"]

@@ -1,15 +1,21 @@
 """Deposits and transfers through the service (credit bank sections B, C, G; the BANK ADMINISTRATOR's sign-off):
-a deposit cites the credits-quantification job of its project; both wait for the administrator's sign-off."""
+a deposit cites the credits-quantification job of its project; both wait for the administrator's sign-off.
+
+The demo's engineer and municipal user are bound to the demo's municipal user (program policy
+service_user_binding); the administrator signs off what others recorded (program policy signoff_separation)."""
 
 from __future__ import annotations
 
 import math
 
+import pytest
 from bank_support import (
     ASYNC,
     BASIN,
     MUNICIPAL,
     balances,
+    bind,
+    demo_bindings,
     deposit_body,
     details,
     developer,
@@ -18,6 +24,11 @@ from bank_support import (
     quantified,
 )
 from support import problem_ok, wait_final
+
+
+@pytest.fixture(autouse=True)
+def _bound(server):
+    demo_bindings(server)
 
 
 def test_deposit_takes_effect_only_when_the_administrator_signs_it_off(server):
@@ -148,8 +159,9 @@ def test_deposit_roles_and_errors(server):
         problem_ok(server.client(None).post("/bank/deposits", json=body), 401)
         problem_ok(server.client(None).get("/bank/deposits"), 401)
         problem_ok(server.client(None).post(f"/bank/deposits/{'a' * 32}/sign-off", json={"decision": "approve"}), 401)
-        # a reviewer records nothing; another engineer cannot cite this engineer's job
+        # a reviewer records nothing; another engineer (bound to the municipal user too) cannot cite this engineer's job
         problem_ok(rev.post("/bank/deposits", json=body), 403)
+        bind(server, "Second Engineer")
         body403 = problem_ok(eng2.post("/bank/deposits", json=body), 403)
         assert "another user" in body403["detail"]
         # bad bodies: named field, value and what is allowed
@@ -290,13 +302,12 @@ def test_a_cited_quantification_is_not_dismissed(server):
 
 def test_a_deposit_recorded_with_the_cli_is_signed_off_through_the_service(server):
     """`capacitysim bank deposit` records a deposit with its certificate reference and no service job: the
-    administrator decides it from the queue like any other (the ledger's record is the evidence)."""
-    from bank_support import DEMO_USERS
-
+    administrator decides it from the queue like any other (the ledger's record is the evidence); a clerk at the
+    counter recorded it, so the administrator may sign it off (program policy signoff_separation)."""
     from capacitysim.bank import Ledger
 
     pid = new_project_id("JC-CLI")
-    with Ledger(server.data / "bank.sqlite", actor=DEMO_USERS["administrator"]) as lg:
+    with Ledger(server.data / "bank.sqlite", actor="Cal Clerk") as lg:
         txn = lg.deposit(BASIN, MUNICIPAL, 1234.0, pid, certificate="letter 2026-11", reason="recorded at the counter")["txn"]
     with server.client("administrator") as adm, server.client("reviewer") as rev:
         before = balances(rev)

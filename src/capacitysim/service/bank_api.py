@@ -22,8 +22,25 @@ applications for flow credit creation, bank deposits, withdrawals and transfers"
 record is addressed by the ledger's own id of it: a withdrawal by its application, a transfer by its
 ``transfer-N``, a deposit by its sign-off transaction id (a project rejected once may be deposited again,
 so the project is not a deposit's id). Only an administrator signs off (403 otherwise); the ledger also
-requires that person to be a registered bank administrator. Every action, refusal and forbidden attempt
-goes to the service's journal with the user, and every change to the bank's own journal with the person.
+requires that person to be a registered bank administrator, and one who did not record the transaction
+(program policy ``signoff_separation``: an administrator who recorded a deposit gets 409 on its sign-off;
+another administrator signs it off). Every action, refusal and forbidden attempt goes to the service's
+journal with the user, and every change to the bank's own journal with the person.
+
+Maker-checker (the project's security issue)
+--------------------------------------------
+* A capacity job or SPDES job is the evidence of one application (program policy ``evidence_single_use``):
+  a second withdrawal citing the same job (or a job whose result document is byte-identical: the ledger
+  compares SHA-256) is refused with 409 naming the application that cites it, until that withdrawal is
+  rejected or returned.
+* A service user acts only for the bank entities they are bound to (program policy
+  ``service_user_binding``): an engineer or municipal user records a withdrawal (the paying holder), a
+  deposit (the receiving municipal user) or a transfer (the paying holder) only for an entity the bank
+  administrator bound them to (``POST /bank/bindings``, ``capacitysim bank bind-user``); otherwise 403
+  with a JSON problem naming the entity. Administrators act for every entity. ``GET``, ``POST`` and
+  ``DELETE /bank/bindings`` are the administrator's.
+* Reads are the public record (program policy ``bank_reads = public-record``): every role that reads the
+  bank reads every balance and record, bound or not.
 
 Service policies (where the issue and the program are silent)
 -------------------------------------------------------------
@@ -46,7 +63,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from fastapi import Body, Depends
+from fastapi import Body, Depends, Query
 
 from capacitysim.errors import InputError, RefusedError
 from capacitysim.service.problems import ApiError
@@ -111,6 +128,17 @@ TRANSFER_SCHEMA = {
         "document": _TEXT | {"description": "Bill of sale, memorandum of gift or grant, written notice (sections B, G)."},
         "to_basin": _TEXT | {"description": "Another basin: only with a Board approval (section A)."},
         "board_approval": _TEXT | {"description": "The Board's approval of a transfer across basins."},
+        "reason": {"type": "string", "maxLength": 2000},
+    },
+}
+BINDING_SCHEMA = {
+    "type": "object",
+    "required": ["user", "entity"],
+    "additionalProperties": False,
+    "properties": {
+        "user": _TEXT | {"description": "The service user's name (an engineer or a municipal user)."},
+        "entity": _TEXT | {"description": "The bank entity (credit holder) the user acts for."},
+        "document": _TEXT | {"description": "The entity's letter naming the user (recorded)."},
         "reason": {"type": "string", "maxLength": 2000},
     },
 }
@@ -429,11 +457,14 @@ def install(app, svc, user, require) -> None:
                                                    "application_approval": "H2-1"}]), u=Depends(user)):
         require(u, "withdraw", "request withdrawals")
         check_value("body", body, WITHDRAWAL_SCHEMA)
+        require_bound(svc, u, body["owner"], "withdrawal", body["application"])
         cap = job_for("capacity_job", body["capacity_job"], u)
         spd = job_for("spdes_job", body["spdes_job"], u)
         try:
             check_job_scenario(cap, "capacity-demonstration", "capacity_job", body["peak_flow_gpd"], body["node"])
             check_job_scenario(spd, "spdes-check", "spdes_job", body["peak_flow_gpd"], None)
+            evidence_cited(svc, cap, "capacity_job", body["application"])
+            evidence_cited(svc, spd, "spdes_job", body["application"])
         except RefusedError as exc:
             svc.store.journal("withdraw", u, body["application"], {"error": str(exc)}, outcome="refused")
             raise
@@ -502,6 +533,7 @@ def install(app, svc, user, require) -> None:
         target = str(body.get("project", ""))[:100] if isinstance(body, dict) else ""
         may_record(u, "deposit", target)
         check_value("body", body, DEPOSIT_SCHEMA)
+        require_bound(svc, u, body["owner"], "deposit", target)
         job = job_for("quantification_job", body["quantification_job"], u)
         try:
             check_quantification(job, body["project"], body["owner"], body["gpd"], body["basin"])
@@ -534,6 +566,7 @@ def install(app, svc, user, require) -> None:
         target = f"{body.get('from_owner', '')} -> {body.get('to_owner', '')}"[:200] if isinstance(body, dict) else ""
         may_record(u, "transfer", target)
         check_value("body", body, TRANSFER_SCHEMA)
+        require_bound(svc, u, body["from_owner"], "transfer", target)
         try:
             with svc.ledger(u) as lg:
                 out = lg.transfer(body["basin"], body["from_owner"], body["to_owner"], body["gpd"],
@@ -554,6 +587,100 @@ def install(app, svc, user, require) -> None:
                           u=Depends(user)):
         require(u, "sign-off", "sign off transfers", transfer[:100])
         return decide_pending(svc, u, "transfer", transfer, body)
+
+    # --- service users bound to bank entities (program policy service_user_binding) ------------------
+    @app.get("/bank/bindings", summary="The service users bound to bank entities (administrator)")
+    def list_bindings(user_name: str | None = Query(None, alias="user", max_length=200),
+                      entity: str | None = Query(None, max_length=200), closed: bool = False, u=Depends(user)):
+        require(u, "sign-off", "read the bank's user bindings")
+        with svc.ledger() as lg:
+            rows = lg.bindings(user=user_name, entity=entity, closed=closed)
+        from capacitysim.bank import policies
+
+        return {"bindings": rows, "policies": policies("service_user_binding", "bank_reads")}
+
+    @app.post("/bank/bindings", status_code=201, summary="Bind a service user to a bank entity they act for (administrator)")
+    def bind(body: Any = Body(None, examples=[{"user": "Mia Municipal", "entity": "Village of Johnson City",
+                                               "document": "Village letter 2026-3"}]), u=Depends(user)):
+        target = f"{body.get('user', '')} -> {body.get('entity', '')}"[:200] if isinstance(body, dict) else ""
+        require(u, "sign-off", "bind users to bank entities", target)
+        check_value("body", body, BINDING_SCHEMA)
+        who = svc.store.user_by_name(body["user"])
+        if who is None:
+            raise ServiceInputError("body.user", body["user"], "the name of a user of the service (GET /users)",
+                                    "no such user")
+        if who["revoked_at"] is not None:
+            raise RefusedError(f"user {who['name']!r} was revoked at {who['revoked_at']}; a revoked user is not bound")
+        try:
+            with svc.ledger(u) as lg:
+                out = lg.bind_user(who["name"], body["entity"], role=who["role"], document=body.get("document"),
+                                   reason=body.get("reason") or f"bound through the service by {u['name']}")
+        except Exception as exc:
+            svc.store.journal("bind-user", u, target, {"error": str(exc)}, outcome="refused")
+            raise
+        svc.store.journal("bind-user", u, f"{out['user']} -> {out['entity']}", {"role": out["role"],
+                                                                                 "binding": out["binding"]})
+        return {"binding": _jsonable(out)}
+
+    @app.delete("/bank/bindings", summary="Close a service user's binding to a bank entity (administrator)")
+    def unbind(user_name: str = Query(..., alias="user", min_length=1, max_length=200),
+               entity: str = Query(..., min_length=1, max_length=200), reason: str = Query("", max_length=2000),
+               u=Depends(user)):
+        target = f"{user_name} -> {entity}"[:200]
+        require(u, "sign-off", "unbind users from bank entities", target)
+        try:
+            with svc.ledger(u) as lg:
+                out = lg.unbind_user(user_name, entity, reason=reason or f"unbound through the service by {u['name']}")
+        except InputError as exc:
+            svc.store.journal("unbind-user", u, target, {"error": str(exc)}, outcome="refused")
+            raise ApiError(404, "Not found", str(exc)) from None
+        except Exception as exc:
+            svc.store.journal("unbind-user", u, target, {"error": str(exc)}, outcome="refused")
+            raise
+        svc.store.journal("unbind-user", u, f"{out['user']} -> {out['entity']}", {"binding": out["binding"]})
+        return {"binding": _jsonable(out)}
+
+
+def require_bound(svc, u, entity, kind: str, target: str = "") -> None:
+    """Refuse (403, a problem naming the entity) a user recording a ``kind`` for an entity they are not bound to.
+
+    Program policy ``service_user_binding``: administrators act for every entity; an engineer or a municipal
+    user only for the entities the bank administrator bound them to. An unknown entity is left to the ledger
+    (400).
+    """
+    if u["role"] == "administrator" or not isinstance(entity, str):
+        return
+    with svc.ledger() as lg:
+        try:
+            if lg.acts_for(u["name"], entity):
+                return
+        except InputError:
+            return  # not an entity of the bank: the ledger says so (400)
+        bound = lg.bound_entities(u["name"])
+    svc.store.journal(f"record {kind}s", u, target, {"entity": entity, "bound_to": bound, "policy": "service_user_binding"},
+                      outcome="forbidden")
+    raise ApiError(403, "Forbidden", f"{u['name']!r} ({u['role']}) is not bound to {entity!r} and may not record {kind}s "
+                                     f"for it; bound to: {', '.join(bound) or 'no entity'} (program policy "
+                                     "service_user_binding: the bank administrator binds a user to the entities they act "
+                                     "for, `POST /bank/bindings`)",
+                   entity=entity, user=u["name"], bound_to=bound, policy="service_user_binding")
+
+
+def evidence_cited(svc, job: dict, field: str, application: str) -> None:
+    """Refuse (409) citing a job whose result is already the evidence of another application (program policy
+    ``evidence_single_use``), naming that application and the job."""
+    sha = job.get("result_sha256")
+    if not sha:
+        return
+    with svc.ledger() as lg:
+        holders = [x for x in lg.evidence_use(sha) if x["holds"]]
+    if holders:
+        first = holders[0]
+        raise RefusedError(f"{field}: the result of job {job['id']} is already the evidence of application "
+                           f"{first['application']!r} ({first['status']}); application {application!r} cannot cite it: a "
+                           "capacity demonstration or treatment check is the evidence of one application only (program "
+                           "policy evidence_single_use: released if that withdrawal is rejected or returned); run the "
+                           f"job for application {application!r}")
 
 
 def _jsonable(obj):
