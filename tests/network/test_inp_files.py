@@ -172,3 +172,45 @@ def test_the_engine_writes_where_the_enumeration_says_and_nowhere_after_prepare(
     proc = _swmm(run / "m.inp", run)
     assert proc.returncode == 0 and not target.exists() and not list(outside.iterdir())
     assert (run / "planted.txt").is_file()
+
+
+LID_MODEL = MINI.replace("{files}", """[RAINGAGES]
+RG1 INTENSITY 0:05 1.0 TIMESERIES TS1
+[TIMESERIES]
+TS1 0:00 1.0
+TS1 1:00 0.0
+[SUBCATCHMENTS]
+S1 RG1 J1 1 50 100 1 0
+[SUBAREAS]
+S1 0.013 0.1 0.05 0.05 25 OUTLET
+[INFILTRATION]
+S1 3.0 0.5 4 7 0
+[LID_CONTROLS]
+RB1 RB
+RB1 STORAGE 36 0.75 0.5 0
+RB1 DRAIN 1 0.5 6 6
+[LID_USAGE]
+S1 RB1 1 10 0 0 100 0 "{p}"
+""")
+
+
+def test_the_lid_report_file_is_written_only_in_the_run_folder(tmp_path):
+    """The issue's second write: the report file of a [LID_USAGE] line, aimed at another job's document."""
+    pytest.importorskip("swmm.toolkit")
+    other_job = tmp_path / "jobs" / "other"
+    other_job.mkdir(parents=True)
+    evidence = other_job / "result-1.json"
+    evidence.write_text('{"verdict": "pass"}')
+    text = LID_MODEL.replace("{p}", str(evidence))
+    (tmp_path / "m.inp").write_text(text)
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    _swmm(tmp_path / "m.inp", raw)
+    assert evidence.read_text() != '{"verdict": "pass"}', "the engine did not write the LID report: not the attack"
+    assert [r.what for r in file_references(text) if r.access == "write"] == ["report file"]
+    evidence.write_text('{"verdict": "pass"}')
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "m.inp").write_text(prepare_inp_text(text, tmp_path, run))
+    assert _swmm(run / "m.inp", run).returncode == 0
+    assert evidence.read_text() == '{"verdict": "pass"}' and (run / "result-1.json").is_file()
