@@ -182,19 +182,34 @@ class EngineLine:
     header: bool
 
 
+#: Sections whose lines can name a file (:func:`file_references`): only their lines are tokenized.
+FILE_SECTIONS = frozenset({"OPTIONS", "FILES", "RAINGAGES", "TIMESERIES", "TEMPERATURE", "LID_USAGE"})
+
+
+def may_be_header(raw: str) -> bool:
+    """Whether a line can open a section for either pass (its first token starts with ``[``, quoted or not)."""
+    s = raw.lstrip(" \t\r\n")
+    return s.startswith("[") or s.startswith('"[')
+
+
 def read_engine_lines(text: str) -> list[EngineLine]:
-    """Every engine line of ``text`` with its tokens and sections (see :class:`EngineLine`) [2]_."""
+    """Every engine line of ``text`` with its sections (see :class:`EngineLine`) [2]_; the tokens of header lines
+    and of lines of :data:`FILE_SECTIONS` (an empty tuple for the others: they cannot name a file)."""
     out = []
     sec2 = sec1 = None
     for n, raw in enumerate(engine_lines(text), start=1):
-        toks = engine_tokens(raw)
-        first = _first_strtok(raw)
         header = False
-        if first is not None and first.startswith("["):
-            sec1 = section_of(first) or "?"
-        if toks and toks[0].startswith("["):
-            sec2 = section_of(toks[0]) or "?"
-            header = True
+        toks: list[str] = []
+        if may_be_header(raw):
+            toks = engine_tokens(raw)
+            first = _first_strtok(raw)
+            if first is not None and first.startswith("["):
+                sec1 = section_of(first) or "?"
+            if toks and toks[0].startswith("["):
+                sec2 = section_of(toks[0]) or "?"
+                header = True
+        elif sec2 in FILE_SECTIONS or sec1 == "OPTIONS":
+            toks = engine_tokens(raw)
         out.append(EngineLine(n, raw, tuple(toks), sec2, sec1, header))
     return out
 
@@ -281,7 +296,7 @@ def _line_with(tokens, index: int, value: str) -> str:
 def safe_file_name(name: str, default: str = "file") -> str:
     """A bare file name (no folder, no character SWMM or a shell reads specially) from any name in a model."""
     base = name.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
-    base = re.sub(r"[^A-Za-z0-9._-]+", "_", base).strip("._")[:100]
+    base = re.sub(r"[^A-Za-z0-9._ -]+", "_", base).strip("._ ")[:100]
     return base or default
 
 

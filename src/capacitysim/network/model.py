@@ -26,7 +26,7 @@ import networkx as nx
 import numpy as np
 
 from capacitysim.errors import DataFileError, InputError, ModelError
-from capacitysim.network.inp_text import engine_lines, engine_tokens, section_of
+from capacitysim.network.inp_text import engine_lines, engine_tokens, may_be_header, section_of
 from capacitysim.units import MINUTES_PER_HOUR, SECONDS_PER_HOUR, US_FLOW_UNITS
 
 #: Every section SWMM 5.2 reads [1]_ (map and tag sections included: the engine skips them).
@@ -283,7 +283,7 @@ def parse_inp(path: str | os.PathLike) -> SwmmInp:
     model.lines = [raw.rstrip("\r\n") for raw in engine_lines(text)]
     section = None
     for i, line in enumerate(model.lines, start=1):
-        first = engine_tokens(line)[:1]
+        first = engine_tokens(line)[:1] if may_be_header(line) else None
         if first and first[0].startswith("["):
             # the engine's section matching: the first keyword that is a prefix, ASCII case ignored ([FILE] is
             # [FILES], [JUNC] is [JUNCTIONS], "[FILES]" in quotes too); an unknown header keeps its own name
