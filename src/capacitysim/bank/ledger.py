@@ -260,7 +260,7 @@ POLICIES = {
         "text": (f"{POLICY_FLAG}: the records section has the Board retain the program's records and make them "
                  "'available for public inspection by regulatory agencies and other interested parties'; every "
                  "service user who may read the bank (every role) reads every balance, deposit, withdrawal, "
-                 "transfer and sign-off, whether or not bound to the entity; bindings bound only what a user "
+                 "transfer and sign-off, whether or not bound to the entity; bindings limit only what a user "
                  "records, and the bindings themselves are read by administrators"),
         "alternative": {"value": "bound-entities-only",
                         "text": "engineers and municipal users read only the subaccounts of the entities they are "
