@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import stat
 import subprocess
 
 from support import CLI
@@ -42,6 +43,8 @@ def test_token_is_printed_once_and_stored_only_as_a_hash(tmp_path):
 def test_administrators_are_registered_in_the_bank(tmp_path):
     assert users("add", "Ada Lee", "--role", "administrator", "--data", str(tmp_path)).returncode == 0
     assert users("add", "Bo Chen", "--role", "administrator", "--data", str(tmp_path)).returncode == 0
+    for name in ("bank.sqlite", "service.sqlite"):  # the bank and the store: owner only
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600, name
     with Ledger(tmp_path / "bank.sqlite") as lg:
         admins = lg.administrators()
         assert [a["name"] for a in admins] == ["Ada Lee", "Bo Chen"]
