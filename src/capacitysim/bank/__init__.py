@@ -1,7 +1,9 @@
 """The sewer flow credit bank (Binghamton-Johnson City I/I offset program) on one SQLite file.
 
 Deposits, withdrawals and transfers take effect only when a registered bank administrator signs them
-off; credits are kept in lots by originating project (provenance, for condemnation under credit bank
+off, never the person who recorded them (maker-checker); a cited capacity demonstration or SPDES check is
+the evidence of one application; the service's users act only for the bank entities they are bound to;
+credits are kept in lots by originating project (provenance, for condemnation under credit bank
 section D); every change names the person acting. Where the program is silent the bank applies named
 program policies (:data:`POLICIES`), never presented as the rule.
 

@@ -24,6 +24,20 @@ demonstration and the SPDES/treatment check of section H(1) and the connection a
 program's approval of section H(2). What a pending transaction does to a balance is the program
 policy ``pending_reserve`` (:data:`POLICIES`).
 
+Maker-checker
+-------------
+* Nobody signs off or rejects a transaction they recorded (program policy ``signoff_separation``):
+  "recorded" is the actor of the journal row that created the pending sign-off (``record-deposit``,
+  ``withdraw``, ``transfer-out``; ``signoffs.recorded_by``), compared ignoring case. A bank with a single
+  administrator therefore cannot sign off that administrator's own entries: a second administrator is
+  registered with :meth:`Ledger.add_administrator`.
+* A capacity demonstration or SPDES check (the same SHA-256) is the evidence of one application (program
+  policy ``evidence_single_use``): :meth:`Ledger.withdraw` and :meth:`Ledger.attach` refuse a document
+  another withdrawal holds, naming its application; a rejected or returned withdrawal releases it.
+* The service's users act only for the bank entities an administrator bound them to (program policy
+  ``service_user_binding``; :meth:`Ledger.bind_user`, :meth:`Ledger.acts_for`); the service enforces it,
+  the ledger keeps the bindings (journaled, never deleted).
+
 Provenance of credits
 ---------------------
 Section D lets a municipal user condemn only credits "generated in relation to an I/I remediation
@@ -61,7 +75,8 @@ Program policies
 ----------------
 Where the program text is silent the ledger applies a named program policy (:data:`POLICIES`):
 ``allocation_policy``, ``pending_reserve``, ``default_credits``, ``extension_after_due_date``,
-``spdes_evidence_max_age_days``, ``condemnation_signoff`` and ``administrator_registration``. Each is
+``spdes_evidence_max_age_days``, ``condemnation_signoff``, ``administrator_registration``,
+``signoff_separation``, ``evidence_single_use``, ``service_user_binding`` and ``bank_reads``. Each is
 returned in the JSON of the operations it governs and printed as "program interpretation — confirm
 with the bank administrator"; none is the rule.
 
@@ -1305,7 +1320,8 @@ class Ledger:
         ``pending_reserve``). The withdrawal is *pending* until the bank administrator signs it off
         (:meth:`sign_off`), which needs the capacity demonstration and SPDES check of section H(1)
         (``capacity_ref``, ``spdes_ref``, or :meth:`attach` later) and the connection application
-        program's approval of section H(2) (``application_approval``).
+        program's approval of section H(2) (``application_approval``). A cited document another withdrawal
+        holds (the same SHA-256) is refused, naming that application (program policy ``evidence_single_use``).
 
         Parameters
         ----------
@@ -1530,9 +1546,10 @@ class Ledger:
     def sign_off(self, txn: str, *, on=None, reason: str = "", documents=()) -> dict:
         """The bank administrator signs off a pending deposit, withdrawal or transfer: it takes effect.
 
-        Only a person registered as bank administrator signs off (definitions, BANK ADMINISTRATOR);
-        the journal records who (the actor) and when, with ``on`` (the date of the sign-off, default
-        today: the date of the flow credit note for a withdrawal).
+        Only a person registered as bank administrator signs off (definitions, BANK ADMINISTRATOR), and
+        not the person who recorded the transaction (program policy ``signoff_separation``); the journal
+        records who (the actor) and when, with ``on`` (the date of the sign-off, default today: the date
+        of the flow credit note for a withdrawal).
 
         * a deposit: the project is recorded as certified, a lot of its credits is created and the
           subaccount's balance rises;
@@ -1548,8 +1565,9 @@ class Ledger:
         InputError
             An unknown or ambiguous ``txn``; ``on`` in the future or before the withdrawal date.
         RefusedError
-            The actor is not a registered administrator; the transaction is not pending; a
-            withdrawal lacks a section H reference, its evidence changed or is too old.
+            The actor is not a registered administrator, or recorded the transaction; the transaction
+            is not pending; a withdrawal lacks a section H reference, its evidence changed or is too
+            old, or is held by an earlier withdrawal (program policy ``evidence_single_use``).
         """
         on = self._not_future("on", parse_date("on", on)) or self._today()
         reason = _text("reason", reason, required=False) or ""
@@ -1639,8 +1657,10 @@ class Ledger:
         """The bank administrator rejects a pending deposit, withdrawal or transfer (nothing takes effect).
 
         A rejected deposit leaves the project identified (not certified); a rejected withdrawal is
-        closed as ``returned`` and its credits go back to the lots they came from; a rejected
-        transfer's credits go back to the sender's lots (``transfer-reject``).
+        closed as ``returned`` and its credits go back to the lots they came from (and its evidence is
+        released: program policy ``evidence_single_use``); a rejected transfer's credits go back to the
+        sender's lots (``transfer-reject``). The person who recorded the transaction cannot reject it
+        (program policy ``signoff_separation``).
         """
         reason = _text("reason", reason)
         with self._tx() as c:
@@ -2270,8 +2290,10 @@ class Ledger:
         its out row and, once signed off, its in row (or, rejected, its ``transfer-reject`` row), every
         condemnation its out and in rows (records older than a purge are exempt); every deposit,
         withdrawal and transfer made since sign-off became required has its sign-off record, decided
-        by a registered administrator when decided; and, with ``check_files``, that every report file
-        a withdrawal cites still has the SHA-256 recorded.
+        by a registered administrator when decided; every binding of a service user has its
+        ``bind-user`` (and, closed, ``unbind-user``) journal row and was made by a registered
+        administrator; and, with ``check_files``, that every report file a withdrawal cites still has the
+        SHA-256 recorded.
 
         Without ``expect_head`` these checks cannot detect a *consistent* rewrite (history edited
         and the whole chain recomputed by someone with write access); see the module docstring.
