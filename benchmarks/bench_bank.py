@@ -30,14 +30,19 @@ PER_WRITER = 250
 B, JC = "JC CSO 4", "Village of Johnson City"
 #: The person running the benchmark (the journal names a person) and the bank administrator.
 ACTOR = "Bea Marker"
+#: A second bank administrator: signs off the seed deposit ACTOR records (program policy signoff_separation).
+CHECKER = "Cora Checker"
 
 
 def run_once(folder: Path) -> dict:
     db, go = folder / "bench.sqlite", folder / "go"
     with Ledger(db, create=True, actor=ACTOR, administrator=ACTOR) as led:
+        led.add_administrator(CHECKER)
         led.add_entity(JC, municipal=True)
         led.add_basin(B)
-        led.sign_off(led.deposit(B, JC, WRITERS * PER_WRITER * 3500, "SEED")["txn"])
+        txn = led.deposit(B, JC, WRITERS * PER_WRITER * 3500, "SEED")["txn"]
+    with Ledger(db, actor=CHECKER) as led:
+        led.sign_off(txn)
     procs = [subprocess.Popen([sys.executable, str(WORKER), "withdraw", str(db), f"W{k}", str(PER_WRITER), str(k), str(go)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(WRITERS)]
     time.sleep(0.5)

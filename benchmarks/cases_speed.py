@@ -65,11 +65,14 @@ def _ledger():
         led = Ledger(folder / f"bank{k}.sqlite", actor="Bench Administrator Smith", create=True,
                      administrator="Bench Administrator Smith")
         try:
+            led.add_administrator("Cora Checker Smith")
             led.add_entity("City", municipal=True)
             led.add_basin("North")
             led.open_subaccount("North", "City")
             dep = led.deposit("North", "City", 10_000_000, "P-1", certified_on="2025-01-01")
-            led.sign_off(dep["txn"])  # the administrator's sign-off (section H)
+            led.actor = "Cora Checker Smith"  # the administrator's sign-off (section H), not the recorder's
+            led.sign_off(dep["txn"])
+            led.actor = "Bench Administrator Smith"
             for i in range(100):
                 led.withdraw("North", "City", 5_000, f"A-{i}", node="MH1")
         finally:

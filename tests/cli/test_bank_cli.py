@@ -1,7 +1,8 @@
 """`capacitysim bank ...` and `capacitysim credits ...`: exit codes, one-line refusals, JSON, reports.
 
 Since issue 14 deposits, withdrawals and transfers are recorded pending and take effect at
-`bank sign-off TXN` by a registered bank administrator (the fixture's clerk is one); a withdrawal
+`bank sign-off TXN` by a registered bank administrator who did not record them (the fixture's clerk
+records and is one; the checker, a second one, signs off: program policy signoff_separation); a withdrawal
 cites the JSON documents of `capacity` and `spdes check` (section H(1)) and an application approval
 (section H(2)), and needs --node.
 """
@@ -19,13 +20,14 @@ ROOT = Path(__file__).resolve().parents[2]
 PROJECTS = ROOT / "models" / "projects"
 B, JC, DEV = "JC CSO 4", "Village of Johnson City", "Acme Development"
 CLERK = "Cal Clerk"  # the person acting; registered as bank administrator at init
+CHECKER = "Cora Checker"  # a second bank administrator: signs off what the clerk records
 NODE = "MH0001"
 
 
 def sign_off(run, res, *extra):
     """Sign off what the command whose result is ``res`` recorded (its JSON ``txn``)."""
     assert res.exit_code == 0, res.output
-    out = run("sign-off", json.loads(res.stdout)["txn"], "--json", *extra)
+    out = run("sign-off", json.loads(res.stdout)["txn"], "--json", "--actor", CHECKER, *extra)
     assert out.exit_code == 0, out.output
     return json.loads(out.stdout)
 
@@ -37,9 +39,10 @@ def evidence(folder, *, node=NODE, gpd=3000.0, as_of="2024-01-01", added=None, *
 
     k = uuid.uuid4().hex[:8]
     cap, spd = folder / f"cap-{k}.json", folder / f"spdes-{k}.json"
-    cap.write_text(json.dumps({"kind": "capacity-demonstration", "verdict": "pass",
+    # "run": each pair is a document of its own (program policy evidence_single_use: one document, one application)
+    cap.write_text(json.dumps({"kind": "capacity-demonstration", "verdict": "pass", "run": k,
                                "scenario": {"connections": [{"node": node, "flow_gpd": gpd}]}}))
-    spd.write_text(json.dumps({"kind": "spdes-check", "verdict": "pass", "as_of": as_of,
+    spd.write_text(json.dumps({"kind": "spdes-check", "verdict": "pass", "as_of": as_of, "run": k,
                                "added_gpd": gpd if added is None else added, "connection_prohibited": False, **spdes_keys}))
     return str(cap), str(spd)
 
@@ -60,6 +63,7 @@ def bank(tmp_path, run_cli):
         return run_cli("bank", "--db", db, "--actor", CLERK, *args)
 
     assert run("init", "--administrator", CLERK).exit_code == 0
+    assert run("add-administrator", CHECKER).exit_code == 0
     assert run("add-entity", JC, "--municipal").exit_code == 0
     assert run("add-entity", DEV).exit_code == 0
     assert run("add-basin", B, "--outlet", "CSO4").exit_code == 0
@@ -105,6 +109,8 @@ def test_withdraw_pending_then_attach_then_sign_off(bank):
     assert json.loads(res.stdout)["missing_for_sign_off"] == []
     txn = json.loads(res.stdout)["signoff_txn"]
     res = bank("sign-off", txn, "--on", "2024-04-02", "--json")
+    assert res.exit_code == 3 and "cannot sign it off" in res.stderr  # the clerk recorded it (signoff_separation)
+    res = bank("sign-off", txn, "--on", "2024-04-02", "--json", "--actor", CHECKER)
     assert res.exit_code == 0, res.output
     w = json.loads(res.stdout)
     assert w["status"] == "signed-off" and w["note_issued_on"] == "2024-04-02" and w["co_due_on"] == "2025-04-02"
@@ -160,7 +166,8 @@ def test_transfer_condemn_and_journal(bank):
     assert res.exit_code == 0 and json.loads(res.stdout)["from_balance_gpd"] == 1500
     res = bank("journal", "--json")
     rows = json.loads(res.stdout)["journal"]
-    assert {r["actor"] for r in rows} == {CLERK}
+    assert {r["actor"] for r in rows} == {CLERK, CHECKER}  # the checker signed off
+    assert {r["actor"] for r in rows if r["action"] == "sign-off"} == {CHECKER}
     assert sum(r["delta_gpd"] for r in rows if r["owner"] == DEV) == balance(bank, DEV) == 1500
     assert any(r["documents"] == ["bill of sale 12"] and r["reason"] == "sale" for r in rows)
     csv_path = bank.tmp / "journal.csv"

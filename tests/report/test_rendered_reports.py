@@ -161,11 +161,12 @@ def test_bank_report_formats(tmp_path):
         return res
 
     bank("init", "--administrator", clerk)
+    bank("add-administrator", "Cora Checker")  # signs off what the clerk records (program policy signoff_separation)
     bank("add-entity", "Village of Johnson City", "--municipal")
     bank("add-basin", "JC CSO 4")
     bank("deposit", "--basin", "JC CSO 4", "--owner", "Village of Johnson City", "--gpd", "9000", "--project", "P1")
     for p in json.loads(bank("pending", "--json").stdout)["pending"]:
-        bank("sign-off", p["txn"])
+        bank("sign-off", p["txn"], "--actor", "Cora Checker")
     bank("report", "--out", tmp_path / "rep")
     html = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
     assert check_report(html) == []
