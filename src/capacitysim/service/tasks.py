@@ -322,12 +322,10 @@ class PathRedactor:
         import sys
         import tempfile
 
-        import capacitysim
-
         roots = {str(Path(f).resolve()) for f in folders}
         roots |= {str(Path(f).resolve().parent.parent) for f in folders[:1]}  # the data folder (jobs/<id>/..)
         roots |= {tempfile.gettempdir(), sys.prefix, sys.base_prefix, sys.exec_prefix,
-                  str(Path(capacitysim.__file__).resolve().parent.parent), str(Path.cwd()), str(Path.home()), "/tmp"}
+                  str(Path(__file__).resolve().parents[2]), str(Path.cwd()), str(Path.home()), "/tmp"}
         roots |= set(getattr(site, "getsitepackages", lambda: [])())
         ordered = sorted((r.rstrip("/") for r in roots if r and r != "/"), key=len, reverse=True)
         import re
