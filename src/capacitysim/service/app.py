@@ -47,6 +47,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
+import anyio.to_thread
 from fastapi import Body, Depends, FastAPI, Header, Request, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
@@ -79,6 +81,12 @@ SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-st
                     "X-Frame-Options": "DENY", "Content-Security-Policy": DEFAULT_CSP}
 #: Retry-After of a submission refused by ``max_active_jobs_per_user`` [s] (a hint: jobs end when they end).
 JOBS_RETRY_AFTER_S = 10
+#: Submissions checked and recorded at once (each in a thread: validation, the store, the runner); the others wait
+#: for one without holding a thread, so a burst of submissions never fills the thread pool other requests need.
+SUBMISSION_THREADS = 4
+#: The header of a synchronous execution answered 201 (as an asynchronous one): ``refused; max_sync_waits=N`` when
+#: that many executions wait already, ``timeout; sync_wait_s=S`` when its job did not end within the wait.
+SYNC_HEADER = "Capacitysim-Sync-Wait"
 #: How often a synchronous execution looks at its job: the first look after the shortest, then doubling to the
 #: longest [s] (each look is one read of the store, in the thread pool, never on the event loop).
 SYNC_POLL_S = (0.05, 0.5)
@@ -406,8 +414,15 @@ def create_app(data_dir, *, scheduler: str | None = None, workers: int | None = 
                   limits=limits, base_url=base_url)
     lim = svc.limits
 
+    def warm() -> None:
+        """What every submission reads, made once before the first request: the catalogue and each process's
+        versions (the engine's bindings imported), so no request pays for them while others wait."""
+        for process_id in catalogue():
+            versions(process_id)
+
     @contextlib.asynccontextmanager
     async def lifespan(app):
+        await run_in_threadpool(warm)
         if svc.start_runner:
             await run_in_threadpool(svc.runner.start)
         try:
@@ -558,6 +573,14 @@ def create_app(data_dir, *, scheduler: str | None = None, workers: int | None = 
     def process(process_id: str, u=Depends(user)):
         return get_process(process_id).describe(base)
 
+    submit_limiter = []
+
+    def submissions():
+        """The limiter of the submissions' threads (made on the event loop, at the first submission)."""
+        if not submit_limiter:
+            submit_limiter.append(anyio.CapacityLimiter(SUBMISSION_THREADS))
+        return submit_limiter[0]
+
     def submit_job(process_id: str, body, u) -> str:
         """Check, record and queue a job of ``u`` (in the thread pool: validation and the store block)."""
         require(u, "submit", "submit jobs", process_id)
@@ -588,13 +611,15 @@ def create_app(data_dir, *, scheduler: str | None = None, workers: int | None = 
             "model": "synthetic-50", "storm": "binghamton-1yr-24h", "connections": [{"node": "MH0003", "gpd": 5000}]}}]),
             prefer: str | None = Header(None), u=Depends(user)):
         proc = get_process(process_id)
-        job_id = await run_in_threadpool(submit_job, proc.id, body, u)
+        job_id = await anyio.to_thread.run_sync(submit_job, proc.id, body, u, limiter=submissions())
         location = f"{base}/jobs/{job_id}"
         wants_async = bool(prefer and "respond-async" in prefer.lower())
         if wants_async or svc.sync_waiting >= lim.max_sync_waits:
             headers = {"Location": location}
             if wants_async:
                 headers["Preference-Applied"] = "respond-async"
+            else:
+                headers[SYNC_HEADER] = f"refused; max_sync_waits={lim.max_sync_waits}"
             job = await run_in_threadpool(svc.store.job, job_id)
             return JSONResponse(job_status(job, base), status_code=201, headers=headers)
         svc.sync_waiting += 1
@@ -612,7 +637,8 @@ def create_app(data_dir, *, scheduler: str | None = None, workers: int | None = 
                                                           f"its record: GET {location}")
             return problem(status, "Job failed", detail, {"Location": location}, job=job_id,
                            error_type=err.get("type"))
-        return JSONResponse(job_status(job, base), status_code=201, headers={"Location": location})
+        return JSONResponse(job_status(job, base), status_code=201,
+                            headers={"Location": location, SYNC_HEADER: f"timeout; sync_wait_s={lim.sync_wait_s:g}"})
 
     # --- jobs --------------------------------------------------------------------------------------
     def get_job(job_id: str, u, what: str = "read jobs"):
