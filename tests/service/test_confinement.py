@@ -174,3 +174,35 @@ def test_a_dismissed_job_leaves_no_engine_process(server):
     # and no new run starts for it afterwards
     time.sleep(2)
     assert not _engine_children(job)
+
+
+SWEEP = """name = "two flows"
+kind = "swmm"
+model = "{model}"
+storm = "binghamton-1yr-24h"
+
+[grid]
+connect_node = ["MH0003"]
+connect_gpd = [0, 5000]
+"""
+
+
+def test_an_uploaded_sweep_names_only_bundled_files_or_files_uploaded_with_it(server):
+    with server.client("engineer") as c:
+        for model in ("/etc/passwd", "../synthetic-50.inp", str(SYNTHETIC_50), "other.inp"):
+            sweep = _upload(c, "s.toml", SWEEP.format(model=model).encode())
+            r = c.post("/processes/sweep/execution", headers=ASYNC, json={"inputs": {"sweep": sweep}})
+            body = problem_ok(r, 400)
+            assert body["field"] == "inputs.sweep (model)" and "neither bundled nor uploaded" in body["detail"]
+        # a model uploaded with the sweep is confined as inputs.model is
+        evil = _upload(c, "net.inp", _model_with('[TIMESERIES]\nTS_EVIL FILE "/etc/passwd"'))
+        sweep = _upload(c, "s.toml", SWEEP.format(model="net.inp").encode())
+        r = c.post("/processes/sweep/execution", headers=ASYNC, json={"inputs": {"sweep": sweep, "sweep_files": [evil]}})
+        assert "uploaded with" in problem_ok(r, 400)["detail"]
+        # a bundled model by name, and an uploaded one by its bare name, run
+        for model, files in (("synthetic-50", []), ("net.inp", [_upload(c, "net.inp", SYNTHETIC_50.read_bytes())])):
+            sweep = _upload(c, "s.toml", SWEEP.format(model=model).encode())
+            r = c.post("/processes/sweep/execution", headers=ASYNC, json={"inputs": {"sweep": sweep, "sweep_files": files}})
+            assert r.status_code == 201, r.text
+            st = wait_final(c, r.json()["jobID"])
+            assert st["status"] == "successful", st
