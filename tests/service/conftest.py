@@ -12,17 +12,12 @@ sys.path.insert(0, str(Path(__file__).parent))  # tests import support (pytest r
 from support import Server, add_user, free_port, seeded  # noqa: E402
 
 
-#: The session server's policy max_active_jobs_per_user: test_load queues 200 jobs of two users at once, past the
-#: default (4); the limit itself is tested on servers of their own (test_limits_*.py), with the defaults.
-SESSION_MAX_ACTIVE_JOBS = 1000
-
-
 @pytest.fixture(scope="session")
 def server(tmp_path_factory):
     data = tmp_path_factory.mktemp("service")
     out = seeded(data)
-    srv = Server(data, free_port(), workers=2, tokens=dict(out["tokens"]), names=out["names"], flows=out["flows"],
-                 args=["--limit", f"max_active_jobs_per_user={SESSION_MAX_ACTIVE_JOBS}"])
+    # support.TEST_ARGS: max_active_jobs_per_user raised (test_load queues 200 jobs of two users at once)
+    srv = Server(data, free_port(), workers=2, tokens=dict(out["tokens"]), names=out["names"], flows=out["flows"])
     srv.tokens["engineer2"] = add_user(data, "Second Engineer", "engineer")
     give_flows(data, "Second Engineer", out["flows"])
     srv.start()

@@ -28,6 +28,10 @@ pytest.importorskip("uvicorn")
 CLI = [sys.executable, "-c", "import capacitysim.cli.serve, capacitysim.cli.users; from capacitysim.cli import main; main()"]
 #: How long to wait for a starting server to answer (a readiness wait, not a measured threshold) [s].
 START_WAIT_S = 120
+#: The options of a test server unless a test gives its own: tests queue many jobs of one user at once (200 in
+#: test_load, 6 at once across two servers in test_postgres_service), past the service's default policy
+#: max_active_jobs_per_user = 4, which test_limits_jobs.py tests on servers of its own.
+TEST_ARGS = ("--limit", "max_active_jobs_per_user=1000")
 
 
 def free_port() -> int:
@@ -45,8 +49,9 @@ class Server:
     tokens: dict = field(default_factory=dict)
     names: dict = field(default_factory=dict)
     flows: str = ""
-    #: More options of ``capacitysim serve`` (``--limit NAME=VALUE``, ``--base-url``).
-    args: list = field(default_factory=list)
+    #: More options of ``capacitysim serve`` (``--limit NAME=VALUE``, ``--base-url``); by default :data:`TEST_ARGS`.
+    #: A test of the limits themselves passes its own (``args=[]``: the service's defaults).
+    args: list = field(default_factory=lambda: list(TEST_ARGS))
 
     @property
     def url(self) -> str:

@@ -59,11 +59,12 @@ def test_engineer_submits_a_demonstration_and_reads_the_verdict(browser, server)
 
 
 def test_administrator_signs_off_a_withdrawal(browser, server):
+    # flows of this test alone: a job's result is the evidence of one application (policy evidence_single_use)
     with server.client("engineer") as eng:
         cap = eng.post("/processes/capacity-demonstration/execution", json={"inputs": {
-            "model": "synthetic-50", "storm": "binghamton-1yr-24h", "connections": [{"node": "MH0003", "gpd": 5000}]}})
+            "model": "synthetic-50", "storm": "binghamton-1yr-24h", "connections": [{"node": "MH0003", "gpd": 5200}]}})
         spd = eng.post("/processes/spdes-check/execution", json={"inputs": {
-            "plant": "sample-wwtp", "flows": server.flows, "added_gpd": [5000]}})
+            "plant": "sample-wwtp", "flows": server.flows, "added_gpd": [5200]}})
         r = eng.post("/bank/withdrawals", json={
             "basin": BASIN, "owner": MUNICIPAL, "peak_flow_gpd": 2600, "application": "BROWSER-1", "node": "MH0003",
             "capacity_job": cap.headers["Location"].rsplit("/", 1)[1],

@@ -44,7 +44,7 @@ def _start(tmp_path_factory, name: str, args: list[str]) -> Server:
 
 @pytest.fixture(scope="module")
 def defaults(tmp_path_factory):
-    srv = _start(tmp_path_factory, "limits-defaults", [])
+    srv = _start(tmp_path_factory, "limits-defaults", [])  # the service's default limits
     yield srv
     srv.stop()
 

@@ -79,11 +79,12 @@ def test_reviewer_cannot_submit_from_the_page(server):
 
 
 def test_sign_off_queue(server):
+    # flows of this test alone: a job's result is the evidence of one application (policy evidence_single_use)
     with server.client("engineer") as eng:
         cap = eng.post("/processes/capacity-demonstration/execution", json={"inputs": {
-            "model": "synthetic-50", "storm": "binghamton-1yr-24h", "connections": [{"node": "MH0003", "gpd": 5000}]}})
+            "model": "synthetic-50", "storm": "binghamton-1yr-24h", "connections": [{"node": "MH0003", "gpd": 5100}]}})
         spd = eng.post("/processes/spdes-check/execution", json={"inputs": {
-            "plant": "sample-wwtp", "flows": server.flows, "added_gpd": [5000]}})
+            "plant": "sample-wwtp", "flows": server.flows, "added_gpd": [5100]}})
         cap_id, spd_id = (r.headers["Location"].rsplit("/", 1)[1] for r in (cap, spd))
         r = eng.post("/bank/withdrawals", json={
             "basin": BASIN, "owner": MUNICIPAL, "peak_flow_gpd": 3000, "application": "WEB-<i>1</i>", "node": "MH0003",

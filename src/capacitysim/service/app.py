@@ -36,11 +36,11 @@ import asyncio
 import contextlib
 import dataclasses
 import hashlib
-import json
 import logging
 import os
 import re
 import secrets
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -307,8 +307,6 @@ def load_secret(data_dir: Path) -> bytes:
         data = p.read_bytes()
         if len(data) == 32:
             return data
-        import time
-
         time.sleep(0.01)
     raise CapacitysimError(f"{p} is not a 32-byte key: remove it and start the server again (a new key is made; web "
                            "sessions' forms must be reloaded)")

@@ -2,7 +2,8 @@
 
 ``python -m capacitysim.service.demo DIR`` creates (or reuses) ``DIR`` with:
 
-* four users, one per role, and prints their bearer tokens (``DIR/tokens.json``, mode 0600: a demo only);
+* four users, one per role, and prints their bearer tokens (``DIR/tokens.json``, mode 0600: a demo only); the
+  engineer and the municipal user bound in the bank to the municipal user they act for;
 * the flow credit bank with the municipal user *Village of Johnson City*, the basin *Johnson City CSO 4* (the basin of the bundled project files), a certified
   project and 20,000 gpd of credits signed off by the administrator;
 * an upload of the bundled plant's made-up daily flow record shifted to end yesterday
@@ -58,19 +59,35 @@ def add_upload(store, data_dir: Path, name: str, text: str, user) -> str:
 
 
 def seed(data_dir) -> dict:
-    """Create the demo folder's users, bank and flow record; returns ``{"tokens": {role: token}, "flows": ref}``."""
-    from capacitysim.bank import Ledger
-    from capacitysim.service.auth import new_token
-    from capacitysim.service.db import private_file
+    """Create the demo folder's users, bank and flow record (once: a folder seeded already answers its tokens).
+
+    Returns
+    -------
+    dict
+        ``{"tokens": {role: token}, "names": {role: name}, "flows": "upload:<sha256>"}`` (new dicts: the caller may
+        change them).
+    """
     from capacitysim.service.store import Store
 
     data = Path(data_dir).resolve()
     data.mkdir(parents=True, exist_ok=True)
     tokens_file = data / "tokens.json"
-    store = Store(data / "service.sqlite")
     if tokens_file.is_file():
         return json.loads(tokens_file.read_text())
-    admin = DEMO_USERS["administrator"]
+    store = Store(data / "service.sqlite")
+    try:
+        return _seed(store, data, tokens_file)
+    finally:
+        store.close()
+
+
+def _seed(store, data: Path, tokens_file: Path) -> dict:
+    from capacitysim.bank import Ledger
+    from capacitysim.service.auth import new_token
+    from capacitysim.service.db import private_file
+
+    names = dict(DEMO_USERS)  # the caller's copy (a test adding users to it leaves the demo's own alone)
+    admin = names["administrator"]
     bank = data / "bank.sqlite"
     if not bank.is_file():
         Ledger(bank, create=True, actor=admin, administrator=admin).close()
@@ -83,10 +100,14 @@ def seed(data_dir) -> dict:
             txn = lg.deposit(BASIN, MUNICIPAL, DEPOSIT_GPD, PROJECT, certified_on=on)["txn"]
         with Ledger(bank, actor=admin) as lg:
             lg.sign_off(txn, on=on)
+            # the demo's engineer and municipal user act for the municipal user (program policy service_user_binding)
+            for role in ("engineer", "municipal"):
+                if not lg.acts_for(names[role], MUNICIPAL):
+                    lg.bind_user(names[role], MUNICIPAL, role=role, reason="demo")
     private_file(bank)
     tokens = {}
     users = {}
-    for role, name in DEMO_USERS.items():
+    for role, name in names.items():
         token, key_id, digest = new_token()
         users[role] = store.add_user(name, role, key_id, digest)
         tokens[role] = token
@@ -94,7 +115,7 @@ def seed(data_dir) -> dict:
     flows = ""
     for user in users.values():
         flows = add_upload(store, data, "recent-wwtp.csv", record, user)
-    out = {"tokens": tokens, "names": DEMO_USERS, "flows": flows}
+    out = {"tokens": tokens, "names": names, "flows": flows}
     atomic_write_text(tokens_file, json.dumps(out, indent=2))
     os.chmod(tokens_file, 0o600)
     return out
