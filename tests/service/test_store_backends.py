@@ -92,12 +92,13 @@ def test_uploads_belong_to_their_uploader(location, make):
     u, _ = _user(store)
     v, _ = _user(store, "Bo Chen")
     first = store.add_upload("a" * 64, "flows.csv", 10, "/x/flows.csv", u)
-    again = store.add_upload("a" * 64, "other.csv", 99, "/y/other.csv", u)
-    assert first == again and first["filename"] == "flows.csv"  # once per uploader and hash: the first name stays
+    again = store.add_upload("a" * 64, "other.csv", 10, "/x/other.csv", u)
+    assert again["id"] == first["id"] and (again["filename"], again["path"]) == ("other.csv", "/x/other.csv")  # the last name
+    assert len(store.read("SELECT * FROM uploads")) == 1  # one record per uploader and hash
     assert store.upload("a" * 64, v["id"]) is None  # another user's upload of the hash is no upload of theirs
     theirs = store.add_upload("a" * 64, "mine.csv", 10, "/x/mine.csv", v)  # the same bytes: a record of their own
     assert (theirs["uploaded_by"], theirs["filename"]) == (v["id"], "mine.csv")
-    assert store.upload("a" * 64, u["id"])["filename"] == "flows.csv"
+    assert store.upload("a" * 64, u["id"])["filename"] == "other.csv"
 
 
 def test_a_users_active_jobs_are_limited_even_when_submitted_at_once(location, make):

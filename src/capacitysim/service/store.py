@@ -358,12 +358,14 @@ class Store:
     def add_upload(self, sha256: str, filename: str, size: int, path: str, user) -> dict:
         """Record ``user``'s upload of the bytes of ``sha256`` (journaled as ``upload``); returns the user's record.
 
-        Each user has their own record of a SHA-256 (the first file name they gave it stays); another user's
-        upload of the same bytes is neither used nor shown.
+        Each user has their own record of a SHA-256; the same bytes uploaded again by the same user under another
+        name take that name (the last name given is the one a model or sweep names them by; jobs already
+        submitted keep the files they resolved). Another user's upload of the same bytes is neither used nor shown.
         """
         with self.tx() as c:
             c.execute("INSERT INTO uploads(sha256, filename, size_bytes, path, uploaded_by, uploaded_at)"
-                      " VALUES (?,?,?,?,?,?) ON CONFLICT (uploaded_by, sha256) DO NOTHING",
+                      " VALUES (?,?,?,?,?,?) ON CONFLICT (uploaded_by, sha256) DO UPDATE SET filename = excluded.filename,"
+                      " path = excluded.path, uploaded_at = excluded.uploaded_at",
                       (sha256, filename, size, path, user["id"], now()))
             self.log(c, user, "upload", sha256, {"filename": filename, "size_bytes": size})
         return self.upload(sha256, user["id"])
