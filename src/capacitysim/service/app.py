@@ -199,12 +199,6 @@ def normal_base_url(url: str, option: str = "--base-url") -> str:
     return text.rstrip("/")
 
 
-def client_address(request) -> str:
-    """The client's address (the TCP peer, or the proxy's ``X-Forwarded-For`` when ``serve --forwarded-allow-ips``
-    trusts it)."""
-    return request.client.host if request.client else "unknown"
-
-
 class Service:
     """What the app's handlers share: the store, the runner, the bank file, the CSRF key, the limits.
 
@@ -266,7 +260,7 @@ class Service:
     # --- failed authentications (policy auth_failures_max per auth_failures_window_s) ------------------
     def check_throttle(self, request) -> None:
         """Refuse (429, ``Retry-After``) a client address with too many failed authentications in the window."""
-        address = client_address(request)
+        address = auth.client_address(request)
         retry = self.throttle.retry_after(address)
         if retry is not None:
             lim = self.limits
@@ -279,7 +273,7 @@ class Service:
     def failed(self, request, action: str, via: str, reason: str) -> None:
         """Journal a failed authentication (``action``, outcome ``unauthorized``, the client's address, how and
         why) and count it against the address."""
-        address = client_address(request)
+        address = auth.client_address(request)
         self.throttle.fail(address)
         self.store.journal(action, auth.ANONYMOUS, request.url.path[:200],
                            {"client": address, "via": via, "reason": reason}, outcome="unauthorized")

@@ -202,3 +202,9 @@ class Throttle:
             while len(self._failures) > self.max_addresses:
                 self._failures.popitem(last=False)
             return len(q)
+
+
+def client_address(request) -> str:
+    """The client's address (the TCP peer, or the proxy's ``X-Forwarded-For`` when ``serve --forwarded-allow-ips``
+    trusts it): what failed authentications are counted and journaled by."""
+    return request.client.host if request.client else "unknown"

@@ -58,7 +58,6 @@ class Signed(NamedTuple):
 
 def install(app, svc, ApiError) -> None:
     """Add the ``/ui`` pages to ``app``."""
-    from capacitysim.service.app import client_address
     from capacitysim.service.pages import environment
 
     env = environment()
@@ -144,7 +143,7 @@ def install(app, svc, ApiError) -> None:
         if old is not None and auth.SESSION_RE.fullmatch(old):  # a new session for every sign-in (no fixation)
             svc.store.end_session(auth.session_key(old), "signed in again")
         sid = auth.new_session_id()
-        svc.store.create_session(auth.session_key(sid), user, client_address(request))
+        svc.store.create_session(auth.session_key(sid), user, auth.client_address(request))
         resp = RedirectResponse("/ui", status_code=303)
         resp.set_cookie(COOKIE, sid, httponly=True, samesite="strict", path="/", secure=secure)
         resp.delete_cookie(LOGIN_CSRF_COOKIE, path="/ui/login")
