@@ -206,3 +206,19 @@ def test_an_uploaded_sweep_names_only_bundled_files_or_files_uploaded_with_it(se
             assert r.status_code == 201, r.text
             st = wait_final(c, r.json()["jobID"])
             assert st["status"] == "successful", st
+
+
+def test_serve_says_what_wall_the_engine_runs_behind_and_warns_as_root(server):
+    from capacitysim.network.sandbox import status
+
+    log = server.log_text()
+    wall = status()
+    if wall.startswith("unavailable"):
+        assert "WARNING: no operating-system wall around SWMM runs" in log
+    else:
+        assert f"SWMM runs behind {wall}" in log
+    assert ("WARNING: running as root" in log) == (os.geteuid() == 0)
+    with server.client("engineer") as c:
+        r = c.post("/processes/credits-quantification/execution", headers=ASYNC,
+                   json={"inputs": {"project": "oak-street-sump-and-manholes"}})
+        assert r.json()["versions"]["engine_sandbox"] == wall

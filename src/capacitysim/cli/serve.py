@@ -91,6 +91,8 @@ def serve(host, port, data_dir, scheduler, workers, database, lease_s, base_url,
     app = create_app(data_dir, scheduler=scheduler, workers=workers, store=store, limits=policy, base_url=base)
     click.echo(f"capacitysim serve: {base}/ui (API: {base}/processes; listening on {host}:{port}; data: {data_dir}; "
                f"store: {store.where})", err=True)
+    for line in startup_warnings():
+        click.echo(line, err=True)
     proxied = bool(forwarded_allow_ips)
     try:
         uvicorn.run(app, host=host, port=port, log_level="info", access_log=access_log,
@@ -99,3 +101,25 @@ def serve(host, port, data_dir, scheduler, workers, database, lease_s, base_url,
                     timeout_graceful_shutdown=5)
     finally:
         store.close()
+
+
+def startup_warnings() -> list[str]:
+    """What ``serve`` says before it serves: the engine's operating-system wall (every job records it too, in its
+    ``versions``), and a loud warning when it runs as root."""
+    import os
+
+    from capacitysim.service.processes import engine_sandbox
+
+    wall = engine_sandbox()
+    out = []
+    if wall.startswith("unavailable"):
+        out.append(f"capacitysim serve: WARNING: no operating-system wall around SWMM runs ({wall}); a model's files are "
+                   "confined by the service's model rewriter alone (docs/reference/model-files.md)")
+    else:
+        out.append(f"capacitysim serve: SWMM runs behind {wall} (writes only in their run folder)")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        bar = "!" * 100
+        out += [bar, "capacitysim serve: WARNING: running as root. Every job runs with root's rights over this machine "
+                "beyond what the engine's wall confines (the workflow code, the dask workers, the data folder). Run "
+                "the service as an unprivileged user that owns only its data folder.", bar]
+    return out
