@@ -395,3 +395,17 @@ def test_a_damaged_bank_is_one_line_and_verify_says_so(bank, run_cli):
         assert "Traceback" not in res.output
         if res.stderr.strip():
             assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+
+
+def test_a_new_bank_file_is_private_to_its_owner(tmp_path):
+    """The ledger names people and holds the evidence's hashes: 0600 from its creation (issue 23), its WAL too."""
+    import os
+    import stat
+
+    from capacitysim.bank import Ledger
+
+    path = tmp_path / "new" / "bank.sqlite"
+    with Ledger(path, create=True, administrator="Ann B. Administrator", actor="Ann B. Administrator"):
+        pass
+    for f in path.parent.iterdir():
+        assert stat.S_IMODE(os.stat(f).st_mode) == 0o600, f

@@ -294,6 +294,18 @@ class BankBusyError(CapacitysimError):
     exit_code = 1
 
 
+def _create_private(path: Path) -> None:
+    """Create the bank's file readable and writable by its owner only (0600), before SQLite opens it: the ledger
+    names people and holds the evidence's hashes, and its WAL and journal files take the same mode from it."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise InputError(f"cannot create the credit bank at {path}: {exc.strerror or exc}") from None
+
+
 def person_name(name: str, value) -> str:
     """A person's name for the journal (``actor``) or the administrator register.
 
@@ -464,6 +476,8 @@ class Ledger:
         self._txn = None
         if not create and not self.path.is_file():
             raise InputError(f"no credit bank at {self.path} (create it with `capacitysim bank --db {self.path} init`)")
+        if create and not self.path.exists():
+            _create_private(self.path)
         try:
             self.conn = sqlite3.connect(str(self.path), timeout=timeout_s, isolation_level=None)
         except sqlite3.Error as exc:
