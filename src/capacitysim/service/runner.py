@@ -208,9 +208,9 @@ class Runner:
 
     def _fail(self, job_id: str, attempt: int, exc: BaseException) -> None:
         """Record a job the service itself could not run or finish (failed, with the reason)."""
+        err = tasks.internal_error(exc, f"job {job_id} attempt {attempt}")
         try:
-            self.store.finish(job_id, attempt, status="failed", message=f"service error: {exc}"[:2000],
-                              error={"type": "internal", "message": f"{type(exc).__name__}: {exc}"[:2000]})
+            self.store.finish(job_id, attempt, status="failed", message=f"service error: {err['message']}", error=err)
         except Exception:  # noqa: BLE001 - the store is unavailable: the start-up recovery will end the job
             pass
         self._done(job_id)
@@ -242,7 +242,7 @@ class Runner:
         try:
             out = fut.result()
         except Exception as exc:  # noqa: BLE001 - a worker that died, a task that raised outside the workflow
-            out = {"error": {"type": "internal", "message": f"{type(exc).__name__}: {exc}"[:2000]}}
+            out = {"error": tasks.internal_error(exc, f"job {job_id} attempt {attempt} (its worker)")}
         self._progress(job_id, attempt)  # a job that ran between two polls still passes through 'running'
         if "error" in out:
             err = out["error"]

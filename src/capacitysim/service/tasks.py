@@ -304,6 +304,19 @@ RUNNERS = {"capacity-demonstration": _run_capacity, "detention-design": _run_det
 MAX_JOB_S = 6 * 3600.0
 
 
+def internal_error(exc: BaseException, where: str) -> dict:
+    """The job record of a failure that is the service's, not the user's: ``internal error, reference <id>`` for
+    whoever reads the job; the exception and its traceback go to the ``capacitysim.service`` log under that
+    reference (as the HTTP 500s do), never into what a user sees."""
+    import logging
+    import secrets
+
+    ref = secrets.token_hex(6)
+    logging.getLogger("capacitysim.service").error("internal error %s (%s): %s", ref, where,
+                                                   "".join(traceback.format_exception(exc)))
+    return {"type": "internal", "message": f"internal error, reference {ref}"}
+
+
 def stop_file(job_dir) -> Path:
     """The file whose appearance stops a job's SWMM runs within seconds (written when the job is dismissed)."""
     return Path(job_dir) / "stop"
@@ -376,8 +389,7 @@ def run_job(process_id: str, inputs: dict, files: dict, job_dir: str, attempt: i
     except CapacitysimError as exc:
         err = {"type": "error", "message": str(exc)}
     except Exception as exc:  # noqa: BLE001 - a job records why it failed; the server stays up
-        tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        err = {"type": "internal", "message": tb[:2000]}
+        err = internal_error(exc, f"job {Path(job_dir).name} attempt {attempt}")
     else:
         return {"document_json": text, "report_html": html}
     finally:
