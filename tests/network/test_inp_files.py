@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from capacitysim.errors import InputError
 from capacitysim.network.inp_text import (
     ConfinedModelError,
     confine_model_text,
@@ -214,3 +215,62 @@ def test_the_lid_report_file_is_written_only_in_the_run_folder(tmp_path):
     (run / "m.inp").write_text(prepare_inp_text(text, tmp_path, run))
     assert _swmm(run / "m.inp", run).returncode == 0
     assert evidence.read_text() == '{"verdict": "pass"}' and (run / "result-1.json").is_file()
+
+
+@pytest.mark.parametrize("length", [1000, 1010, 1015, 1020, 1022, 1023])
+@pytest.mark.parametrize("section,line", [
+    ("TIMESERIES", "TSX FILE rain.dat {pad} AAAA FILE /etc/hostname"),
+    ("FILES", "SAVE OUTFLOWS o.txt {pad} SAVE OUTFLOWS /tmp/outside/evil.pth"),
+])
+def test_a_line_made_longer_by_its_absolute_path_never_becomes_two(tmp_path, length, section, line):
+    """A line near the engine's 1,023 characters grows when its file name is written out in full; the rest would be
+    read as a line of its own (found by an attack on this code): the copy is refused, or names only what was meant."""
+    body = line.replace("{pad}", "")
+    body = line.replace("{pad}", "x" * max(1, length - len(body)))
+    text = f"[{section}]\n{body}\n"
+    run = tmp_path / "run"
+    try:
+        out = prepare_inp_text(text, tmp_path, run)
+    except InputError as exc:
+        assert "line" in str(exc)
+        return
+    names = [r.name for r in file_references(out)]
+    assert names in ([str(tmp_path / "rain.dat")], [str(run / "o.txt")]), names
+
+
+def test_the_options_are_read_as_the_engine_reads_them(tmp_path):
+    """What the service estimates a run from (its end date) is what the engine uses: the last line of a keyword, a
+    keyword by prefix, a line past 1,023 characters, a quoted header that only the data pass sees."""
+    pytest.importorskip("swmm.toolkit")
+    from capacitysim.network.engine import probe_inp
+    from capacitysim.network.inp_text import engine_options
+
+    variants = {
+        "duplicate": "END_DATE 01/01/2020\nEND_DATE 03/01/2020",
+        "prefix": "END_DATEXYZ 03/01/2020",
+        "lower": "end_date 03/01/2020",
+        "quoted-header": '"[TITLE]"\nEND_DATE 03/01/2020',
+        "long-line": ";" + "z" * 1022 + "END_DATE 03/01/2020",
+    }
+    for name, lines in variants.items():
+        text = MINI.replace("{files}", "").replace("END_DATE 01/01/2020\n", lines + "\n", 1)
+        p = tmp_path / f"{name}.inp"
+        p.write_text(text)
+        engine_end = probe_inp(p)["end"][:10]
+        assert engine_end == "2020-03-01", (name, engine_end)
+        assert engine_options(text)["END_DATE"] == "03/01/2020", name
+
+
+def test_a_run_writing_past_the_file_size_limit_is_stopped_with_the_reason(tmp_path):
+    """A model with a report step as short as its routing step fills the disk with its results file; the service's runs carry a file
+    size limit (RLIMIT_FSIZE), and passing it stops the run with the policy's name."""
+    pytest.importorskip("swmm.toolkit")
+    from capacitysim.errors import EngineError
+    from capacitysim.network.engine import run_inp, stop_runs_when
+
+    text = MINI.replace("{files}", "").replace("REPORT_STEP 00:15:00", "REPORT_STEP 00:00:10")
+    (tmp_path / "m.inp").write_text(text)
+    with stop_runs_when(max_file_bytes=20_000), pytest.raises(EngineError, match="max_engine_file_bytes"):
+        run_inp(tmp_path / "m.inp", tmp_path / "w")
+    run = run_inp(tmp_path / "m.inp", tmp_path / "w2")  # outside the block: no limit
+    assert run.out.stat().st_size > 20_000

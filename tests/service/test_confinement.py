@@ -137,7 +137,7 @@ def test_a_run_larger_than_the_policy_is_refused_with_its_estimate(server):
             "model": model, "connections": [{"node": "MH0003", "gpd": 5000}]}})
         body = problem_ok(r, 400)
     assert body["field"] == "inputs.model" and "max_simulation_work" in body["allowed"]
-    assert re.search(r"estimated at [\d,]+ routing steps .* x 99 elements", body["detail"]), body["detail"]
+    assert re.search(r"estimated at [\d,]+ routing or reporting steps .* x 99 elements", body["detail"]), body["detail"]
 
 
 def _engine_children(marker: str) -> list[int]:
@@ -222,3 +222,14 @@ def test_serve_says_what_wall_the_engine_runs_behind_and_warns_as_root(server):
         r = c.post("/processes/credits-quantification/execution", headers=ASYNC,
                    json={"inputs": {"project": "oak-street-sump-and-manholes"}})
         assert r.json()["versions"]["engine_sandbox"] == wall
+
+
+def test_an_uploaded_sweep_names_only_a_bundled_rule_set(server):
+    """A rule set file is looked up from the worker's own folder, not the job's (an attack read the server's
+    pyproject.toml so): an uploaded sweep may name only a bundled rule set."""
+    with server.client("engineer") as c:
+        rules = _upload(c, "pyproject.toml", b'name = "x"\n')
+        sweep = _upload(c, "d.toml", b'kind = "detention"\nsite = "alteration"\nrules = "pyproject.toml"\n'
+                                     b'[grid]\nheight_ft = [3.0, 4.0]\n')
+        r = c.post("/processes/sweep/execution", headers=ASYNC, json={"inputs": {"sweep": sweep, "sweep_files": [rules]}})
+        assert problem_ok(r, 400)["field"] == "inputs.sweep (rules)"

@@ -142,6 +142,15 @@ def _wall():
     capacitysim package) once the engine's libraries are loaded and before the model is opened."""
     import importlib.util
 
+    limit = os.environ.get("CAPACITYSIM_ENGINE_MAX_FILE_BYTES")
+    if limit:  # the largest file the run may write (the results file of a run with a 1-second report step...)
+        import resource
+        import signal
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (int(limit), int(limit)))
+        # Python ignores SIGXFSZ (a write past the limit would then fail quietly and the engine, which does not
+        # check its writes, would go on with a cut results file): the signal ends the run instead
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
     spec = importlib.util.spec_from_file_location("_capacitysim_sandbox", os.path.join(os.path.dirname(__file__), "sandbox.py"))
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # dataclasses look their module up there

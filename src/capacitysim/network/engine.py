@@ -50,6 +50,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -246,6 +247,9 @@ def run_copy(run: RunFiles, *, timeout_s: float | None = None, source: Path | No
     engine_errors = report_errors(run.rpt)
     if engine_errors:
         raise _engine_error(run, engine_errors, source, origin)
+    if proc.returncode == -getattr(signal, "SIGXFSZ", 25):
+        raise EngineError(f"{run.inp.name}: SWMM stopped: a file of the run passed the largest size allowed "
+                          f"({_STOP.get('max_file_bytes') or 0:,} bytes; service policy max_engine_file_bytes)")
     if proc.returncode != 0 or not (run.stats and run.stats.exists()):
         detail = " ".join(proc.stderr.decode(errors="replace").split())[-300:]
         raise EngineError(f"{run.inp.name}: SWMM failed: {detail or f'exit code {proc.returncode}'}")
@@ -309,19 +313,25 @@ def confinement_for(run: RunFiles):
 
 #: Process-wide stop conditions of engine runs (set by a service job around its workflow): a file whose
 #: appearance stops every engine child of this process (a dismissed job), and a monotonic deadline [s].
-_STOP = {"file": None, "deadline": None, "why": ""}
+_STOP = {"file": None, "deadline": None, "why": "", "max_file_bytes": None}
+#: Environment variable carrying the largest file an engine child may write [bytes] (``RLIMIT_FSIZE``).
+ENV_MAX_FILE_BYTES = "CAPACITYSIM_ENGINE_MAX_FILE_BYTES"
 
 
 @contextlib.contextmanager
-def stop_runs_when(stop_file: str | os.PathLike | None = None, deadline_s: float | None = None, why: str = ""):
+def stop_runs_when(stop_file: str | os.PathLike | None = None, deadline_s: float | None = None, why: str = "",
+                   max_file_bytes: int | None = None):
     """Within the block, every engine child this process starts is killed within :data:`STOP_POLL_S` once
-    ``stop_file`` exists or ``time.monotonic()`` passes ``deadline_s`` (an :class:`EngineError` saying ``why``).
+    ``stop_file`` exists or ``time.monotonic()`` passes ``deadline_s`` (an :class:`EngineError` saying ``why``),
+    and may write no file larger than ``max_file_bytes`` (the operating system's ``RLIMIT_FSIZE``: the run is
+    stopped when its results file would pass it).
 
     A service job wraps its workflow in it: dismissing the job (which writes the stop file) or passing the
     longest-job limit ends its SWMM runs within seconds, wherever its worker runs (the job folder is shared).
     """
     old = dict(_STOP)
-    _STOP.update(file=None if stop_file is None else str(stop_file), deadline=deadline_s, why=why)
+    _STOP.update(file=None if stop_file is None else str(stop_file), deadline=deadline_s, why=why,
+                 max_file_bytes=max_file_bytes)
     try:
         yield
     finally:
@@ -351,6 +361,8 @@ def _child(cmd, run: RunFiles, timeout_s):
     wall = Path(run.work_dir) / f"{run.inp.stem}.sandbox.json"
     wall.write_text(confinement_for(run).to_json(), encoding="utf-8")
     env[ENV_FILE] = str(wall)
+    if _STOP.get("max_file_bytes"):
+        env[ENV_MAX_FILE_BYTES] = str(int(_STOP["max_file_bytes"]))
     reason = _stop_reason()
     if reason:
         raise EngineError(f"{run.inp.name}: SWMM not started: {reason}")

@@ -214,6 +214,26 @@ def read_engine_lines(text: str) -> list[EngineLine]:
     return out
 
 
+def engine_options(text: str, lines: list[EngineLine] | None = None) -> dict[str, str]:
+    """The ``[OPTIONS]`` the engine uses: keyword (its canonical name, :data:`OPTION_WORDS`) -> value token.
+
+    As the engine reads them [2]_: in the first pass's ``[OPTIONS]`` (a quoted header does not end it), each line's
+    first token matched by prefix, ASCII case ignored (``end_dateXYZ`` is ``END_DATE``), and the *last* line of a
+    keyword wins. What capacitysim estimates or checks from a model's options must read them so.
+    """
+    out: dict[str, str] = {}
+    for ln in lines if lines is not None else read_engine_lines(text):
+        first = _first_strtok(ln.raw)
+        if ln.options_section != "OPTIONS" or first is None or first.startswith("["):
+            continue
+        toks = engine_tokens(ln.raw)
+        if len(toks) >= 2:
+            k = findmatch(toks[0], OPTION_WORDS)
+            if k >= 0:
+                out[OPTION_WORDS[k]] = toks[1]
+    return out
+
+
 @dataclass(frozen=True)
 class FileRef:
     """A file the engine would open because of one line of a model.
@@ -309,6 +329,16 @@ def check_engine_path(path: Path, what: str) -> str:
     return s
 
 
+def _whole_line(line: str, ref: FileRef) -> str:
+    """A rewritten line, refused when the engine would not read it whole (``MAXLINE``): the rest of a longer line
+    would be read as a line of its own, which no check has seen."""
+    if len(line) >= ENGINE_MAXLINE - 1:
+        raise InputError(f"{ref.describe()}: with its file name written out in full the line has {len(line):,} "
+                         f"characters, more than the engine reads as one line ({ENGINE_MAXLINE - 2:,}); remove what "
+                         "follows the file name on that line")
+    return line
+
+
 class ConfinedModelError(InputError):
     """A model names a file the service does not let it touch (HTTP 400 / exit 2)."""
 
@@ -359,7 +389,7 @@ def confine_model_text(text: str, allowed: set[str] | frozenset[str], *, field: 
                 new = safe_file_name(ref.name, "tempdir" if ref.access == "folder" else "saved")
             toks[ref.token] = new
             record.append({"line": ref.line, "section": ref.section, "what": ref.what, "name": ref.name, "as": new})
-        out.append(" ".join(quote_token(t) for t in toks))
+        out.append(_whole_line(" ".join(quote_token(t) for t in toks), refs[0]))
     return "\n".join(out) + "\n", record
 
 
@@ -420,10 +450,27 @@ def prepare_inp_text(text: str, source_dir: Path, run_dir: Path | None = None, c
                     target = copy
             toks[ref.token] = f'"{check_engine_path(target, ref.describe())}"'
             changed = True
-        out.append(" ".join(toks) if changed else ln.raw.rstrip("\r\n"))
+        out.append(_whole_line(" ".join(toks), refs[0]) if changed else ln.raw.rstrip("\r\n"))
     if in_options and not threads_seen:
         out.append("THREADS              1")
-    return "\n".join(out) + "\n"
+    text_out = "\n".join(out) + "\n"
+    if run_dir is not None:
+        _check_run_copy(text_out, Path(run_dir), {str(resolve_model_path(r.name, source_dir)) for refs in by_line.values()
+                                                  for r in refs} | {str(c) for _, c in (copies or [])})
+    return text_out
+
+
+def _check_run_copy(text: str, run_dir: Path, resolved: set[str]) -> None:
+    """The run's copy, read again as the engine reads it, names no file but those this module wrote into it: every
+    write in ``run_dir``, every read one it resolved. A divergence is the tool's own failure, never run."""
+    for ref in file_references(text):
+        p = Path(ref.name)
+        ok = p.is_absolute() and (p.parent == run_dir if ref.access in ("write", "folder") else
+                                  ref.name in resolved or p.parent == run_dir)
+        if not ok:
+            raise InputError(f"{ref.describe()}: the run's copy of the model would make the engine open {ref.name!r}, "
+                             "which capacitysim did not put there; the model is refused (report this model as a "
+                             "capacitysim defect)")
 
 
 def quoted_tokens(line: str) -> list[str]:

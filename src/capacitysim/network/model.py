@@ -388,17 +388,20 @@ def sim_end(model: SwmmInp) -> _dt.datetime:
                      model.option("END_TIME", MIDNIGHT))
 
 
-#: SWMM 5.2's default routing step [s] when ``[OPTIONS]`` gives none [1]_.
+#: SWMM 5.2's default routing and reporting steps [s] when ``[OPTIONS]`` gives none [1]_.
 DEFAULT_ROUTING_STEP_S = 20.0
+DEFAULT_REPORT_STEP_S = 900.0
 
 
 def simulation_size(model: SwmmInp, extra_hr: float = 0.0) -> dict:
-    """How much work one run of a model is, estimated before running it: routing steps x elements.
+    """How much work one run of a model is, estimated before running it: steps x elements.
 
     ``steps`` = (simulated period + ``extra_hr`` of spin-up) / ``ROUTING_STEP`` (a variable step only shortens
-    steps, so this is a lower bound of the steps the engine takes), ``elements`` = nodes + links +
-    subcatchments, ``work`` = their product (the engine's time is close to proportional to it: about 1e-6 s
-    per step and element for the dynamic wave of the bundled models).
+    steps, so this is a lower bound of the steps the engine takes), ``report_steps`` the same over
+    ``REPORT_STEP`` (each writes every element to the results file), ``elements`` = nodes + links +
+    subcatchments, ``work`` = the larger count of steps x elements (the engine's time is close to proportional to
+    it: about 5e-7 s per step and element for the dynamic wave of the bundled models). The options are read as the
+    engine reads them (:func:`capacitysim.network.inp_text.engine_options`).
 
     Returns
     -------
@@ -410,16 +413,29 @@ def simulation_size(model: SwmmInp, extra_hr: float = 0.0) -> dict:
     InputError
         A date, time or step that is not one (named as the model gives it).
     """
-    period_hr = (sim_end(model) - sim_start(model)).total_seconds() / SECONDS_PER_HOUR + max(float(extra_hr), 0.0)
-    step = model.option("ROUTING_STEP")
-    step_s = DEFAULT_ROUTING_STEP_S if step is None else parse_clock_hr(step) * SECONDS_PER_HOUR if ":" in step \
-        else model_number(step, "ROUTING_STEP")
-    if not step_s > 0:
-        raise InputError(f"ROUTING_STEP {step!r} must be a time > 0")
+    from capacitysim.network.inp_text import engine_options
+
+    opts = engine_options("\n".join(model.lines))  # as the engine reads them: prefixes, the last one wins
+    start_date = opts.get("START_DATE", DEFAULT_START_DATE)
+    start = date_time(start_date, opts.get("START_TIME", MIDNIGHT))
+    end = date_time(opts.get("END_DATE", start_date), opts.get("END_TIME", MIDNIGHT))
+    period_hr = (end - start).total_seconds() / SECONDS_PER_HOUR + max(float(extra_hr), 0.0)
+
+    def seconds(key: str, default: float) -> float:
+        tok = opts.get(key)
+        v = default if tok is None else parse_clock_hr(tok) * SECONDS_PER_HOUR if ":" in tok else model_number(tok, key)
+        if not v > 0:
+            raise InputError(f"{key} {tok!r} must be a time > 0")
+        return v
+
+    step_s = seconds("ROUTING_STEP", DEFAULT_ROUTING_STEP_S)
+    report_s = seconds("REPORT_STEP", DEFAULT_REPORT_STEP_S)
     elements = sum(len(model.rows(s)) for s in (*NODE_SECTIONS, *LINK_SECTIONS, "SUBCATCHMENTS"))
     steps = max(period_hr, 0.0) * SECONDS_PER_HOUR / step_s
-    return {"steps": steps, "elements": elements, "work": steps * max(elements, 1), "period_hr": period_hr,
-            "routing_step_s": step_s}
+    report_steps = max(period_hr, 0.0) * SECONDS_PER_HOUR / report_s
+    return {"steps": steps, "report_steps": report_steps, "elements": elements,
+            "work": max(steps, report_steps) * max(elements, 1), "period_hr": period_hr, "routing_step_s": step_s,
+            "report_step_s": report_s}
 
 
 def report_start_hr(model: SwmmInp) -> float:

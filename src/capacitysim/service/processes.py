@@ -461,8 +461,9 @@ def check_simulation_size(model: Path, spinup_hr, field: str) -> dict:
     if size["work"] > MAX_SIMULATION_WORK:
         raise ServiceInputError(
             field, model.name, f"a run of at most {MAX_SIMULATION_WORK:.3g} routing steps x elements (service policy "
-            "max_simulation_work)", f"one run is estimated at {size['steps']:,.0f} routing steps ({size['period_hr']:,.1f} h "
-            f"at {size['routing_step_s']:g} s) x {size['elements']:,} elements = {size['work']:.3g}")
+            "max_simulation_work)", f"one run is estimated at {max(size['steps'], size['report_steps']):,.0f} routing "
+            f"or reporting steps ({size['period_hr']:,.1f} h at {size['routing_step_s']:g} s routing, "
+            f"{size['report_step_s']:g} s reporting) x {size['elements']:,} elements = {size['work']:.3g}")
     return size
 
 
@@ -512,7 +513,7 @@ def check_sweep_files(sweep: Path, companions: dict[str, Path]) -> None:
             continue  # the sweep reader names what is wrong with it
         names = bundled(kind)
         stem = value[:-len(_SUFFIX[kind])] if value.endswith(_SUFFIX[kind]) else value
-        if value in companions:
+        if value in companions and key != "rules":  # a rule set file is looked up from the worker's folder: bundled only
             if key == "model":
                 confined_model(companions[value], set(companions), f"inputs.sweep_files ({value}, the sweep's model)")
             continue

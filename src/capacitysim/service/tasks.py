@@ -304,6 +304,11 @@ RUNNERS = {"capacity-demonstration": _run_capacity, "detention-design": _run_det
 MAX_JOB_S = 6 * 3600.0
 
 
+#: Service policy ``max_engine_file_bytes``: the largest file one SWMM run of a job may write [bytes] (its results
+#: file: a 10,000-node model over 54 h at a 5-minute report step writes about 0.5 GB).
+MAX_ENGINE_FILE_BYTES = 4 * 1024**3
+
+
 def internal_error(exc: BaseException, where: str) -> dict:
     """The job record of a failure that is the service's, not the user's: ``internal error, reference <id>`` for
     whoever reads the job; the exception and its traceback go to the ``capacitysim.service`` log under that
@@ -335,8 +340,9 @@ class PathRedactor:
         import sys
         import tempfile
 
-        roots = {str(Path(f).resolve()) for f in folders}
+        roots = {str(Path(f).resolve()) for f in folders} | {str(Path(f).absolute()) for f in folders}
         roots |= {str(Path(f).resolve().parent.parent) for f in folders[:1]}  # the data folder (jobs/<id>/..)
+        roots |= {str(Path(f).absolute().parent.parent) for f in folders[:1]}  # as named, through a symbolic link
         roots |= {tempfile.gettempdir(), sys.prefix, sys.base_prefix, sys.exec_prefix,
                   str(Path(__file__).resolve().parents[2]), str(Path.cwd()), str(Path.home()), "/tmp"}
         roots |= set(getattr(site, "getsitepackages", lambda: [])())
@@ -377,7 +383,8 @@ def run_job(process_id: str, inputs: dict, files: dict, job_dir: str, attempt: i
     tempfile.tempdir = str(scratch)  # the workflow's temporary run folders: inside the job's own folder
     try:
         with stop_runs_when(stop_file(job_dir), time.monotonic() + limit_s,
-                            f"stopped: the job passed the longest-job limit of {limit_s:,.0f} s (service policy max_job_s)"):
+                            f"stopped: the job passed the longest-job limit of {limit_s:,.0f} s (service policy max_job_s)",
+                            max_file_bytes=MAX_ENGINE_FILE_BYTES):
             staged = stage_inputs(process_id, inputs, files, work)
             doc, report = RUNNERS[process_id](inputs, staged, work, progress)
         text = hide(dumps_json(doc))  # the CLI's --json text (a non-finite number is an InputError, as there)
