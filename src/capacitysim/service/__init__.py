@@ -29,8 +29,12 @@ Data at rest
 The store (users with token hashes, jobs with their inputs, the SHA-256 of every input file, the versions they
 ran on, uploads, the append-only journal, the servers and their leases) is ``<data>/service.sqlite`` by
 default, or the PostgreSQL database of ``--database postgresql://...``. Everything else is under ``--data
-DIR``: ``bank.sqlite`` (the flow credit bank), ``jobs/<id>/`` (``result-<attempt>.json``, ``report-<attempt>.html``, a sweep's
-store), ``uploads/<sha256>/`` and ``secret`` (the key of the web forms' CSRF tokens).
+DIR``: ``bank.sqlite`` (the flow credit bank), ``documents/<id>/`` (what is served of a job: ``result-<attempt>.json``,
+``report-<attempt>.html``; never written by an engine run), ``jobs/<id>/`` (the job's staged inputs, runs, temporary
+folders, progress, a sweep's store), ``uploads/<sha256>/`` and ``secret`` (the key of the web forms' CSRF tokens).
+A job's model reads only the files uploaded with it, and its SWMM runs write only in their run folders, behind
+Landlock where the kernel offers it (docs/reference/model-files.md); the security of the HTTP face is in
+docs/workflows/service.md ("Security").
 
 Several service processes sharing one store (``--database postgresql://...``)
 -----------------------------------------------------------------------------

@@ -5,7 +5,8 @@
 * ``service.sqlite``: users (token hashes), web sessions (their ids' hashes), jobs, uploads, the journal
   (:mod:`capacitysim.service.store`), mode 0600;
 * ``bank.sqlite``: the flow credit bank (:class:`capacitysim.bank.Ledger`), made mode 0600 when the service opens it;
-* ``jobs/<id>/``: each job's ``result-<attempt>.json`` (the CLI's ``--json`` text, byte for byte), ``report-<attempt>.html``;
+* ``documents/<id>/``: each job's ``result-<attempt>.json`` (the CLI's ``--json`` text, server paths cut to names),
+  ``report-<attempt>.html``; ``jobs/<id>/``: the job's own folder, where its engine runs write;
 * ``uploads/<sha256>/<name>``: uploaded files, named in inputs as ``"upload:<sha256>"`` by their uploader only;
 * ``secret``: the key of the web pages' CSRF tokens (32 random bytes, mode 0600).
 
