@@ -283,8 +283,6 @@ def _write_run_copy(inp: Path, text: str, source_dir: Path, wd: Path) -> None:
     """The run's copy of a model (:func:`prepare_inp_text`): writes redirected into ``wd``, and the files the
     engine opens ``r+b`` (``[FILES] USE`` RAINFALL, RUNOFF, HOTSTART) copied into ``wd`` so that nothing outside it
     is ever opened for writing."""
-    import shutil
-
     from capacitysim.errors import DataFileError
 
     copies: list = []

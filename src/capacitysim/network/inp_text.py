@@ -92,6 +92,7 @@ OPTION_WORDS = (
     "IGNORE_SNOWMELT", "IGNORE_GROUNDWATER", "IGNORE_ROUTING", "IGNORE_QUALITY", "MAX_TRIALS", "HEAD_TOLERANCE",
     "SYS_FLOW_TOL", "LAT_FLOW_TOL", "IGNORE_RDII", "MINIMUM_STEP", "THREADS", "SURCHARGE_METHOD",
 )
+_TEMPDIR, _THREADS = OPTION_WORDS.index("TEMPDIR"), OPTION_WORDS.index("THREADS")
 #: ``[FILES]`` modes and types (keywords.c ``FileModeWords``, ``FileTypeWords``) [2]_.
 FILE_MODE_WORDS = ("NO", "SCRATCH", "USE", "SAVE")
 FILE_TYPE_WORDS = ("RAINFALL", "RUNOFF", "HOTSTART", "RDII", "INFLOWS", "OUTFLOWS")
@@ -180,6 +181,13 @@ class EngineLine:
     section: str | None
     options_section: str | None
     header: bool
+    #: a header for the first pass (its ``strtok`` token starts with ``[``), which decides what is an option line
+    header1: bool = False
+
+    @property
+    def option(self) -> bool:
+        """Whether the engine reads this line as an ``[OPTIONS]`` line (first pass, not a header) [2]_."""
+        return self.options_section == "OPTIONS" and not self.header1
 
 
 #: Sections whose lines can name a file (:func:`file_references`): only their lines are tokenized.
@@ -198,19 +206,20 @@ def read_engine_lines(text: str) -> list[EngineLine]:
     out = []
     sec2 = sec1 = None
     for n, raw in enumerate(engine_lines(text), start=1):
-        header = False
+        header = header1 = False
         toks: list[str] = []
         if may_be_header(raw):
             toks = engine_tokens(raw)
             first = _first_strtok(raw)
             if first is not None and first.startswith("["):
                 sec1 = section_of(first) or "?"
+                header1 = True
             if toks and toks[0].startswith("["):
                 sec2 = section_of(toks[0]) or "?"
                 header = True
         elif sec2 in FILE_SECTIONS or sec1 == "OPTIONS":
             toks = engine_tokens(raw)
-        out.append(EngineLine(n, raw, tuple(toks), sec2, sec1, header))
+        out.append(EngineLine(n, raw, tuple(toks), sec2, sec1, header, header1))
     return out
 
 
@@ -223,14 +232,10 @@ def engine_options(text: str, lines: list[EngineLine] | None = None) -> dict[str
     """
     out: dict[str, str] = {}
     for ln in lines if lines is not None else read_engine_lines(text):
-        first = _first_strtok(ln.raw)
-        if ln.options_section != "OPTIONS" or first is None or first.startswith("["):
-            continue
-        toks = engine_tokens(ln.raw)
-        if len(toks) >= 2:
-            k = findmatch(toks[0], OPTION_WORDS)
+        if ln.option and len(ln.tokens) >= 2:
+            k = findmatch(ln.tokens[0], OPTION_WORDS)
             if k >= 0:
-                out[OPTION_WORDS[k]] = toks[1]
+                out[OPTION_WORDS[k]] = ln.tokens[1]
     return out
 
 
@@ -260,18 +265,12 @@ def file_references(text: str, lines: list[EngineLine] | None = None) -> list[Fi
     refs: list[FileRef] = []
     for ln in lines if lines is not None else read_engine_lines(text):
         t = ln.tokens
-        if ln.options_section == "OPTIONS" and not ln.header and ln.section != "OPTIONS":
-            # read by the first pass only: a quoted header made the passes disagree
-            opt = engine_tokens(ln.raw)
-            if len(opt) >= 2 and findmatch(opt[0], OPTION_WORDS) == OPTION_WORDS.index("TEMPDIR"):
-                refs.append(FileRef(ln.number, "OPTIONS", "TEMPDIR", 1, opt[1], "folder", "cwd"))
+        if ln.option and len(t) >= 2 and findmatch(t[0], OPTION_WORDS) == _TEMPDIR:  # read by the first pass
+            refs.append(FileRef(ln.number, "OPTIONS", "TEMPDIR", 1, t[1], "folder", "cwd"))
         if ln.header or not t:
             continue
         sec = ln.section
-        if sec == "OPTIONS" and ln.options_section == "OPTIONS":
-            if len(t) >= 2 and findmatch(t[0], OPTION_WORDS) == OPTION_WORDS.index("TEMPDIR"):
-                refs.append(FileRef(ln.number, sec, "TEMPDIR", 1, t[1], "folder", "cwd"))
-        elif sec == "FILES":
+        if sec == "FILES":
             if len(t) < 3:
                 continue
             mode, kind = findmatch(t[0], FILE_MODE_WORDS), findmatch(t[1], FILE_TYPE_WORDS)
@@ -307,12 +306,6 @@ def quote_token(tok: str) -> str:
     return tok
 
 
-def _line_with(tokens, index: int, value: str) -> str:
-    toks = list(tokens)
-    toks[index] = value
-    return " ".join(quote_token(t) for t in toks)
-
-
 def safe_file_name(name: str, default: str = "file") -> str:
     """A bare file name (no folder, no character SWMM or a shell reads specially) from any name in a model."""
     base = name.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
@@ -337,6 +330,27 @@ def _whole_line(line: str, ref: FileRef) -> str:
                          f"characters, more than the engine reads as one line ({ENGINE_MAXLINE - 2:,}); remove what "
                          "follows the file name on that line")
     return line
+
+
+def _rewritten(lines: list[EngineLine], new_name) -> list[str]:
+    """One output line per engine line: a line that names a file rebuilt from its tokens with each file token
+    replaced by ``new_name(ref)`` (written as given; None keeps the token), and refused when the engine would not
+    read it whole (:func:`_whole_line`); every other line byte for byte (its line end dropped)."""
+    by_line: dict[int, list[FileRef]] = {}
+    for ref in file_references("", lines):
+        by_line.setdefault(ref.line, []).append(ref)
+    out = []
+    for ln in lines:
+        refs = by_line.get(ln.number, ())
+        toks = [quote_token(t) for t in ln.tokens]
+        changed = False
+        for ref in refs:
+            new = new_name(ref)
+            if new is not None:
+                toks[ref.token] = new
+                changed = True
+        out.append(_whole_line(" ".join(toks), refs[0]) if changed else ln.raw.rstrip("\r\n"))
+    return out
 
 
 class ConfinedModelError(InputError):
@@ -364,33 +378,23 @@ def confine_model_text(text: str, allowed: set[str] | frozenset[str], *, field: 
     ConfinedModelError
         Naming the line, the section and the name as written.
     """
-    lines = read_engine_lines(text)
-    by_line: dict[int, list[FileRef]] = {}
-    for ref in file_references(text, lines):
-        by_line.setdefault(ref.line, []).append(ref)
-    out, record = [], []
-    for ln in lines:
-        refs = by_line.get(ln.number)
-        if not refs:
-            out.append(ln.raw.rstrip("\r\n"))
-            continue
-        toks = list(ln.tokens) if not any(r.section == "OPTIONS" and ln.section != "OPTIONS" for r in refs) \
-            else engine_tokens(ln.raw)
-        for ref in refs:
-            if ref.access in ("read", "read-write"):
-                if ref.name not in allowed:
-                    shown = ref.name if len(ref.name) <= 80 else ref.name[:77] + "..."
-                    names = ", ".join(sorted(allowed)) or "none were uploaded"
-                    raise ConfinedModelError(
-                        f"{field}: {ref.describe()} names the file {shown!r}: a model run by the service reads only "
-                        f"the files uploaded with it, named by their bare file name (uploaded with this model: {names})")
-                new = ref.name
-            else:
-                new = safe_file_name(ref.name, "tempdir" if ref.access == "folder" else "saved")
-            toks[ref.token] = new
-            record.append({"line": ref.line, "section": ref.section, "what": ref.what, "name": ref.name, "as": new})
-        out.append(_whole_line(" ".join(quote_token(t) for t in toks), refs[0]))
-    return "\n".join(out) + "\n", record
+    record = []
+
+    def bare(ref: FileRef) -> str:
+        if ref.access in ("read", "read-write"):
+            if ref.name not in allowed:
+                shown = ref.name if len(ref.name) <= 80 else ref.name[:77] + "..."
+                names = ", ".join(sorted(allowed)) or "none were uploaded"
+                raise ConfinedModelError(
+                    f"{field}: {ref.describe()} names the file {shown!r}: a model run by the service reads only "
+                    f"the files uploaded with it, named by their bare file name (uploaded with this model: {names})")
+            new = ref.name
+        else:
+            new = safe_file_name(ref.name, "tempdir" if ref.access == "folder" else "saved")
+        record.append({"line": ref.line, "section": ref.section, "what": ref.what, "name": ref.name, "as": new})
+        return quote_token(new)
+
+    return "\n".join(_rewritten(read_engine_lines(text), bare)) + "\n", record
 
 
 def prepare_inp_text(text: str, source_dir: Path, run_dir: Path | None = None, copies: list | None = None) -> str:
@@ -413,50 +417,37 @@ def prepare_inp_text(text: str, source_dir: Path, run_dir: Path | None = None, c
     Lines not edited are kept byte for byte (the text is latin-1 decoded bytes; line ends become LF).
     """
     lines = read_engine_lines(text)
-    by_line: dict[int, list[FileRef]] = {}
-    for ref in file_references(text, lines):
-        by_line.setdefault(ref.line, []).append(ref)
+    resolved: set[str] = set()
+
+    def absolute(ref: FileRef) -> str | None:
+        if ref.access in ("write", "folder"):
+            if run_dir is None:
+                return None
+            target = Path(run_dir) / safe_file_name(ref.name, "tempdir" if ref.access == "folder" else "saved")
+        else:
+            target = resolve_model_path(ref.name, source_dir)
+            resolved.add(str(target))
+            if ref.access == "read-write" and copies is not None and run_dir is not None:
+                copy = Path(run_dir) / f"use-{ref.line}-{safe_file_name(ref.name)}"
+                copies.append((target, copy))
+                target = copy
+        return f'"{check_engine_path(target, ref.describe())}"'
+
     out: list[str] = []
-    threads_seen = False
-    in_options = False
-    for ln in lines:
-        if ln.header:
-            if in_options and not threads_seen:
-                _insert_before_blank_tail(out, "THREADS              1")
-                threads_seen = True
+    threads_seen = in_options = False
+    for ln, line in zip(lines, _rewritten(lines, absolute)):
+        if ln.header1 and in_options and not threads_seen:
+            _insert_before_blank_tail(out, "THREADS              1")
+            threads_seen = True
         in_options = ln.options_section == "OPTIONS"
-        if in_options and not ln.header:
-            opt = engine_tokens(ln.raw)
-            if opt and findmatch(opt[0], OPTION_WORDS) == OPTION_WORDS.index("THREADS"):
-                out.append("THREADS              1")
-                threads_seen = True
-                continue
-        refs = by_line.get(ln.number)
-        if not refs:
-            out.append(ln.raw.rstrip("\r\n"))
-            continue
-        toks = [quote_token(t) for t in (ln.tokens if ln.section == refs[0].section else engine_tokens(ln.raw))]
-        changed = False
-        for ref in refs:
-            if ref.access in ("write", "folder"):
-                if run_dir is None:
-                    continue
-                target = Path(run_dir) / safe_file_name(ref.name, "tempdir" if ref.access == "folder" else "saved")
-            else:
-                target = resolve_model_path(ref.name, source_dir)
-                if ref.access == "read-write" and copies is not None and run_dir is not None:
-                    copy = Path(run_dir) / f"use-{ref.line}-{safe_file_name(ref.name)}"
-                    copies.append((target, copy))
-                    target = copy
-            toks[ref.token] = f'"{check_engine_path(target, ref.describe())}"'
-            changed = True
-        out.append(_whole_line(" ".join(toks), refs[0]) if changed else ln.raw.rstrip("\r\n"))
+        if ln.option and ln.tokens and findmatch(ln.tokens[0], OPTION_WORDS) == _THREADS:
+            line, threads_seen = "THREADS              1", True
+        out.append(line)
     if in_options and not threads_seen:
         out.append("THREADS              1")
     text_out = "\n".join(out) + "\n"
     if run_dir is not None:
-        _check_run_copy(text_out, Path(run_dir), {str(resolve_model_path(r.name, source_dir)) for refs in by_line.values()
-                                                  for r in refs} | {str(c) for _, c in (copies or [])})
+        _check_run_copy(text_out, Path(run_dir), resolved | {str(c) for _, c in (copies or [])})
     return text_out
 
 
