@@ -274,3 +274,17 @@ def test_a_run_writing_past_the_file_size_limit_is_stopped_with_the_reason(tmp_p
         run_inp(tmp_path / "m.inp", tmp_path / "w")
     run = run_inp(tmp_path / "m.inp", tmp_path / "w2")  # outside the block: no limit
     assert run.out.stat().st_size > 20_000
+
+
+def test_a_missing_windows_path_is_left_to_the_engine_to_report(tmp_path):
+    """A model made on Windows names C:\\...\\inflow.txt that is not here (swmmio's model_full_features_network):
+    the copy keeps the name it resolved, and the engine reports the missing file, not capacitysim a defect."""
+    pytest.importorskip("swmm.toolkit")
+    from capacitysim.network.engine import EngineInputError, run_inp
+
+    text = MINI.replace("{files}", '[TIMESERIES]\nTS9 FILE "C:\\Rotations\\R3 - Vue\\inflow.txt"\n')
+    (tmp_path / "w.inp").write_text(text)
+    out = prepare_inp_text(text, tmp_path, tmp_path / "run")
+    assert [r.name for r in file_references(out)] == ["C:/Rotations/R3 - Vue/inflow.txt"]
+    with pytest.raises(EngineInputError, match=r"ERROR \d+"):
+        run_inp(tmp_path / "w.inp", tmp_path / "run2")

@@ -455,9 +455,9 @@ def _check_run_copy(text: str, run_dir: Path, resolved: set[str]) -> None:
     """The run's copy, read again as the engine reads it, names no file but those this module wrote into it: every
     write in ``run_dir``, every read one it resolved. A divergence is the tool's own failure, never run."""
     for ref in file_references(text):
-        p = Path(ref.name)
-        ok = p.is_absolute() and (p.parent == run_dir if ref.access in ("write", "folder") else
-                                  ref.name in resolved or p.parent == run_dir)
+        # a read is a name this module wrote (absolute, or a Windows name not found here, which the engine then
+        # reports missing); a write is in the run folder
+        ok = Path(ref.name).parent == run_dir if ref.access in ("write", "folder") else ref.name in resolved
         if not ok:
             raise InputError(f"{ref.describe()}: the run's copy of the model would make the engine open {ref.name!r}, "
                              "which capacitysim did not put there; the model is refused (report this model as a "
