@@ -5,43 +5,20 @@ Skipped when the ``playwright`` package or ``/usr/bin/chromium`` is absent (``.c
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
 
+from browser_support import browser, sign_in  # noqa: F401 - browser is a fixture
+
 from capacitysim.service.demo import BASIN, MUNICIPAL
 
-sync_api = pytest.importorskip("playwright.sync_api")
-CHROMIUM = os.environ.get("CAPACITYSIM_CHROMIUM", "/usr/bin/chromium")
-if not os.access(CHROMIUM, os.X_OK):
-    pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync"]
 #: Longest a page waits for a job to end [ms] (a wait, not a measured threshold).
 JOB_WAIT_MS = 240_000
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
-
-
-def _sign_in(browser, server, role):
-    page = browser.new_context().new_page()
-    page.goto(f"{server.url}/ui")
-    assert page.url.endswith("/ui/login")
-    page.fill("#token", server.tokens[role])
-    page.click("#sign-in")
-    page.wait_for_url(f"{server.url}/ui")
-    return page
-
-
 def test_engineer_submits_a_demonstration_and_reads_the_verdict(browser, server):
-    page = _sign_in(browser, server, "engineer")
+    page = sign_in(browser, server, "engineer")
     page.click("text=New demonstration")
     page.select_option("#model", "synthetic-50")
     page.select_option("#storm", "binghamton-1yr-24h")
@@ -70,7 +47,7 @@ def test_administrator_signs_off_a_withdrawal(browser, server):
             "capacity_job": cap.headers["Location"].rsplit("/", 1)[1],
             "spdes_job": spd.headers["Location"].rsplit("/", 1)[1], "application_approval": "H2-browser"})
         assert r.status_code == 201, r.text
-    page = _sign_in(browser, server, "administrator")
+    page = sign_in(browser, server, "administrator")
     page.click("nav >> text=Bank")
     row = page.locator("#queue tr", has_text="BROWSER-1")
     assert row.count() == 1
@@ -95,7 +72,7 @@ def test_administrator_approves_a_pending_deposit(browser, server):
         assert r.status_code == 201, r.text
         txn = r.json()["deposit"]["txn"]
         before = balances(eng)
-    page = _sign_in(browser, server, "administrator")
+    page = sign_in(browser, server, "administrator")
     page.click("nav >> text=Bank")
     row = page.locator("#deposit-queue tr", has_text=pid)
     assert row.count() == 1

@@ -11,24 +11,18 @@ Skipped when the ``playwright`` package or ``/usr/bin/chromium`` is absent (``.c
 from __future__ import annotations
 
 import base64
-import os
 import re
 import time
 import uuid
 import zlib
 
 import pytest
+from browser_support import browser, sign_in  # noqa: F401 - browser is a fixture
 from support import wait_final
 
 from capacitysim.service.app import REPORT_CSP
 from capacitysim.service.demo import BASIN, MUNICIPAL
 
-sync_api = pytest.importorskip("playwright.sync_api")
-CHROMIUM = os.environ.get("CAPACITYSIM_CHROMIUM", "/usr/bin/chromium")
-if not os.access(CHROMIUM, os.X_OK):
-    pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync"]
 #: How long a page is given for its script to act (a wait, not a measured threshold) [s].
 SCRIPT_WAIT_S = 3.0
 
@@ -75,23 +69,6 @@ BENIGN = f"""<!doctype html><html><head><meta charset="utf-8"><title>benign</tit
 """
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
-
-
-def _sign_in(browser, server, role):
-    page = browser.new_context().new_page()
-    page.goto(f"{server.url}/ui/login")
-    page.fill("#token", server.tokens[role])
-    page.click("#sign-in")
-    page.wait_for_url(f"{server.url}/ui")
-    return page
-
-
 def _pending_transfer(server, mun, gpd: int) -> str:
     from bank_support import developer
 
@@ -134,7 +111,7 @@ def test_a_script_planted_in_a_report_does_not_run_for_the_signed_in_administrat
         target, control_target = _pending_transfer(server, mun, 11), _pending_transfer(server, mun, 12)
     _report_file(server, job).write_text(ATTACK.replace("MARK", mark).replace("TRANSFER", target), encoding="utf-8")
 
-    page = _sign_in(browser, server, "administrator")
+    page = sign_in(browser, server, "administrator")
     console, requests = [], []
     page.on("console", lambda m: console.append(m.text))
     page.on("request", lambda r: requests.append(r.url))
@@ -168,7 +145,7 @@ def test_a_script_planted_in_a_report_does_not_run_for_the_signed_in_administrat
 
 def test_the_reports_policy_keeps_what_reports_embed(browser, server):
     job = _a_job_with_a_report(server)
-    page = _sign_in(browser, server, "engineer")
+    page = sign_in(browser, server, "engineer")
     console = []
     page.on("console", lambda m: console.append(m.text))
     # a real capacity report: its figures (data: PNGs) load under the policy
