@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 
-
 from browser_support import browser, sign_in  # noqa: F401 - browser is a fixture
 
 from capacitysim.service.demo import BASIN, MUNICIPAL
