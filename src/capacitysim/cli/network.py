@@ -53,14 +53,21 @@ def _peaking(value: str) -> str | float:
 @click.option("--crs", default=None, metavar="AUTHORITY:CODE",
               help="Coordinate reference system of the model's map (EPSG:2263) for the GeoJSON export, when the "
                    "model does not state it in a comment (;;CRS: EPSG:2263). Default: none stated.")
+@click.option("--committed", "committed_bank", type=click.Path(dir_okay=False), metavar="BANK",
+              help="Credit bank file: inject every flow it has committed on the basins whose registered model is this "
+                   "model (approved or reserved, not yet connected) into BOTH runs, so the connections are judged on "
+                   "top of them (the JSON's `committed`).")
+@click.option("--application", "committed_application", metavar="APP",
+              help="With --committed: the applicant's own application id, left out of the commitments.")
 @submittal_options
 @json_option
 def capacity(model_path, storm, connects, peaking, remediates, criteria_file, plant, spinup_hr, work_dir, report_path,
-             export_dir, crs, as_json, **submittal):
+             export_dir, crs, committed_bank, committed_application, as_json, **submittal):
     """Capacity demonstration: SWMM before and after new connections and/or I/I remediation.
 
     Prints the verdict (pass | fail | untrusted) and the failed checks; exit code 0 for pass,
-    1 for fail or untrusted.
+    1 for fail or untrusted. With --committed BANK, the bank's committed flows on this model are in
+    both runs (the baseline).
     """
     from capacitysim.io.files import read_toml
     from capacitysim.rules.capacity import Criteria
@@ -71,19 +78,53 @@ def capacity(model_path, storm, connects, peaking, remediates, criteria_file, pl
     from capacitysim.io.bundled import model_path as resolve_model
 
     model_path = resolve_model(model_path)
-    inputs = [model_path, criteria_file, storm if storm and os.path.exists(storm) else None]
+    inputs = [model_path, criteria_file, storm if storm and os.path.exists(storm) else None, committed_bank]
     check_output(report_path, inputs)
     check_export_dir(export_dir, inputs)
     pk = _peaking(peaking)
     conns = [parse_connection(c, pk) for c in connects]
     criteria = Criteria.from_dict(read_toml(criteria_file), criteria_file) if criteria_file else Criteria()
     sub = pop_submittal(submittal)
+    committed = _committed(committed_bank, committed_application, model_path)
     d = run_demonstration(model_path, connections=conns, remediations=list(remediates), storm=storm,
-                          criteria=criteria, work_dir=work_dir, plant=plant, spinup_hr=spinup_hr, submittal=sub, crs=crs)
+                          criteria=criteria, work_dir=work_dir, plant=plant, spinup_hr=spinup_hr, submittal=sub, crs=crs,
+                          committed=committed)
     with d:  # the temporary run folder goes when the command ends (kept with --work-dir)
         _print_capacity(d, report_path, as_json, export_dir)
     if d.verdict != "pass":
         click.get_current_context().exit(1)
+
+
+def _committed(bank, application, model_path) -> dict | None:
+    """The bank's commitments on the model (``--committed``), or None."""
+    if bank is None:
+        if application is not None:
+            raise InputError(f"--application {application!r}: names the applicant's own application to leave out of the "
+                             "commitments; allowed only with --committed BANK")
+        return None
+    from capacitysim.workflows.committed import capacity_commitments
+
+    return capacity_commitments(bank, model_path, application=application)
+
+
+def committed_lines(block: dict | None) -> list[str]:
+    """The committed flows of a result document as lines of the readable output (none without them)."""
+    from capacitysim.report.format import number
+
+    if not block:
+        return []
+    head = (f"committed flows: {len(block['flows'])} from bank {block['bank']} (head {str(block['bank_head'])[:12]}..., "
+            f"as of {block['as_of']}): {number(block['total_gpd'], 'gpd')} gpd average, "
+            f"{number(block.get('total_peak_gpd'), 'gpd')} gpd peak")
+    if block.get("excluded"):
+        head += f"; {block['excluded']} left out (the applicant's own)"
+    lines = [head]
+    for f in block["flows"]:
+        lines.append(f"  {f['application']:<16} {str(f.get('basin') or '-'):<12} {str(f.get('node') or '-'):<12} "
+                     f"{number(f['average_gpd'], 'gpd'):>12} gpd avg {number(f['peak_gpd'], 'gpd'):>12} gpd peak  {f['status']}")
+    for u in block.get("unplaced") or []:
+        lines.append(f"  not in the runs: {u['application']} ({u['reason']})")
+    return lines
 
 
 def _print_capacity(d, report_path, as_json, export_dir=None):
@@ -113,6 +154,8 @@ def _print_capacity(d, report_path, as_json, export_dir=None):
         if export_dir:
             rows.append(("exported", f"{export_dir}: {', '.join(doc['export']['files'])}"))
         emit_table(rows, "Capacity demonstration")
+        for line in committed_lines(doc.get("committed")):
+            click.echo(line)
         for ch in doc["checks"]:
             mark = "ok  " if ch["passed"] else "FAIL"
             u = ch["unit"]

@@ -106,6 +106,7 @@ def write_report(result, path) -> Path:
     ])
     rep.citation("These criteria are program policies (capacitysim.rules.capacity.Criteria), not numbers of the "
                  "regulation: the program asks for a demonstration of adequate capacity without setting them.")
+    _committed_section(rep, doc.get("committed"))
     rep.heading("Verdict")
     rep.raw(f'<p class="{verdict}">Verdict: {verdict.upper()}</p>')
     rows = [[ch["criterion"], ch["element"], number(ch["before"], ch["unit"]), number(ch["after"], ch["unit"]),
@@ -200,3 +201,33 @@ def write_report(result, path) -> Path:
                   "the model's start; "
                   "outfall and CSO volumes and the continuity errors cover the whole run.")
     return rep.write(path)
+
+
+def _committed_section(rep: HtmlReport, block: dict | None) -> None:
+    """The credit bank's committed flows, in both runs (``capacity --committed``); nothing without them."""
+    if not block:
+        return
+    rep.heading("Committed flows")
+    rep.paragraph("Flows the credit bank has committed on this model (approved or reserved and not yet connected, and "
+                  "recorded applications) are the baseline: each is injected at its node into BOTH runs, volume-true as "
+                  "a connection is (its average flow, peaked by the model's diurnal pattern), so the new connection is "
+                  "judged on top of them.")
+    unplaced = {u["application"] for u in block.get("unplaced") or []}
+    rep.key_values([
+        ("bank", f"{Path(str(block['bank'])).name} (journal head {block['bank_head']})"),
+        ("as of", block["as_of"]),
+        ("left out (the applicant's own)", block.get("excluded") or "none"),
+        ("committed average flow [gpd]", block["total_gpd"]),
+        ("committed peak flow [gpd]", block.get("total_peak_gpd")),
+        ("in the runs [gpd]", block.get("placed_gpd", block["total_gpd"])),
+    ])
+    flows = block["flows"]
+    if flows:
+        rep.table(["application", "basin", "node", "average [gpd]", "peak [gpd]", "status", "in the runs"],
+                  [[f["application"], f.get("basin") or "-", f.get("node") or "-", f["average_gpd"],
+                    f["peak_gpd"], f["status"],
+                    "NO: " + next(u["reason"] for u in block["unplaced"] if u["application"] == f["application"])
+                    if f["application"] in unplaced else "yes"] for f in flows],
+                  ["fail" if f["application"] in unplaced else "" for f in flows])
+    else:
+        rep.paragraph("The bank has no commitment on this model.")

@@ -88,6 +88,9 @@ class Demonstration:
     #: Node points and link lines of the model (:meth:`capacitysim.io.export.geometry.ModelGeometry.to_dict`):
     #: the report's plan map and the exports' GeoJSON.
     geometry: dict | None = None
+    #: The bank's commitments injected into both runs
+    #: (:func:`capacitysim.workflows.committed.committed_record`), None when run without them.
+    committed: dict | None = None
 
     def __post_init__(self):
         if self.work_dir is not None and not self.keep_files:
@@ -211,7 +214,8 @@ def choose_plant(model: SwmmInp, plant: str | None) -> tuple[str | None, str | N
 
 def run_demonstration(model_path, *, connections=(), remediations=(), storm=None, criteria: Criteria | None = None,
                       work_dir=None, outlets=None, plant=None, parallel: bool = True, extra_edits=(),
-                      spinup_hr: float | None = None, submittal=None, crs: str | None = None) -> Demonstration:
+                      spinup_hr: float | None = None, submittal=None, crs: str | None = None,
+                      committed: dict | None = None) -> Demonstration:
     """Run the before and after scenarios and judge them.
 
     Parameters
@@ -250,6 +254,16 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         The coordinate reference system of the model's map (``EPSG:2263``), when the model does not
         state it (:func:`capacitysim.io.export.geometry.model_geometry`); only the exports and the
         plan map use it.
+    committed : dict, optional
+        The credit bank's commitments on this model
+        (:func:`capacitysim.workflows.committed.capacity_commitments`, i.e.
+        :meth:`capacitysim.bank.Ledger.commitments`). Each flow is injected at its node into BOTH runs
+        (volume-true, as a connection), so the commitments are the baseline and the connections and
+        remediations are judged on top of them; still two engine runs. A flow that cannot be placed
+        (no node, or a node not in the model) is listed under ``unplaced`` with a warning. The
+        document records the block as ``committed`` (null without it). The bank's commitments are of
+        the model with the SHA-256 the bank registered: a model file that changes before it is run
+        makes the verdict untrusted.
     """
     from capacitysim.io.export.geometry import check_crs, model_geometry
 
@@ -267,6 +281,13 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
             raise InputError(f"--connect: node {c.node!r} is not a node of {model.path.name}")
         canon.append(replace(c, node=n))
     conns = canon
+    committed_conns, committed_rec, committed_warnings = [], None, []
+    if committed is not None:
+        from capacitysim.workflows.committed import check_commitments, committed_connections, committed_record
+
+        block = check_commitments(committed)
+        committed_conns, unplaced, committed_warnings = committed_connections(block, model)
+        committed_rec = committed_record(block, unplaced)
     rems = [parse_remediation(r, basins, model) if isinstance(r, str) else r for r in remediations]
     storm_edit, storm_record = _storm_edit(storm)
     storm_name = None if storm_record is None else storm_record["name"]
@@ -277,7 +298,8 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
     else:
         spin = float(check_range("spinup_hr", spinup_hr, 0.0, unit="hr"))
         spin_policy = f"{spin:g} h spin-up prepended (--spinup-hr)"
-    before_edits, after_edits = scenario_edits(model, storm_edit, conns, rems, spinup_hr=spin, extra_edits=extra_edits)
+    before_edits, after_edits = scenario_edits(model, storm_edit, conns, rems, spinup_hr=spin, extra_edits=extra_edits,
+                                               committed=committed_conns)
     # the report's hydrographs: the connections, their basin outlets and the plant are saved in the .out
     shown = [c.node for c in conns] + [b.outlet for c in conns if (b := _basin_or_none(c.node, basins))] + ([plant_id] if plant_id else [])
     if shown:
@@ -291,6 +313,9 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         before_record = write_scenario(model, before_edits, before_inp)
         after_inp = wd / "after_input.inp"
         record = write_scenario(model, after_edits, after_inp)
+        # the commitments are in both runs: the record's connections are the applicant's (the bank reads them)
+        record["connections"] = _without(record["connections"], before_record["connections"])
+        record["committed_connections"] = before_record["connections"]
         record["removed_sources"] = before_record["sources"]
         record["report_start_hr"] = spin + report_start_hr(model)
         record["simulation"]["spinup_policy"] = spin_policy
@@ -321,6 +346,7 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
     if len(lint) > 5:
         warnings_.append(f"(and {len(lint) - 5} more such problems)")
     warnings_ += record.get("notes", [])
+    warnings_ += committed_warnings
     injections = injection_checks(model, before, after, record, criteria)
     untrusted = [f"{i['what']} at {i['element']}: the engine received {i['received_cf']:,.1f} ft3, "
                  f"{i['difference_pct']:+.2f} % from the intended {i['intended_cf']:,.1f} ft3"
@@ -330,6 +356,9 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
                          "hydraulics, so no capacity can be demonstrated with it")
     if storm_edit is not None:
         untrusted += rainfall_problems(before, after, storm_edit, criteria, record)
+    record["external_files"] = ext
+    if committed_rec is not None:
+        untrusted += _committed_model_problems(committed_rec, committed, ext)
     checks = judge(before, after, criteria, **judged_elements(basins, conns))
     missing = [c.node for c in conns if _basin_or_none(c.node, basins) is None]
     if missing:
@@ -337,7 +366,6 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
     verdict = verdict_of(before, after, checks, criteria)
     if untrusted and verdict != "untrusted":
         verdict = "untrusted"
-    record["external_files"] = ext
     shown_points = [("the connection", conns[0].node)] if conns else []
     if conns and (b0 := _basin_or_none(conns[0].node, basins)) is not None:
         shown_points.append(("the basin outlet", b0.outlet))
@@ -347,7 +375,32 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
                          plant_id, conns, storm_name, injections, warnings_, untrusted, wd, keep, storm_record=storm_record,
                          submittal=submittal, geometry=model_geometry(model, crs).to_dict(),
                          hydrographs=_hydrographs(runs, shown_points),
-                         profile=_profile(model, conns[0].node, plant_id, before, after) if conns and plant_id else None)
+                         profile=_profile(model, conns[0].node, plant_id, before, after) if conns and plant_id else None,
+                         committed=committed_rec)
+
+
+def _without(records: list[dict], remove: list[dict]) -> list[dict]:
+    """``records`` less one equal record for each of ``remove`` (the connection records of both runs,
+    written by the same code from the same edits, are equal)."""
+    out = list(records)
+    for r in remove:
+        for i, x in enumerate(out):
+            if x == r:
+                del out[i]
+                break
+        else:  # pragma: no cover - write_scenario records each connection once per run
+            raise AssertionError(f"a committed connection at {r.get('node')} is missing from the after run's record")
+    return out
+
+
+def _committed_model_problems(rec: dict, block: dict, ext: list[dict]) -> list[str]:
+    """The commitments are of a registered model (its SHA-256): the model run must be that one."""
+    want = (block.get("scope") or {}).get("model_sha256")
+    got = next((f.get("sha256") for f in ext if f.get("verb") == "MODEL"), None)
+    if want and got and want != got:
+        return [f"the bank's commitments are those of the model with SHA-256 {want}, but the model run has SHA-256 "
+                f"{got} (the file changed?): the commitments may not be those of this model"]
+    return []
 
 
 def _hydrographs(runs: dict, points: list[tuple[str, str]]) -> list[dict]:
@@ -420,6 +473,10 @@ def injection_checks(model: SwmmInp, before: xr.Dataset, after: xr.Dataset, reco
     * all external inflows together: the intended whole-run volume of the connections and
       injected hydrographs, minus the removed sump pumps and roof leaders of the BEFORE run,
       against the change of the routing continuity's External Inflow;
+    * the credit bank's committed flows (``record["committed_connections"]``, in BOTH runs, so
+      absent from the change): their intended whole-run volume plus the BEFORE run's removed
+      sources against the BEFORE run's External Inflow, when the model has no [INFLOWS] FLOW of its
+      own (else its own inflows cannot be told apart without a third run, and this check is left out);
     * RDII remediation: the intended reduction (the remediated share of the BEFORE run's RDII
       volume, by sewer area x the R of its unit hydrographs) against the change of the routing
       continuity's RDII Inflow (checked when all [RDII] share one rain gauge's rainfall).
@@ -451,6 +508,14 @@ def injection_checks(model: SwmmInp, before: xr.Dataset, after: xr.Dataset, reco
     if (record.get("connections") or record.get("inflows") or record.get("removed_sources")) and "routing_exInflow_cf" in after.attrs:
         got = after.attrs["routing_exInflow_cf"] - before.attrs["routing_exInflow_cf"]
         row("external inflows (all)", "system", intended_ex, got, "routing continuity External Inflow, whole run")
+    committed = record.get("committed_connections") or []
+    own_inflows = any(len(r.tokens) >= 2 and r.tokens[1].upper() == "FLOW" for r in model.rows("INFLOWS"))
+    if committed and not own_inflows and "routing_exInflow_cf" in before.attrs:
+        # the BEFORE run's external inflows are the commitments and the sources it still has, nothing else
+        intended = sum(conn["intended_run_volume_model"] * cf for conn in committed)
+        intended += sum(s.get("volume_cf", 0.0) for s in record.get("removed_sources", []))
+        row("committed flows (all)", "system", intended, before.attrs["routing_exInflow_cf"],
+            "routing continuity External Inflow of the BEFORE run, whole run")
     rems = record.get("remediations", [])
     if rems and "routing_iiInflow_cf" in before.attrs:
         weights = rdii_weights(model)
@@ -503,7 +568,7 @@ def rainfall_problems(before: xr.Dataset, after: xr.Dataset, storm: Storm, c: Cr
 
 
 def scenario_edits(model: SwmmInp, storm: Storm | None, connections=(), remediations=(), *,
-                   spinup_hr: float | None = None, extra_edits=()) -> tuple[list, list]:
+                   spinup_hr: float | None = None, extra_edits=(), committed=()) -> tuple[list, list]:
     """The edits of the BEFORE and the AFTER model of a capacity demonstration: ``(before, after)``.
 
     The one place that decides what each run gets (``capacitysim capacity`` and the SWMM scenarios
@@ -513,6 +578,9 @@ def scenario_edits(model: SwmmInp, storm: Storm | None, connections=(), remediat
       when > 0) and the design ``storm`` placed at the model's own reporting start (its
       ``start_hr`` counted from there), i.e. ``spinup_hr`` + the model's REPORT_START offset
       from the moved simulation start;
+    * both runs, after the spin-up and the storm: the ``committed`` connections (the credit bank's
+      commitments, :func:`capacitysim.workflows.committed.committed_connections`): the baseline the
+      connections are judged on top of;
     * BEFORE only: the sources of every :class:`~capacitysim.network.scenario.SourceRemoval`
       (disconnected sump pumps and roof leaders discharge today, not after);
     * AFTER only: the connections, the RDII remediations and ``extra_edits``.
@@ -520,7 +588,7 @@ def scenario_edits(model: SwmmInp, storm: Storm | None, connections=(), remediat
     spin = default_spinup_hr(model)[0] if spinup_hr is None else float(check_range("spinup_hr", spinup_hr, 0.0, unit="hr"))
     if storm is not None:
         storm = replace(storm, start_hr=spin + report_start_hr(model) + storm.start_hr)
-    both = ([Spinup(spin)] if spin > 0 else []) + ([storm] if storm is not None else [])
+    both = ([Spinup(spin)] if spin > 0 else []) + ([storm] if storm is not None else []) + list(committed)
     before = both + [r.sources for r in remediations if isinstance(r, SourceRemoval)]
     after = both + list(connections) + [r for r in remediations if not isinstance(r, SourceRemoval)] + list(extra_edits)
     return before, after
@@ -638,6 +706,7 @@ def demonstration_json(d: Demonstration) -> dict:
             "links": links, "nodes": nodes,
             "hydrographs": _jsonable(d.hydrographs), "profile": _jsonable(d.profile),
             "geometry": d.geometry,
+            "committed": _jsonable(d.committed),
             "units": "flow cfs, depth/elevation ft, volume ft3 (converted from the model's FLOW_UNITS)"}
 
 
