@@ -55,16 +55,24 @@ def spdes():
 @click.option("--outfall", help="With --dmr: the outfall (perm_feature_nmbr) when the file has several.")
 @click.option("--location", help="With --dmr: the monitoring location when the file has several.")
 @click.option("--report", help="Write an HTML report with the figure here (never an input, a link or a folder).")
+@click.option("--committed", "committed_bank", type=click.Path(dir_okay=False), metavar="BANK",
+              help="Credit bank file: add the average flow it has committed on every basin registered as draining to "
+                   "this plant (by its SPDES permit number, else its name) to the plant's flow, before the added flow "
+                   "(the JSON's committed_gpd).")
+@click.option("--application", "committed_application", metavar="APP",
+              help="With --committed: the applicant's own application id, left out of the commitments.")
 @submittal_options
 @json_option
 def check(plant_file, flows, dmr, watershed, limit_mgd, basis, as_of, application_date, strict_record_age, added_gpd,
-          date_column, flow_column, units, outfall, location, report, as_json, **kwargs):
+          date_column, flow_column, units, outfall, location, report, committed_bank, committed_application, as_json,
+          **kwargs):
     """Treatment capacity for a new connection: prior-12-month violations, added flow, headroom.
 
     A plant discharging within the NYC watershed is checked under 15 RCNY § 18-37(b) (prohibited or
     not); any other plant by its permitted-flow headroom after the added flow. Exit code 0 when
     treatment capacity is shown, 1 when it is not (PROHIBITED, or negative headroom; the table or
     JSON is still printed), 2 for bad input, 3 when the record is refused (--strict-record-age).
+    With --committed BANK, the flow the bank has committed to the plant is part of the baseline.
     """
     from capacitysim.io.plant_flows import read_plant_file
     from capacitysim.workflows.spdes import (
@@ -77,14 +85,24 @@ def check(plant_file, flows, dmr, watershed, limit_mgd, basis, as_of, applicatio
     plant_path = None if plant_file is None else resolve_plant_path(plant_file)
     # the report must never overwrite an input (checked before any work)
     check_output(report, [None if flows is None else resolve_flows_path(flows), dmr, plant_path,
-                          kwargs.get("submittal__submittal_file")], option="--report")
+                          kwargs.get("submittal__submittal_file"), committed_bank], option="--report")
     plant = None if plant_path is None else read_plant_file(plant_path)
     sub = pop_submittal(kwargs, base=plant_submittal(plant))
+    committed = None
+    if committed_bank is not None:
+        from capacitysim.workflows.committed import plant_keys, spdes_commitments
+
+        committed = spdes_commitments(committed_bank, plant_keys(sub, plant), application=committed_application)
+    elif committed_application is not None:
+        from capacitysim.errors import InputError
+
+        raise InputError(f"--application {committed_application!r}: names the applicant's own application to leave out "
+                         "of the commitments; allowed only with --committed BANK")
     result = run_check(
         flows=flows, dmr=dmr, limit_mgd=limit_mgd, basis=basis, as_of=as_of, application_date=application_date,
         added_gpd=list(added_gpd), watershed=watershed, plant=plant, strict_record_age=strict_record_age,
         submittal=sub, date_column=date_column, flow_column=flow_column, units=units, outfall=outfall,
-        location=location,
+        location=location, committed=committed,
     )
     if report:
         from capacitysim.report.spdes import write_report

@@ -20,7 +20,7 @@ from capacitysim.workflows.spdes import SpdesCheck
 
 
 def figure(result: SpdesCheck, months_shown: int = 36):
-    """Monthly averages against the limit, the added flow stacked on top, the look-back window shaded."""
+    """Monthly averages against the limit, the committed and the added flow stacked on top, the look-back window shaded."""
     v = result.verdict
     m = result.monthly
     last_month = max(np.datetime64(v.as_of, "M"), m.end[-1].astype("datetime64[M]"))
@@ -39,10 +39,14 @@ def figure(result: SpdesCheck, months_shown: int = 36):
     for b, c in zip(bars, complete):
         if not c:
             b.set_hatch("///")
+    committed_mgd = v.committed_gpd / GPD_PER_MGD
+    if v.committed_gpd > 0:
+        ax.bar(x[in_w], np.full(int(in_w.sum()), committed_mgd), bottom=avg[in_w], width=width, color="#8e6bbf",
+               edgecolor="#1b1b1b", linewidth=0.4, label=f"committed flow {v.committed_gpd:,.0f} gpd")
     if v.added_gpd > 0:
         added_mgd = v.added_gpd / GPD_PER_MGD
-        ax.bar(x[in_w], np.full(int(in_w.sum()), added_mgd), bottom=avg[in_w], width=width, color="#f0a500",
-               edgecolor="#1b1b1b", linewidth=0.4, label=f"added flow {v.added_gpd:,.0f} gpd")
+        ax.bar(x[in_w], np.full(int(in_w.sum()), added_mgd), bottom=avg[in_w] + committed_mgd, width=width,
+               color="#f0a500", edgecolor="#1b1b1b", linewidth=0.4, label=f"added flow {v.added_gpd:,.0f} gpd")
     ax.axhline(v.limit_mgd, color="#a21515", linewidth=1.5, linestyle="--", label=f"SPDES limit {v.limit_mgd:g} MGD")
     if result.basis != "month":
         p = result.periods
@@ -53,7 +57,7 @@ def figure(result: SpdesCheck, months_shown: int = 36):
     ax.axvspan(lo, pd.Timestamp(v.as_of) + pd.Timedelta(days=1), color="#dddddd", alpha=0.5, zorder=0,
                label="prior twelve months (period ends)")
     ax.set_ylabel("flow [MGD]")
-    top = max(float(np.nanmax(avg)) + v.added_gpd / GPD_PER_MGD, v.limit_mgd) * 1.12
+    top = max(float(np.nanmax(avg)) + v.on_top_gpd / GPD_PER_MGD, v.limit_mgd) * 1.12
     ax.set_ylim(0, top)
     ax.legend(loc="upper left", fontsize=7, ncol=2)
     ax.set_title(f"Monthly average flow against the SPDES limit (as of {v.as_of})", fontsize=10)
@@ -118,6 +122,8 @@ def write_report(result: SpdesCheck, path: str | Path) -> Path:
     rep.heading("Definitions used")
     texts = [d["definitions"].get("violation") or d["definitions"].get("exceedance"), result.window_text(),
              sp.INCOMPLETE_TEXT, sp.ADDED_TEXT, sp.HEADROOM_TEXT]
+    if d["definitions"].get("committed_flow"):
+        texts.append(d["definitions"]["committed_flow"])
     for text in texts:
         rep.paragraph(text)
     rep.heading("Named program policies")
@@ -127,16 +133,19 @@ def write_report(result: SpdesCheck, path: str | Path) -> Path:
     rep.figure(
         figure(result),
         "Bars: monthly average flow of the record (dark: period ends in the look-back window; red: above the limit; "
-        "hatched: days missing). Orange: the added flow stacked on the months that count. Dashed: the permit's limit.",
+        "hatched: days missing). Orange: the added flow stacked on the months that count"
+        + (" (purple below it: the flow committed by the credit bank)" if v.committed_gpd else "")
+        + ". Dashed: the permit's limit.",
     )
     rep.heading(f"Periods in the look-back window ({result.basis})")
     w = v.window
-    added = v.added_gpd
+    added = v.on_top_gpd  # the committed flow (credit bank) and the added flow on top of each period
+    with_ = "with committed and added flow" if v.committed_gpd else "with added flow"
     if result.basis == "30day":
         rep.paragraph(f"{len(w)} daily 30-day periods end in the window; those over the limit are grouped in runs below.")
-        rows, classes = _runs(w, v.limit_mgd, added)
+        rows, classes = _runs(w, v.limit_mgd, added, with_)
         if rows:
-            rep.table(["period ends", "periods", "highest average [MGD]", "with added flow [MGD]", "over the limit"], rows, classes)
+            rep.table(["period ends", "periods", "highest average [MGD]", f"{with_} [MGD]", "over the limit"], rows, classes)
         else:
             rep.paragraph("No 30-day period in the window exceeds the limit, with or without the added flow.", "pass")
     else:
@@ -148,9 +157,9 @@ def write_report(result: SpdesCheck, path: str | Path) -> Path:
             rows.append([p["label"], p["average_mgd"], p["projected_average_mgd"],
                          (v.limit_mgd - p["projected_average_mgd"]) * GPD_PER_MGD,
                          f"{p['days_present']} / {p['days_expected']}" + ("" if p["complete"] else " (incomplete)"),
-                         "record" if over_rec else ("with added flow" if over_proj else "no")])
+                         "record" if over_rec else (with_ if over_proj else "no")])
             classes.append("fail" if over_proj else "")
-        rep.table(["period", "average [MGD]", "with added flow [MGD]", "margin after added flow [gpd]", "days", "over the limit"], rows, classes)
+        rep.table(["period", "average [MGD]", f"{with_} [MGD]", f"margin {with_} [gpd]", "days", "over the limit"], rows, classes)
     rep.heading("Record")
     items = []
     if result.plant is not None:
@@ -181,7 +190,7 @@ def write_report(result: SpdesCheck, path: str | Path) -> Path:
     return rep.write(path)
 
 
-def _runs(w: rule.PeriodAverages, limit_mgd: float, added_gpd: float):
+def _runs(w: rule.PeriodAverages, limit_mgd: float, added_gpd: float, with_: str = "with added flow"):
     over = rule.exceeds(w.average_mgd, limit_mgd, added_gpd)
     rows, classes = [], []
     i = 0
@@ -197,7 +206,7 @@ def _runs(w: rule.PeriodAverages, limit_mgd: float, added_gpd: float):
         peak = float(np.max(w.average_mgd[seg]))
         rec = bool(rule.exceeds(w.average_mgd[seg], limit_mgd, 0.0).any())
         rows.append([f"{w.end[i]} to {w.end[j]}", j - i + 1, peak, peak + added_gpd / GPD_PER_MGD,
-                     "record" if rec else "with added flow"])
+                     "record" if rec else with_])
         classes.append("fail")
         i = j + 1
     return rows, classes

@@ -516,23 +516,29 @@ class SpdesVerdict:
     violation_in_prior_12_months : bool
         A period of the window exceeded the limit with the record as it is.
     projected_violation : bool
-        A period of the window would have exceeded the limit with the added flow on top.
+        A period of the window would have exceeded the limit with the committed and the added flow on top.
     connection_prohibited : bool
         Either of the two.
     grounds : tuple of str
         :data:`GROUND_PRIOR_VIOLATION` and/or :data:`GROUND_ADDED_FLOW`.
     added_gpd : float
         Total added flow [gpd].
+    committed_gpd : float
+        Flow already committed to the plant and not yet in its record [gpd] (the credit bank's
+        commitments, issue 24): part of the baseline the added flow is judged on top of.
     worst_index : int
         Index (into ``window``) of the period with the highest average.
     worst_average_mgd, worst_projected_mgd : float
-        That period's recorded average, and with the added flow [MGD].
+        That period's recorded average, and with the committed and the added flow [MGD].
     headroom_before_gpd, headroom_gpd : float
-        Limit minus the worst average, before and after the added flow [gpd].
+        Limit minus the worst average and the committed flow, before and after the added flow [gpd].
     window : PeriodAverages
         The periods that count (end date in the window).
     n_violations, n_projected_violations, n_incomplete : int
-        Periods of the window exceeding the limit (record; with added flow) and with missing days.
+        Periods of the window exceeding the limit (record; with committed and added flow) and with missing days.
+    committed_exceeded : bool
+        A period of the window would have exceeded the limit with the committed flow alone on top
+        (the headroom before the added flow is negative).
     """
 
     as_of: np.datetime64
@@ -552,6 +558,13 @@ class SpdesVerdict:
     n_violations: int
     n_projected_violations: int
     n_incomplete: int
+    committed_gpd: float = 0.0
+    committed_exceeded: bool = False
+
+    @property
+    def on_top_gpd(self) -> float:
+        """The flow on top of the record in the projection: committed + added [gpd]."""
+        return self.committed_gpd + self.added_gpd
 
     @property
     def reasons(self) -> list[str]:
@@ -560,7 +573,7 @@ class SpdesVerdict:
         return [text[g] for g in self.grounds]
 
 
-def check_connection(periods: PeriodAverages, limit_mgd, as_of, added_gpd=0.0) -> SpdesVerdict:
+def check_connection(periods: PeriodAverages, limit_mgd, as_of, added_gpd=0.0, committed_gpd=0.0) -> SpdesVerdict:
     """Apply 15 RCNY § 18-37(b) to a plant's periods as of a date.
 
     "A new sewer connection or sewer extension to a sewer system is prohibited where the wastewater
@@ -572,7 +585,11 @@ def check_connection(periods: PeriodAverages, limit_mgd, as_of, added_gpd=0.0) -
     Ground 1 (prior violation): one of them exceeded the limit. Ground 2 (added flow): one of them
     would have exceeded it with the added average daily flow on top of its average (the record of
     the last twelve months as the expectation of the next). Headroom =
-    limit - (max period average in the window + added flow), in gpd.
+    limit - (max period average in the window + committed flow + added flow), in gpd.
+
+    Flow already committed to the plant (approved connections not yet in its record, issue 24) is
+    part of the baseline: ground 2 is judged with the committed AND the added flow on top of each
+    period; ground 1 (the record) is not changed by it.
 
     Parameters
     ----------
@@ -585,6 +602,9 @@ def check_connection(periods: PeriodAverages, limit_mgd, as_of, added_gpd=0.0) -
     added_gpd : float or array_like
         Average daily flow of the new connection(s) [gpd], >= 0; several values are summed
         (pending connections).
+    committed_gpd : float
+        Average daily flow already committed to the plant and not in its record [gpd], >= 0
+        (the credit bank's commitments); default 0.
 
     Raises
     ------
@@ -592,6 +612,7 @@ def check_connection(periods: PeriodAverages, limit_mgd, as_of, added_gpd=0.0) -
         When no period with data ends in the window.
     """
     limit, added = _limit_and_added(limit_mgd, added_gpd)
+    committed = float(check_range("committed_gpd", committed_gpd, 0.0, None, unit="gpd"))
     a = _as_days("as_of", as_of).reshape(())[()]
     start_excl = months_before(a, LOOKBACK_MONTHS)
     mask = in_lookback(periods.end, a) & ~np.isnan(periods.average_mgd)
@@ -603,12 +624,13 @@ def check_connection(periods: PeriodAverages, limit_mgd, as_of, added_gpd=0.0) -
             f"to {periods.end[-1] if len(periods) else '-'}"
         )
     rec = exceeds(window.average_mgd, limit, 0.0)
-    proj = exceeds(window.average_mgd, limit, added)
+    proj = exceeds(window.average_mgd, limit, committed + added)
     worst = int(np.argmax(window.average_mgd))
     worst_avg = float(window.average_mgd[worst])
     prior, projected = bool(rec.any()), bool(proj.any())
-    grounds = tuple(g for g, on in ((GROUND_PRIOR_VIOLATION, prior), (GROUND_ADDED_FLOW, projected and added > 0)) if on)
-    headroom_before = (limit - worst_avg) * GPD_PER_MGD
+    grounds = tuple(g for g, on in ((GROUND_PRIOR_VIOLATION, prior),
+                                    (GROUND_ADDED_FLOW, projected and committed + added > 0)) if on)
+    headroom_before = (limit - worst_avg) * GPD_PER_MGD - committed
     return SpdesVerdict(
         as_of=a,
         window_start_exclusive=start_excl,
@@ -620,13 +642,15 @@ def check_connection(periods: PeriodAverages, limit_mgd, as_of, added_gpd=0.0) -
         grounds=grounds,
         worst_index=worst,
         worst_average_mgd=worst_avg,
-        worst_projected_mgd=worst_avg + added / GPD_PER_MGD,
+        worst_projected_mgd=worst_avg + (committed + added) / GPD_PER_MGD,
         headroom_before_gpd=headroom_before,
         headroom_gpd=headroom_before - added,
         window=window,
         n_violations=int(rec.sum()),
         n_projected_violations=int(proj.sum()),
         n_incomplete=int((~window.complete).sum()),
+        committed_gpd=committed,
+        committed_exceeded=bool(committed > 0 and exceeds(window.average_mgd, limit, committed).any()),
     )
 
 
@@ -713,7 +737,8 @@ _POLICY_TEXT = {
     POLICY_PERMITTED_FLOW_HEADROOM: (
         "For a plant that does not discharge within the NYC watershed, treatment capacity is shown when the "
         "permit's flow limit minus (the highest period average on the permit's basis ending in the twelve months "
-        "before the as-of date + the added flow) is >= 0 gpd."
+        "before the as-of date + the flow committed to the plant, when the credit bank's commitments are given, + the "
+        "added flow) is >= 0 gpd."
     ),
     POLICY_FLOW_VIOLATION: (
         "A SPDES flow parameter violation is a period average on the permit's own basis above the permit's flow "
@@ -759,7 +784,7 @@ def treatment_capacity_shown(verdict: SpdesVerdict, watershed: bool) -> bool:
     bool
         Watershed plant: the connection is not prohibited under 15 RCNY § 18-37(b) (neither ground).
         Other plant (§ 18-37(b) does not apply): the permitted-flow headroom after the added flow is
-        >= 0 gpd, ``limit - (highest period average in the look-back window + added) >= 0`` (named
+        >= 0 gpd, ``limit - (highest period average in the look-back window + committed + added) >= 0`` (named
         policy :data:`POLICY_PERMITTED_FLOW_HEADROOM`); an average within :data:`EQUALITY_RTOL` of the
         limit counts as at the limit, as for a violation.
     """

@@ -73,8 +73,14 @@ ADDED_TEXT = (
     "each period's average by the same amount on every basis."
 )
 HEADROOM_TEXT = (
-    "Headroom = limit - (highest period average in the look-back window + added flow), in gpd; negative "
-    "means the limit is exceeded by that much."
+    "Headroom = limit - (highest period average in the look-back window + committed flow + added flow), in gpd; "
+    "negative means the limit is exceeded by that much."
+)
+COMMITTED_TEXT = (
+    "The committed flow is the average daily flow the credit bank has committed to the plant (approved or reserved "
+    "connections not yet connected, and recorded applications, of every basin registered as draining to it), not "
+    "yet in its record; it is part of the baseline: added to every day with the added flow on top, it lowers the "
+    "headroom before the added flow by the same amount. The record's own violations are not changed by it."
 )
 VIOLATION_TEXT = (
     "A violation is a period average above the limit; a period exactly at the limit is not a violation. "
@@ -134,6 +140,9 @@ class SpdesCheck:
     plant: PlantFile | None = None
     #: Where the limit came from: ``--limit-mgd``, ``plant file`` or ``DMR``.
     limit_source: str = "--limit-mgd"
+    #: The credit bank's commitments to the plant (:func:`capacitysim.workflows.committed.committed_record`),
+    #: None when checked without them; their total is ``verdict.committed_gpd``.
+    committed: dict | None = None
 
     def __post_init__(self):
         if self.submittal is None:
@@ -191,8 +200,12 @@ class SpdesCheck:
 
     def definitions(self) -> dict:
         if self.watershed:
-            return {"violation": VIOLATION_TEXT, "incomplete": INCOMPLETE_TEXT, "added_flow": ADDED_TEXT}
-        return {"exceedance": EXCEEDANCE_TEXT, "incomplete": INCOMPLETE_TEXT, "added_flow": ADDED_TEXT}
+            out = {"violation": VIOLATION_TEXT, "incomplete": INCOMPLETE_TEXT, "added_flow": ADDED_TEXT}
+        else:
+            out = {"exceedance": EXCEEDANCE_TEXT, "incomplete": INCOMPLETE_TEXT, "added_flow": ADDED_TEXT}
+        if self.committed is not None:
+            out["committed_flow"] = COMMITTED_TEXT
+        return out
 
     def window_text(self) -> str:
         return WINDOW_TEXT if self.watershed else WINDOW_TEXT_PERMIT
@@ -204,8 +217,9 @@ class SpdesCheck:
             return v.reasons
         if self.treatment_capacity_shown:
             return []
-        return [(f"{self.permit_citation()}: the highest {self.basis} average in the prior twelve months plus the added "
-                 f"flow exceeds the limit by {-v.headroom_gpd:,.0f} gpd")]
+        plus = " plus the committed and the added flow" if v.committed_gpd else " plus the added flow"
+        return [(f"{self.permit_citation()}: the highest {self.basis} average in the prior twelve months{plus} "
+                 f"exceeds the limit by {-v.headroom_gpd:,.0f} gpd")]
 
     # -- output ---------------------------------------------------------------------------
     @staticmethod
@@ -240,7 +254,9 @@ class SpdesCheck:
             cite = (f"{self.permit_citation()}; twelve-month look-back: {rule.PROGRAM_INTERPRETATION} "
                     f"(policy {rule.POLICY_PERMITTED_FLOW_HEADROOM})")
             req = f"{v.limit_mgd:g} MGD - highest {self.basis} average in the prior twelve months"
-            before_ok = not v.violation_in_prior_12_months
+            if v.committed_gpd:
+                req += f" - {v.committed_gpd:,.0f} gpd committed"
+            before_ok = not (v.violation_in_prior_12_months or v.committed_exceeded)
             return [
                 Check("permitted-flow headroom before the added flow >= 0", plant, None, v.headroom_before_gpd, 0.0,
                       "gpd", before_ok, cite, "plant", f"{req} >= 0 gpd", f"{v.headroom_before_gpd:,.0f} gpd"),
@@ -255,8 +271,10 @@ class SpdesCheck:
                   f"every {self.basis} average <= {v.limit_mgd:g} MGD", f"highest {v.worst_average_mgd:.4f} MGD"),
             Check("the added flow causes no SPDES flow parameter violation", plant, v.worst_average_mgd, v.worst_projected_mgd,
                   v.limit_mgd, "MGD", not v.projected_violation, cite, "plant",
-                  f"every {self.basis} average + {v.added_gpd:,.0f} gpd <= {v.limit_mgd:g} MGD",
-                  f"highest with the added flow {v.worst_projected_mgd:.4f} MGD"),
+                  f"every {self.basis} average" + (f" + {v.committed_gpd:,.0f} gpd committed" if v.committed_gpd else "")
+                  + f" + {v.added_gpd:,.0f} gpd <= {v.limit_mgd:g} MGD",
+                  "highest with the " + ("committed and the " if v.committed_gpd else "")
+                  + f"added flow {v.worst_projected_mgd:.4f} MGD"),
         ]
 
     def to_dict(self) -> dict:
@@ -265,7 +283,7 @@ class SpdesCheck:
         v = self.verdict
         w = v.window
         viol = rule.exceeds(w.average_mgd, v.limit_mgd, 0.0)
-        proj = rule.exceeds(w.average_mgd, v.limit_mgd, v.added_gpd)
+        proj = rule.exceeds(w.average_mgd, v.limit_mgd, v.on_top_gpd)
         all_viol = rule.exceeds(self.periods.average_mgd, v.limit_mgd, 0.0)
         checks = self.checks()
         plant = self.plant
@@ -311,6 +329,8 @@ class SpdesCheck:
             },
             "added_gpd": v.added_gpd,
             "added_gpd_items": list(self.added_items_gpd),
+            "committed_gpd": v.committed_gpd,
+            "committed": self.committed,
             "violation_in_prior_12_months": v.violation_in_prior_12_months,
             "projected_violation": v.projected_violation,
             "connection_prohibited": self.connection_prohibited,
@@ -319,11 +339,11 @@ class SpdesCheck:
             "headroom_gpd": v.headroom_gpd,
             "headroom_before_gpd": v.headroom_before_gpd,
             "headroom_definition": HEADROOM_TEXT,
-            "worst_period": self._period(w, v.worst_index, v.added_gpd),
+            "worst_period": self._period(w, v.worst_index, v.on_top_gpd),
             "worst_average_mgd": v.worst_average_mgd,
             "worst_projected_average_mgd": v.worst_projected_mgd,
             "violations": [self._period(w, int(i)) for i in np.flatnonzero(viol)],
-            "projected_violations": [self._period(w, int(i), v.added_gpd) for i in np.flatnonzero(proj)],
+            "projected_violations": [self._period(w, int(i), v.on_top_gpd) for i in np.flatnonzero(proj)],
             "violations_in_record": int(all_viol.sum()),
             "gaps": list(self.gaps),
             "notes": list(self.notes),
@@ -333,6 +353,9 @@ class SpdesCheck:
     def verdict_line(self) -> str:
         v = self.verdict
         added = f" after the added flow of {v.added_gpd:,.0f} gpd" if v.added_gpd else ""
+        if v.committed_gpd:
+            added = f" after {v.committed_gpd:,.0f} gpd committed" + (f" and the added flow of {v.added_gpd:,.0f} gpd"
+                                                                      if v.added_gpd else "")
         if not self.watershed:
             if self.treatment_capacity_shown:
                 return (f"TREATMENT CAPACITY SHOWN as of {v.as_of}: permitted-flow headroom {v.headroom_gpd:,.0f} gpd{added} "
@@ -342,7 +365,9 @@ class SpdesCheck:
         if not v.connection_prohibited:
             return (
                 f"NOT PROHIBITED by 15 RCNY § 18-37(b) as of {v.as_of}: no {self.basis} period in the prior twelve "
-                f"months exceeded {v.limit_mgd:g} MGD" + (f", nor would with {v.added_gpd:,.0f} gpd added" if v.added_gpd else "")
+                f"months exceeded {v.limit_mgd:g} MGD" + (f", nor would with {v.committed_gpd:,.0f} gpd committed and "
+                                                          f"{v.added_gpd:,.0f} gpd added" if v.committed_gpd else
+                                                          f", nor would with {v.added_gpd:,.0f} gpd added" if v.added_gpd else "")
             )
         return f"PROHIBITED as of {v.as_of}: " + "; ".join(v.reasons)
 
@@ -383,22 +408,43 @@ class SpdesCheck:
              f"{lw['periods']} period(s), {lw['incomplete_periods']} incomplete"),
             ("data in window", f"{lw['days_with_data']} of {lw['days']} days"),
             ("added flow", f"{v.added_gpd:,.0f} gpd" + (f" ({' + '.join(f'{a:,.0f}' for a in self.added_items_gpd)})" if len(self.added_items_gpd) > 1 else "")),
+            *self.committed_rows(files),
             ("worst period", f"{w['label']}: {v.worst_average_mgd:.4f} MGD" + ("" if w["complete"] else f" (incomplete: {w['days_present']} of {w['days_expected']} days)")),
         ]
         if self.watershed:
             rows += [
                 ("violation in prior 12 months", f"{'yes' if v.violation_in_prior_12_months else 'no'} ({v.n_violations} period(s))"),
                 ("projected violation", f"{'yes' if v.projected_violation else 'no'} ({v.n_projected_violations} period(s) with the added flow)"),
-                ("headroom", f"{v.headroom_gpd:,.0f} gpd after the added flow ({v.headroom_before_gpd:,.0f} gpd before)"),
+                ("headroom", f"{v.headroom_gpd:,.0f} gpd after the added flow ({v.headroom_before_gpd:,.0f} gpd before"
+                             + (", with the committed flow)" if self.committed is not None else ")")),
                 ("connection prohibited", ("yes: " + ", ".join(v.grounds)) if v.connection_prohibited else "no"),
             ]
         else:
             rows += [
                 ("limit exceeded in prior 12 months", f"{'yes' if v.violation_in_prior_12_months else 'no'} ({v.n_violations} period(s))"),
                 ("exceeded with the added flow", f"{'yes' if v.projected_violation else 'no'} ({v.n_projected_violations} period(s))"),
-                ("permitted-flow headroom", f"{v.headroom_gpd:,.0f} gpd after the added flow ({v.headroom_before_gpd:,.0f} gpd before)"),
+                ("permitted-flow headroom", f"{v.headroom_gpd:,.0f} gpd after the added flow ({v.headroom_before_gpd:,.0f} gpd "
+                                            "before" + (", with the committed flow)" if self.committed is not None else ")")),
             ]
         rows.append(("treatment capacity shown", "yes" if self.treatment_capacity_shown else "no"))
+        return rows
+
+
+    def committed_rows(self, files: bool = True) -> list[tuple[str, str]]:
+        """The committed-flow rows of :meth:`summary_rows` (none when checked without ``--committed``);
+        ``files`` False names the bank by its file name only (the report)."""
+        c = self.committed
+        if c is None:
+            return []
+        bank = str(c["bank"]) if files else PurePath(str(c["bank"])).name
+        rows = [("committed flow", f"{self.verdict.committed_gpd:,.0f} gpd average ({len(c['flows'])} commitment(s) of "
+                                   f"{len(c.get('basins') or [])} basin(s)), part of the baseline"),
+                ("credit bank", f"{bank}, journal head {c['bank_head']}, as of {c['as_of']}"
+                                + (f"; {c['excluded']} left out (the applicant's own)" if c.get("excluded") else ""))]
+        for f in c["flows"]:
+            rows.append((f"  committed {f['application']}", f"{f['average_gpd']:,.0f} gpd average, "
+                         f"{'-' if f['peak_gpd'] is None else format(f['peak_gpd'], ',.0f')} gpd peak; {f['status']}; "
+                         f"basin {f.get('basin') or '-'}"))
         return rows
 
 
@@ -509,9 +555,23 @@ def _record_age(record_end: np.datetime64, a: np.datetime64, as_of_basis: str, s
     return age
 
 
-def _verdict(periods, limit_mgd, a, items, record_end, age, as_of_basis) -> rule.SpdesVerdict:
+def _committed_block(committed: dict | None) -> dict | None:
+    """The ``committed`` record of the document (validated), or None."""
+    if committed is None:
+        return None
+    from capacitysim.workflows.committed import check_commitments, committed_record
+
+    return committed_record(check_commitments(committed))
+
+
+def _committed_gpd(block: dict | None) -> float:
+    """The committed average flow [gpd] of a ``committed`` record (0 without one)."""
+    return 0.0 if block is None else float(block["total_gpd"])
+
+
+def _verdict(periods, limit_mgd, a, items, record_end, age, as_of_basis, committed_gpd=0.0) -> rule.SpdesVerdict:
     try:
-        return rule.check_connection(periods, limit_mgd, a, items or 0.0)
+        return rule.check_connection(periods, limit_mgd, a, items or 0.0, committed_gpd)
     except InputError as exc:
         if age > 0:
             raise InputError(
@@ -524,7 +584,8 @@ def _verdict(periods, limit_mgd, a, items, record_end, age, as_of_basis) -> rule
 def check_daily(record: FlowRecord, limit_mgd: float, basis: str = "month", as_of=None, added_gpd=(), *,
                 watershed: bool, application_date=None, strict_record_age: bool = False,
                 submittal: Submittal | None = None, source_sha256: str | None = None,
-                plant: PlantFile | None = None, limit_source: str = "--limit-mgd") -> SpdesCheck:
+                plant: PlantFile | None = None, limit_source: str = "--limit-mgd",
+                committed: dict | None = None) -> SpdesCheck:
     """Check a daily record (as read by :func:`read_flow_csv`).
 
     Parameters
@@ -544,6 +605,10 @@ def check_daily(record: FlowRecord, limit_mgd: float, basis: str = "month", as_o
         before the as-of date; default a warning (policy ``record_max_age_days``).
     submittal, source_sha256, plant, limit_source
         Carried into the result document.
+    committed : dict, optional
+        The credit bank's commitments to the plant
+        (:func:`capacitysim.workflows.committed.spdes_commitments`): their ``total_gpd`` is part of
+        the baseline (:func:`capacitysim.rules.spdes.check_connection` ``committed_gpd``).
     """
     ws = _watershed(watershed)
     if basis not in rule.BASES:
@@ -556,7 +621,8 @@ def check_daily(record: FlowRecord, limit_mgd: float, basis: str = "month", as_o
     age = _record_age(end, a, as_of_basis, strict_record_age, warnings)
     periods = rule.period_averages(record.dates, record.values_mgd, basis)
     monthly = periods if basis == "month" else rule.monthly_averages(record.dates, record.values_mgd)
-    verdict = _verdict(periods, limit_mgd, a, items, end, age, as_of_basis)
+    block = _committed_block(committed)
+    verdict = _verdict(periods, limit_mgd, a, items, end, age, as_of_basis, _committed_gpd(block))
     lo = pd.Timestamp(verdict.window_start_exclusive) + pd.Timedelta(days=1)
     hi = pd.Timestamp(verdict.as_of)
     idx = record.flow_mgd.index
@@ -573,13 +639,15 @@ def check_daily(record: FlowRecord, limit_mgd: float, basis: str = "month", as_o
         )
     return SpdesCheck(record.source, "daily", basis, float(limit_mgd), items, verdict, periods, monthly, gaps, notes,
                       present, n_window, watershed=ws, as_of_basis=as_of_basis, warnings=warnings, submittal=submittal,
-                      source_sha256=source_sha256, record_end=str(end), plant=plant, limit_source=limit_source)
+                      source_sha256=source_sha256, record_end=str(end), plant=plant, limit_source=limit_source,
+                      committed=block)
 
 
 def check_dmr(dmr: DmrRecord, limit_mgd: float | None = None, basis: str = "month", as_of=None, added_gpd=(), *,
               watershed: bool, application_date=None, strict_record_age: bool = False,
               submittal: Submittal | None = None, source_sha256: str | None = None,
-              plant: PlantFile | None = None, limit_source: str | None = None) -> SpdesCheck:
+              plant: PlantFile | None = None, limit_source: str | None = None,
+              committed: dict | None = None) -> SpdesCheck:
     """Check monthly DMR values (``MO AVG``); ``limit_mgd`` defaults to the DMR's own limit.
 
     The other parameters are those of :func:`check_daily`; the record ends at the last month end with a value.
@@ -606,7 +674,8 @@ def check_dmr(dmr: DmrRecord, limit_mgd: float | None = None, basis: str = "mont
     end = ends.max()
     warnings: list[str] = []
     age = _record_age(end, a, as_of_basis, strict_record_age, warnings)
-    verdict = _verdict(periods, limit_mgd, a, items, end, age, as_of_basis)
+    block = _committed_block(committed)
+    verdict = _verdict(periods, limit_mgd, a, items, end, age, as_of_basis, _committed_gpd(block))
     in_w = rule.in_lookback(monthly.end, verdict.as_of)
     notes = list(dmr.notes)
     if dmr.limit_mgd is not None and not np.isclose(dmr.limit_mgd, limit_mgd):
@@ -622,7 +691,7 @@ def check_dmr(dmr: DmrRecord, limit_mgd: float | None = None, basis: str = "mont
     return SpdesCheck(dmr.source, "dmr", basis, float(limit_mgd), items, verdict, periods, monthly, gaps, notes,
                       int(monthly.days_present[in_w].sum()), int((hi - lo).days) + 1, watershed=ws,
                       as_of_basis=as_of_basis, warnings=warnings, submittal=submittal, source_sha256=source_sha256,
-                      record_end=str(end), plant=plant, limit_source=limit_source or "--limit-mgd")
+                      record_end=str(end), plant=plant, limit_source=limit_source or "--limit-mgd", committed=block)
 
 
 def _bundled(ref: str, suffix: str) -> Path:
@@ -670,6 +739,7 @@ def run_check(
     units: str | None = None,
     outfall: str | None = None,
     location: str | None = None,
+    committed: dict | None = None,
 ) -> SpdesCheck:
     """Read a record (daily CSV or ECHO DMR) and check it (the report is :func:`capacitysim.report.spdes.write_report`).
 
@@ -694,6 +764,13 @@ def run_check(
         Refuse a record ending more than 45 days before the as-of date (exit 3); default: warn.
     submittal : Submittal, optional
         The submittal identification; its fields override the plant file's name and permit.
+    committed : dict, optional
+        The credit bank's commitments to this plant
+        (:func:`capacitysim.workflows.committed.spdes_commitments`, keyed by
+        :func:`capacitysim.workflows.committed.plant_keys`): their average flow (``committed_gpd``)
+        is part of the baseline, so the headroom before the added flow is limit - highest average -
+        committed, and the added flow is judged on top of both. The document records the block as
+        ``committed`` (null without it).
 
     Returns
     -------
@@ -731,7 +808,7 @@ def run_check(
         notes.append(f"the plant file's basis is {pf.basis}; checked on the {basis} basis as given (--basis)")
     sub = plant_submittal(pf).merged(**(submittal.to_dict() if submittal is not None else {}))
     common = {"watershed": ws, "application_date": application_date, "strict_record_age": strict_record_age,
-              "submittal": sub, "plant": pf}
+              "submittal": sub, "plant": pf, "committed": committed}
     if flows is not None:
         if limit_mgd is None:
             raise InputError("--limit-mgd is required with --flows (the permit's flow limit in MGD), "
