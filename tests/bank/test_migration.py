@@ -68,14 +68,14 @@ def test_migration_rebuilds_lots_from_the_journal_and_keeps_the_books(v2):
       and takes BG-2024-1 500 -> BG-2024-1 3,500.
     Unknown origin: 4,400 + 1,000 = 5,400 gpd; lots 18,400 = balances 3,000 + 3,500 + 1,000 + 10,900."""
     led = Ledger(v2, actor=ADMIN, migrate=True, administrator=ADMIN)
-    assert _schema_version(v2) == "4"
+    assert _schema_version(v2) == "5"
     lots = {(x["owner"], x["project"]): x["gpd"] for x in led.lots()}
     assert lots == {(JC, None): 4400, (JC, "JC-2024-2"): 6000, (JC, "BG-2024-1"): 500, (OTH, None): 1000,
                     (BG, "BG-2024-1"): 3000, (DEV, "BG-2024-1"): 3500}
     assert {r["owner"]: r["balance_gpd"] for r in led.balances()} == {BG: 3000, DEV: 3500, OTH: 1000, JC: 10900}
     row = led.journal()[-1]
     assert row["action"] == "migrate" and row["actor"] == ADMIN
-    assert (row["detail"]["from"], row["detail"]["to"]) == (2, 4) and row["detail"]["withdrawals_sharing_evidence"] == 0
+    assert (row["detail"]["from"], row["detail"]["to"]) == (2, 5) and row["detail"]["withdrawals_sharing_evidence"] == 0
     assert row["detail"] | {} == row["detail"] and row["detail"]["unknown_origin_gpd"] == 5400
     assert row["detail"]["lots_gpd"] == 18400 and row["detail"]["subaccounts_adjusted"] == 0
     assert [a["name"] for a in led.administrators()] == [ADMIN]
@@ -158,7 +158,7 @@ def test_migrate_through_the_cli(v2, run_cli):
     res = run_cli("bank", "--db", str(v2), "migrate", "--actor", ADMIN, "--administrator", ADMIN, "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
-    assert out["schema_version"] == 4 and out["unknown_origin_gpd"] == 5400 and out["pending_sign_off"] == 1
+    assert out["schema_version"] == 5 and out["unknown_origin_gpd"] == 5400 and out["pending_sign_off"] == 1
     assert out["verify"] is True
     res = run_cli("bank", "--db", str(v2), "verify", "--json")
     v = json.loads(res.stdout)
@@ -168,8 +168,25 @@ def test_migrate_through_the_cli(v2, run_cli):
     assert res.exit_code == 0 and "from project BG-2024-1 (jurisdiction City of Binghamton" in res.stdout
 
 
+def _as_schema_4(path) -> None:
+    """Turn a new (schema-5) bank into the schema-4 bank an older capacitysim wrote: without MIGRATION_5."""
+    c = sqlite3.connect(str(path))
+    c.executescript("""
+        DROP TRIGGER withdrawals_commitment_once; DROP TRIGGER applications_commitment_once;
+        DROP TRIGGER system_models_no_delete; DROP TRIGGER system_models_no_update; DROP TABLE system_models;
+        ALTER TABLE withdrawals DROP COLUMN average_gpd; ALTER TABLE withdrawals DROP COLUMN connected_on;
+        ALTER TABLE withdrawals DROP COLUMN expired_on; ALTER TABLE withdrawals DROP COLUMN capacity_committed;
+        ALTER TABLE withdrawals DROP COLUMN spdes_committed; ALTER TABLE applications DROP COLUMN average_gpd;
+        ALTER TABLE applications DROP COLUMN connected_on; ALTER TABLE applications DROP COLUMN expired_on;
+        ALTER TABLE applications DROP COLUMN approved_on;
+        UPDATE meta SET value = '4' WHERE key = 'schema_version';
+    """)
+    c.close()
+
+
 def _as_schema_3(path) -> None:
-    """Turn a new (schema-4) bank into the schema-3 bank an older capacitysim wrote: without MIGRATION_4."""
+    """Turn a new (schema-5) bank into the schema-3 bank an older capacitysim wrote: without MIGRATION_4 and 5."""
+    _as_schema_4(path)
     c = sqlite3.connect(str(path))
     c.executescript("""
         DROP TRIGGER bindings_by_administrator; DROP TRIGGER bindings_close_only; DROP TRIGGER bindings_no_delete;
@@ -197,10 +214,10 @@ def test_a_schema_3_bank_is_migrated_to_4_by_an_administrator(tmp_path, run_cli)
     assert _schema_version(path) == "3"
     res = run_cli("bank", "--db", str(path), "migrate", "--actor", ADMIN, "--json")
     assert res.exit_code == 0, res.output
-    assert json.loads(res.stdout)["schema_version"] == 4 and _schema_version(path) == "4"
+    assert json.loads(res.stdout)["schema_version"] == 5 and _schema_version(path) == "5"
     with Ledger(path, actor=ADMIN) as led:
         row = led.journal()[-1]
-        assert row["action"] == "migrate" and row["actor"] == ADMIN and (row["detail"]["from"], row["detail"]["to"]) == (3, 4)
+        assert row["action"] == "migrate" and row["actor"] == ADMIN and (row["detail"]["from"], row["detail"]["to"]) == (3, 5)
         v = led.verify(expect_head=head)
         assert v["ok"] and v["expected_head"]["found"], v
         assert led.bind_user("Mia Municipal", JC, role="municipal")["entity"] == JC
@@ -208,3 +225,27 @@ def test_a_schema_3_bank_is_migrated_to_4_by_an_administrator(tmp_path, run_cli)
     # migrating again is a no-op
     with Ledger(path, actor=ADMIN, migrate=True) as led:
         assert [r["action"] for r in led.journal()].count("migrate") == 1
+
+
+def test_a_schema_4_bank_is_migrated_to_5_keeping_its_records(tmp_path, run_cli):
+    """A schema-4 bank (before the capacity register) is refused until migrated; the migration adds the registered
+    models and the committed-flow columns in one ``migrate`` row; the old head still verifies; a withdrawal recorded
+    before it is a commitment with its peak as its average (program policy commitment_average)."""
+    path = tmp_path / "bank.sqlite"
+    with Ledger(path, create=True, actor=ADMIN, administrator=ADMIN) as led:
+        led.add_entity(JC, municipal=True)
+        led.add_basin("CSO1", outlet="MH0004")
+        led.record_application("APP-1", JC, 2000, basin="CSO1", node="MH0010")
+        head = led.head()["head"]
+    _as_schema_4(path)
+    with pytest.raises(InputError, match="schema version 4.*migrate --actor NAME"):
+        Ledger(path)
+    res = run_cli("bank", "--db", str(path), "migrate", "--actor", ADMIN, "--json")
+    assert res.exit_code == 0, res.output
+    assert _schema_version(path) == "5"
+    with Ledger(path, actor=ADMIN) as led:
+        row = led.journal()[-1]
+        assert row["action"] == "migrate" and (row["detail"]["from"], row["detail"]["to"]) == (4, 5)
+        assert led.verify(expect_head=head)["ok"]
+        app = led.application("APP-1")
+        assert app["average_gpd"] is None and app["connected_on"] is None and led.models() == []

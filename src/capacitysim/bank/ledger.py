@@ -106,8 +106,9 @@ import unicodedata
 import uuid
 from pathlib import Path
 
+from capacitysim.bank import commitments as _commit
 from capacitysim.bank import refs as _refs
-from capacitysim.bank.schema import MIGRATION_3, MIGRATION_4, SCHEMA, SCHEMA_VERSION
+from capacitysim.bank.schema import MIGRATION_3, MIGRATION_4, MIGRATION_5, SCHEMA, SCHEMA_VERSION
 from capacitysim.errors import CapacitysimError, InputError, RefusedError
 from capacitysim.rules import ii_offset
 
@@ -281,6 +282,9 @@ POLICIES = {
                         "text": "engineers and municipal users read only the subaccounts of the entities they are "
                                 "bound to"}},
 }
+
+
+POLICIES.update(_commit.POLICIES)
 
 
 def policies(*names: str) -> list[dict]:
@@ -504,9 +508,14 @@ class Ledger:
                                  "(service users bound to bank entities, single use of cited evidence): migrate it with "
                                  f"`capacitysim bank --db {self.path} migrate --actor NAME` (NAME: a registered bank "
                                  "administrator; one transaction; keep a copy of the file first)")
-            if state not in ("empty", "2", "3", str(SCHEMA_VERSION)):
+            if state == "4" and not migrate:
+                raise InputError(f"{self.path}: bank schema version 4; this capacitysim uses version {SCHEMA_VERSION} "
+                                 "(registered system models, committed flows): migrate it with `capacitysim bank --db "
+                                 f"{self.path} migrate --actor NAME` (NAME: a registered bank administrator; one "
+                                 "transaction; keep a copy of the file first)")
+            if state not in ("empty", "2", "3", "4", str(SCHEMA_VERSION)):
                 raise InputError(f"{self.path}: bank schema version {state}, this capacitysim reads version {SCHEMA_VERSION}"
-                                 " (and migrates versions 2 and 3)")
+                                 " (and migrates versions 2 to 4)")
             mode = c.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             c.execute("PRAGMA foreign_keys = ON")
             c.execute("PRAGMA synchronous = FULL")
@@ -523,7 +532,7 @@ class Ledger:
             c.close()
             raise InputError(f"{self.path}: cannot switch the bank to WAL mode (got {mode})")
         try:
-            if create and state not in ("2", "3"):
+            if create and state not in ("2", "3", "4"):
                 self._init_schema(administrator)
             if migrate:
                 self._migrate(administrator)
@@ -634,7 +643,7 @@ class Ledger:
                     raise InputError("administrator: a new bank needs its first bank administrator (--administrator "
                                      "\"Given Family\"): only a registered administrator signs off deposits, "
                                      "withdrawals and transfers (definitions, BANK ADMINISTRATOR)")
-                for stmt in _split_sql(SCHEMA) + _split_sql(MIGRATION_3) + _split_sql(MIGRATION_4):
+                for stmt in _split_sql(SCHEMA) + _split_sql(MIGRATION_3) + _split_sql(MIGRATION_4) + _split_sql(MIGRATION_5):
                     c.execute(stmt)
                 now = self._now()
                 for key, value in (("schema_version", str(SCHEMA_VERSION)), ("created_at", now),
@@ -1041,17 +1050,18 @@ class Ledger:
             state = self._inspect(c)
             if state == str(SCHEMA_VERSION):
                 return
-            if state not in ("2", "3"):
-                raise InputError(f"{self.path}: schema version {state}; only versions 2 and 3 can be migrated")
+            if state not in ("2", "3", "4"):
+                raise InputError(f"{self.path}: schema version {state}; only versions 2 to 4 can be migrated")
             detail = {"from": int(state), "to": SCHEMA_VERSION}
+            steps = {"2": "administrator sign-off, credit lots (provenance), applications without credits",
+                     "3": "service users bound to entities, single use of cited evidence",
+                     "4": "registered system models, committed flows (the capacity register)"}
+            reason = f"schema {state} -> {SCHEMA_VERSION}: " + "; ".join(v for k, v in steps.items() if k >= state)
             if state == "2":
                 detail |= self._migrate_2_to_3(c, adm)
-                reason = ("schema 2 -> 4: administrator sign-off, credit lots (provenance), applications without "
-                          "credits; service users bound to entities, single use of cited evidence")
             else:
                 self._require_administrator(c, "migrates the bank")
-                reason = "schema 3 -> 4: service users bound to entities, single use of cited evidence"
-            for stmt in _split_sql(MIGRATION_4):
+            for stmt in (_split_sql(MIGRATION_4) if state in ("2", "3") else []) + _split_sql(MIGRATION_5):
                 c.execute(stmt)
             shared = c.execute("SELECT count(*) FROM withdrawals w WHERE EXISTS (SELECT 1 FROM withdrawals o WHERE o.id < w.id"
                                " AND ((w.capacity_sha256 IS NOT NULL AND o.capacity_sha256 = w.capacity_sha256)"
@@ -1199,18 +1209,320 @@ class Ledger:
             self._log(c, "add-entity", reason=reason, documents=documents, detail={"name": name, "municipal": bool(municipal)})
         return {"name": name, "municipal": bool(municipal)}
 
-    def add_basin(self, name: str, outlet: str | None = None, *, reason: str = "", documents=()) -> dict:
-        """Register an I/I remediation basin (tributary to one CSO or pumping station)."""
+    def add_basin(self, name: str, outlet: str | None = None, *, model=None, plant: str | None = None,
+                  reason: str = "", documents=()) -> dict:
+        """Register an I/I remediation basin (tributary to one CSO or pumping station).
+
+        With ``model`` (a SWMM ``.inp``), the basin's model of record is registered at once as version 1
+        (:meth:`register_model`: a bank administrator only; ``outlet`` required and a node of the model;
+        ``plant`` the SPDES permit number or name of the plant the basin drains to).
+        """
         name = _text("name", name)
         outlet = _text("outlet", outlet, required=False)
+        plant = _text("plant", plant, required=False)
+        if model is not None and outlet is None:
+            raise InputError("outlet is required with a model: the basin's outlet node in the model (credit bank "
+                             "section A is checked against it)")
+        if plant is not None and model is None:
+            raise InputError("plant is registered with the basin's model: give --model too")
+        loaded = self._load_for_registration(model, outlet) if model is not None else None
         with self._tx() as c:
             same = _same_name(c, "basins", "name", name)
             if same is not None:
                 raise RefusedError(f"basin {name!r} already exists" + ("" if same == name else f" as {same!r}"))
-            cur = c.execute("INSERT INTO basins(name, outlet, created_at) VALUES (?,?,?)", (name, outlet, self._now()))
+            if loaded is not None:
+                self._require_administrator(c, "registers a basin's model of record")
+            cur = c.execute("INSERT INTO basins(name, outlet, created_at) VALUES (?,?,?)",
+                            (name, loaded["outlet"] if loaded else outlet, self._now()))
             self._log(c, "add-basin", reason=reason, documents=documents, basin_id=cur.lastrowid,
-                      detail={"name": name, "outlet": outlet})
-        return {"name": name, "outlet": outlet}
+                      detail={"name": name, "outlet": loaded["outlet"] if loaded else outlet})
+            if loaded is not None:
+                b = c.execute("SELECT * FROM basins WHERE id=?", (cur.lastrowid,)).fetchone()
+                self._insert_model(c, b, loaded, plant, (), self._today(), reason, documents)
+        out = {"name": name, "outlet": loaded["outlet"] if loaded else outlet}
+        return out | ({"model": self.models(name)[-1]} if loaded else {})
+
+    # --- the registered system model and committed flows (issue 24; capacitysim.bank.commitments) ------------
+    def _load_for_registration(self, model, outlet: str | None) -> dict:
+        """Have the engine open ``model`` (the engine is the judge of validity) and find ``outlet`` in it."""
+        path = Path(_text("model", str(model))).expanduser().resolve()
+        m, sha = _commit.read_model(path, probe=True)
+        out = {"path": str(path), "sha256": sha, "nodes": len(m.node_ids()), "model": m}
+        if outlet is not None:
+            o = m.find_node(outlet)
+            if o is None:
+                raise InputError(f"outlet {outlet!r} is not a node of {path.name}; allowed: a node of the model")
+            out["outlet"] = o
+        return out
+
+    def _insert_model(self, c, b, loaded: dict, plant, includes, on: _dt.date, reason: str, documents) -> dict:
+        version = c.execute("SELECT coalesce(max(version), 0) + 1 FROM system_models WHERE basin_id=?",
+                            (b["id"],)).fetchone()[0]
+        c.execute("INSERT INTO system_models(basin_id, version, path, sha256, outlet, plant, nodes, includes, registered_on,"
+                  " registered_at, registered_by) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                  (b["id"], version, loaded["path"], loaded["sha256"], loaded["outlet"], plant, loaded["nodes"],
+                   json.dumps(list(includes)), on.isoformat(), self._now(), self._require_actor()))
+        detail = {"basin": b["name"], "version": version, "model": loaded["path"], "model_sha256": loaded["sha256"],
+                  "outlet": loaded["outlet"], "plant": plant, "nodes": loaded["nodes"], "includes": list(includes),
+                  "registered_on": on.isoformat()}
+        self._log(c, "register-model", reason=reason, documents=[*documents, loaded["path"]], basin_id=b["id"],
+                  ref=f"{b['name']} v{version}", detail=detail)
+        return detail
+
+    def register_model(self, basin: str, model, *, outlet: str | None = None, plant: str | None = None, includes=(),
+                       on=None, reason: str = "", documents=()) -> dict:
+        """Register a (newer) model of record for a basin, with its SHA-256: a bank administrator only.
+
+        The engine opens the file first (a model it rejects is refused). ``outlet`` and ``plant``
+        default to the previous version's. ``includes`` names connected applications the new version
+        contains: their commitments are released (program policy ``connected_until_registered``); an
+        application that is not connected, or not in this basin, is refused. Capacity evidence cited
+        for a withdrawal must be on the basin's newest version (same SHA-256).
+        """
+        basin = _text("basin", basin)
+        on = self._not_future("on", parse_date("on", on)) or self._today()
+        names = [_text("includes", a) for a in includes]
+        with self._tx() as c:  # who acts and the previous version's outlet, before the slow engine probe
+            self._require_administrator(c, "registers a basin's model of record")
+            prev = _commit.model_of_basin(c, self._basin(c, basin)["id"])
+        outlet = _text("outlet", outlet, required=False) or (prev["outlet"] if prev else None)
+        if outlet is None:
+            raise InputError(f"outlet is required: basin {basin!r} has no registered model yet")
+        plant = _text("plant", plant, required=False) or (prev["plant"] if prev else None)
+        loaded = self._load_for_registration(model, outlet)
+        with self._tx() as c:
+            self._require_administrator(c, "registers a basin's model of record")
+            b = self._basin(c, basin)
+            keys = []
+            for name in names:
+                row = (c.execute("SELECT w.application, w.connected_on, w.status, w.co_issued_on, s.basin_id FROM withdrawals w"
+                                 " JOIN subaccounts s ON s.id = w.subaccount_id WHERE w.app_key=?", (name.casefold(),)).fetchone()
+                       or c.execute("SELECT application, connected_on, status, completed_on AS co_issued_on, basin_id"
+                                    " FROM applications WHERE app_key=?", (name.casefold(),)).fetchone())
+                if row is None:
+                    raise InputError(f"includes: unknown application {name!r}")
+                if row["basin_id"] != b["id"]:
+                    raise RefusedError(f"includes: application {row['application']!r} is not in basin {b['name']}")
+                if not (row["connected_on"] or row["status"] == "completed"):
+                    raise RefusedError(f"includes: application {row['application']!r} is not connected (`bank connect` "
+                                       "records it): a model of record contains only flows in the sewer")
+                keys.append(row["application"])
+            detail = self._insert_model(c, b, loaded, plant, keys, on, reason, documents)
+        return detail | {"policies": policies("connected_until_registered")}
+
+    def models(self, basin: str | None = None) -> list[dict]:
+        """Every registered model version (of ``basin``, or all), oldest first."""
+        sql = ("SELECT m.*, b.name AS basin FROM system_models m JOIN basins b ON b.id = m.basin_id"
+               + (" WHERE b.name = ?" if basin else "") + " ORDER BY b.id, m.version")
+        rows = self.conn.execute(sql, (basin,) if basin else ()).fetchall()
+        if basin and not rows:
+            self._basin(self.conn, basin)  # unknown basin -> InputError
+        newest = {r["basin_id"]: r["version"] for r in rows}
+        for r in rows:
+            newest[r["basin_id"]] = max(newest[r["basin_id"]], r["version"])
+        return [{"basin": r["basin"], "version": r["version"], "current": r["version"] == newest[r["basin_id"]],
+                 "path": r["path"], "sha256": r["sha256"], "outlet": r["outlet"], "plant": r["plant"], "nodes": r["nodes"],
+                 "includes": json.loads(r["includes"]), "registered_on": r["registered_on"],
+                 "registered_by": r["registered_by"]} for r in rows]
+
+    def commitments(self, *, model_sha256: str | None = None, plant: str | None = None, exclude: str | None = None,
+                    as_of=None) -> dict:
+        """The committed flows of the basins on a registered model (``model_sha256``) or draining to ``plant``.
+
+        Every withdrawal reserved or approved and not yet connected, every application recorded
+        without credits and not yet connected, and every connected flow not yet contained in a
+        registered model version (:func:`capacitysim.bank.commitments.commitment_flows`), read in one
+        read transaction with the journal's head (``bank_head``): a document that records them can be
+        checked later against the bank (:meth:`withdraw`, :meth:`sign_off`).
+
+        Parameters
+        ----------
+        model_sha256 : str, optional
+            The SHA-256 of a model: the basins whose newest registered model it is.
+        plant : str, optional
+            A plant key (SPDES permit number or name, any case): the basins registered as draining to it.
+        exclude : str, optional
+            An application left out (the applicant's own, already reserved).
+        as_of : date or str, optional
+            Default today (approvals past program policy ``approval_expiry_years`` on it are void).
+
+        Returns
+        -------
+        dict
+            ``bank``, ``bank_head``, ``as_of``, ``scope``, ``basins``, ``excluded``, ``flows``
+            (``application``, ``basin``, ``node``, ``average_gpd`` [gpd], ``peak_gpd`` [gpd], ``status``,
+            ``average_basis``...), ``total_gpd`` (sum of the averages) [gpd], ``total_peak_gpd`` [gpd],
+            ``policies``.
+        """
+        as_of = parse_date("as_of", as_of) or self._today()
+        exclude = _text("exclude", exclude, required=False)
+        c = self.conn
+        c.execute("BEGIN")
+        try:
+            basins = _commit.scope_basins(c, model_sha256=model_sha256, plant=plant)
+            flows = _commit.commitment_flows(c, [b["basin_id"] for b in basins], exclude=exclude, as_of=as_of)
+            head = self.head()["head"]
+        finally:
+            c.execute("COMMIT")
+        scope = {"model_sha256": str(model_sha256).lower()} if model_sha256 is not None else {"plant": plant}
+        return {"bank": str(self.path.resolve()), "bank_head": head, "as_of": as_of.isoformat(), "scope": scope,
+                "basins": [b["basin"] for b in basins], "excluded": exclude, "flows": flows,
+                "total_gpd": float(sum(f["average_gpd"] for f in flows)),
+                "total_peak_gpd": float(sum(f["peak_gpd"] for f in flows)),
+                "policies": policies("commitment_average", "connected_until_registered", "approval_expiry_years")}
+
+    def register(self, as_of=None) -> dict:
+        """The capacity register's bank part: each registered model and plant with its committed flows.
+
+        Returns ``{"bank_head", "as_of", "models": [...], "plants": [...]}``: per current model its
+        basins, commitments and totals; per plant key the basins draining to it and the committed
+        average flow [gpd]. The hydraulic and treatment figures beside them are computed by the
+        register workflow (:mod:`capacitysim.workflows.register`).
+        """
+        as_of = parse_date("as_of", as_of) or self._today()
+        c = self.conn
+        c.execute("BEGIN")
+        try:
+            models = _commit.current_models(c)
+            head = self.head()["head"]
+            by_sha: dict[str, list] = {}
+            for m in models:
+                by_sha.setdefault(m["sha256"], []).append(m)
+            out_models = []
+            for sha, ms in by_sha.items():
+                flows = _commit.commitment_flows(c, [m["basin_id"] for m in ms], as_of=as_of)
+                out_models.append({"model_sha256": sha, "path": ms[0]["path"], "nodes": ms[0]["nodes"],
+                                   "basins": [{"basin": m["basin"], "version": m["version"], "outlet": m["outlet"],
+                                               "plant": m["plant"]} for m in ms],
+                                   "flows": flows, "total_gpd": float(sum(f["average_gpd"] for f in flows)),
+                                   "total_peak_gpd": float(sum(f["peak_gpd"] for f in flows))})
+            plants: dict[str, list] = {}
+            for m in models:
+                if m["plant"]:
+                    plants.setdefault(m["plant"].strip().casefold(), []).append(m)
+            out_plants = []
+            for ms in plants.values():
+                flows = _commit.commitment_flows(c, [m["basin_id"] for m in ms], as_of=as_of)
+                out_plants.append({"plant": ms[0]["plant"], "basins": [m["basin"] for m in ms],
+                                   "committed_gpd": float(sum(f["average_gpd"] for f in flows)),
+                                   "committed_peak_gpd": float(sum(f["peak_gpd"] for f in flows)),
+                                   "flows": [f["application"] for f in flows]})
+        finally:
+            c.execute("COMMIT")
+        return {"bank": str(self.path.resolve()), "bank_head": head, "as_of": as_of.isoformat(), "models": out_models,
+                "plants": out_plants, "policies": policies("commitment_average", "connected_until_registered",
+                                                           "approval_expiry_years", "section_a_unregistered")}
+
+    def connect(self, application: str, on=None, *, reason: str = "", documents=()) -> dict:
+        """Record that an approved application's flow is connected to the sewer on ``on`` (default today).
+
+        A connected flow stays a commitment until a registered model version contains it (program
+        policy ``connected_until_registered``); it no longer expires. Only an approved (or completed)
+        withdrawal or application can be connected, on or after its approval, once.
+        """
+        application = _text("application", application)
+        on = self._not_future("on", parse_date("on", on)) or self._today()
+        with self._tx() as c:
+            app = self._application_row(c, application)
+            if app is not None:
+                table, row, since, basin_id = "applications", app, app["approved_on"] or app["received_on"], app["basin_id"]
+                ok = app["status"] in ("approved", "completed")
+            else:
+                row = self._withdrawal(c, application)
+                table, since = "withdrawals", row["note_issued_on"]
+                basin_id = c.execute("SELECT basin_id FROM subaccounts WHERE id=?", (row["subaccount_id"],)).fetchone()[0]
+                ok = row["status"] in ("approved", "completed")
+            if not ok:
+                raise RefusedError(f"application {row['application']!r} is {row['status']}; only an approved application "
+                                   "is connected")
+            if row["connected_on"]:
+                raise RefusedError(f"application {row['application']!r} was connected on {row['connected_on']}")
+            if row["expired_on"]:
+                raise RefusedError(f"application {row['application']!r} expired on {row['expired_on']}")
+            if since and on.isoformat() < since[:10]:
+                raise InputError(f"on {on} is before the approval of {row['application']!r} ({since[:10]}); allowed: on "
+                                 "or after it")
+            c.execute(f"UPDATE {table} SET connected_on=? WHERE id=?", (on.isoformat(), row["id"]))
+            self._log(c, "connect", reason=reason, documents=documents, basin_id=basin_id, ref=row["application"],
+                      detail={"connected_on": on.isoformat(), "policy": "connected_until_registered"})
+        out = self.application(application) if app is not None else self.withdrawal(application)
+        return out | {"policies": policies("connected_until_registered")}
+
+    def expire(self, as_of=None, *, reason: str = "") -> list[dict]:
+        """Release every approval not connected within program policy ``approval_expiry_years`` of its approval.
+
+        15 RCNY § 18-37(e): an approval "expires and is null and void unless construction is completed
+        within five (5) years of the date of issuance". An expired withdrawal's credits return to the
+        holder's lots (as for a DEFAULT); an expired application without credits is closed as returned.
+        """
+        as_of = self._not_future("as_of", parse_date("as_of", as_of)) or self._today()
+        years = _commit.APPROVAL_EXPIRY_YEARS
+        out = []
+        with self._tx() as c:
+            for w in c.execute("SELECT * FROM withdrawals WHERE status='approved' AND connected_on IS NULL"
+                               " AND expired_on IS NULL ORDER BY id").fetchall():
+                due = _commit.add_years(_dt.date.fromisoformat(w["note_issued_on"][:10]), years)
+                if due < as_of:
+                    why = reason or f"not connected within {years} years of the note of {w['note_issued_on']}"
+                    c.execute("UPDATE withdrawals SET expired_on=? WHERE id=?", (as_of.isoformat(), w["id"]))
+                    basin_id = c.execute("SELECT basin_id FROM subaccounts WHERE id=?", (w["subaccount_id"],)).fetchone()[0]
+                    self._log(c, "expire", reason=why, basin_id=basin_id, ref=w["application"],
+                              detail={"approved_on": w["note_issued_on"], "expired_on": as_of.isoformat(),
+                                      "policy": "approval_expiry_years"})
+                    self._close_and_return(c, w, "returned", "return", why, ())
+                    out.append({"application": w["application"], "approved_on": w["note_issued_on"],
+                                "expired_on": as_of.isoformat(), "returned_gpd": w["amount_gpd"]})
+            for a in c.execute("SELECT * FROM applications WHERE status='approved' AND connected_on IS NULL"
+                               " AND expired_on IS NULL ORDER BY id").fetchall():
+                since = a["approved_on"] or a["received_on"]
+                if _commit.add_years(_dt.date.fromisoformat(since[:10]), years) < as_of:
+                    c.execute("UPDATE applications SET expired_on=?, status='returned', closed_at=? WHERE id=?",
+                              (as_of.isoformat(), self._now(), a["id"]))
+                    self._log(c, "expire", reason=reason or f"not connected within {years} years of its approval",
+                              basin_id=a["basin_id"], ref=a["application"],
+                              detail={"approved_on": since, "expired_on": as_of.isoformat(),
+                                      "policy": "approval_expiry_years"})
+                    out.append({"application": a["application"], "approved_on": since, "expired_on": as_of.isoformat(),
+                                "returned_gpd": 0})
+        return out
+
+    def _evidence_scope(self, c, basin_row, application: str, *, on: _dt.date) -> dict:
+        """The registered model of the basin and the commitments evidence for ``application`` must include."""
+        m = _commit.model_of_basin(c, basin_row["id"])
+        if m is None:
+            return {"model": None, "capacity": None, "spdes": None}
+        cap = _commit.commitment_flows(c, [b["basin_id"] for b in _commit.scope_basins(c, model_sha256=m["sha256"])],
+                                       exclude=application, as_of=on)
+        spd = None
+        if m["plant"]:
+            spd = _commit.commitment_flows(c, [b["basin_id"] for b in _commit.scope_basins(c, plant=m["plant"])],
+                                           exclude=application, as_of=on)
+        return {"model": m, "capacity": cap, "spdes": spd}
+
+    def _evidence_current(self, c, basin_row, application: str, kind: str, ref: str, model_sha256: str | None,
+                          block, *, on: _dt.date, when: str) -> None:
+        """Refuse evidence on another model than the basin's registered one, or leaving out a commitment."""
+        scope = self._evidence_scope(c, basin_row, application, on=on)
+        m = scope["model"]
+        if m is None:
+            return
+        if kind == "capacity" and model_sha256 != m["sha256"]:
+            ran = f"a model of SHA-256 {model_sha256[:12]}..." if model_sha256 else "a model whose SHA-256 it does not record"
+            raise RefusedError(f"capacity_ref: the demonstration {ref} ran {ran}; basin {basin_row['name']}'s registered "
+                               f"model is version {m['version']}, {Path(m['path']).name} ({m['sha256'][:12]}...): a "
+                               "demonstration cited for a withdrawal runs the registered model (register a newer version "
+                               "with `bank register-model`, or demonstrate on it)")
+        required = scope[kind]
+        if not required:
+            return
+        gaps = _commit.evidence_gaps(required, block)
+        if gaps:
+            how = ("capacitysim capacity MODEL ... --committed BANK --application APP" if kind == "capacity"
+                   else "capacitysim spdes check ... --committed BANK --application APP")
+            raise RefusedError(f"{kind}_ref: the {'capacity demonstration' if kind == 'capacity' else 'SPDES check'} "
+                               f"{ref} leaves out {len(gaps)} commitment(s) made {when}: {'; '.join(gaps[:8])}"
+                               f"{' ...' if len(gaps) > 8 else ''}; capacity is not promised twice: demonstrate again "
+                               f"with them committed (`{how}`)")
 
     def open_subaccount(self, basin: str, owner: str, *, reason: str = "", documents=()) -> dict:
         """Open the subaccount of ``owner`` in ``basin`` (refused if it exists)."""
@@ -1313,12 +1625,24 @@ class Ledger:
         checked = ii_offset.check_offset_ratio(value)
         return float(checked["offset_ratio"]), checked["policy"]
 
+    @staticmethod
+    def _average(average_gpd, peak: float) -> float | None:
+        """A connection's recorded average daily flow [gpd]: > 0 and at most its peak, or None."""
+        if average_gpd is None:
+            return None
+        average = _positive_gpd("average_gpd", average_gpd)
+        if average > peak:
+            raise InputError(f"average_gpd {average:,.0f} gpd is above the peak {peak:,.0f} gpd; allowed: an average "
+                             "daily flow at most the connection's peak")
+        return average
+
     def _spdes_date_ok(self, spd: dict | None) -> None:
         if spd is not None and spd["as_of"] > self._today().isoformat():
             raise InputError(f"spdes_ref: the SPDES check {spd['ref']} is as of {spd['as_of']}, in the future; allowed: a "
                              f"check of records up to today ({self._today()})")
 
     def withdraw(self, basin: str, owner: str, peak_flow_gpd: float, application: str, *, node: str | None = None,
+                 average_gpd: float | None = None,
                  capacity_ref: str | None = None, spdes_ref: str | None = None, application_approval: str | None = None,
                  principal: str | None = None, offset_ratio: float = ii_offset.DEFAULT_OFFSET_RATIO,
                  threshold_gpd: float = ii_offset.OFFSET_THRESHOLD_GPD, on=None, app_type: str = "connection",
@@ -1354,8 +1678,17 @@ class Ledger:
             The withdrawal date (default today, never in the future).
         app_type : {"connection", "extension"}
             A new or modified sewer connection, or a sewer extension (annual report part C).
+        average_gpd : float, optional
+            The connection's average daily flow [gpd] (at most ``peak_flow_gpd``): its commitment's
+            average (program policy ``commitment_average``: the peak when not given).
+
+        Where the basin has a registered model (:meth:`register_model`), ``node`` must drain to the
+        basin's outlet on its graph (section A; exit 3 naming where it drains otherwise), a cited
+        capacity demonstration must have run that model (same SHA-256), and each cited document must
+        include every commitment of its scope made so far (:mod:`capacitysim.bank.commitments`).
         """
         peak = _positive_gpd("peak_flow_gpd", peak_flow_gpd)
+        average = self._average(average_gpd, peak)
         application = _text("application", application)
         ratio, ratio_policy = self._offset_ratio(offset_ratio)
         node = _text("node", node, required=False)
@@ -1383,8 +1716,14 @@ class Ledger:
             if same is not None:
                 raise RefusedError(f"application {application!r} already has a withdrawal or record"
                                    + ("" if same == application else f" (as {same!r})"))
+            section_a = _commit.section_a(c, b, node)
+            node = section_a.get("node", node)
             self._evidence_free(c, "capacity", cap, application)
             self._evidence_free(c, "spdes", spd, application)
+            for kind, r in (("capacity", cap), ("spdes", spd)):
+                if r is not None:
+                    self._evidence_current(c, b, application, kind, r["ref"], r.get("model_sha256"), r["committed"],
+                                           on=self._today(), when="so far")
             if principal is None:
                 if not e["municipal"]:
                     raise InputError("principal (the municipal user whose sewer receives the connection) is required "
@@ -1398,10 +1737,12 @@ class Ledger:
             c.execute(
                 "INSERT INTO withdrawals(application, app_key, subaccount_id, principal_id, peak_flow_gpd, offset_ratio, amount_gpd,"
                 " status, capacity_ref, capacity_sha256, spdes_ref, spdes_sha256, spdes_as_of, description, requested_at,"
-                " requested_on, node, application_approval, app_type) VALUES (?,?,?,?,?,?,?,'pending',?,?,?,?,?,?,?,?,?,?,?)",
+                " requested_on, node, application_approval, app_type, average_gpd, capacity_committed, spdes_committed)"
+                " VALUES (?,?,?,?,?,?,?,'pending',?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (application, application.casefold(), sub["id"], p["id"], peak, ratio, need,
                  cap and cap["ref"], cap and cap["sha256"], spd and spd["ref"], spd and spd["sha256"], spd and spd["as_of"],
-                 description or "", self._now(), on.isoformat(), node, approval, app_type))
+                 description or "", self._now(), on.isoformat(), node, approval, app_type, average,
+                 cap and _commit.evidence_summary(cap), spd and _commit.evidence_summary(spd)))
             self._need(c, sub["id"], need)
             pieces = self._consume(c, sub["id"], need, "withdraw", application)
             txn = self._record_signoff(c, "withdrawal", application, sub["id"], need)
@@ -1410,6 +1751,7 @@ class Ledger:
                        ref=application,
                        detail={"peak_flow_gpd": peak, "offset_ratio": ratio, "reserved_gpd": need, "status": "pending",
                                "sign_off": "pending", "principal": p["name"], "node": node, "withdrawal_date": on.isoformat(),
+                               "average_gpd": average, **section_a,
                                "application_approval": approval, "type": app_type, **_ref_detail(cap, spd),
                                "lots": self._show_pieces(pieces), "allocation_policy": ALLOCATION_POLICY,
                                **({"offset_ratio_policy": ratio_policy} if ratio_policy else {})})
@@ -1508,6 +1850,16 @@ class Ledger:
                                        "cannot be replaced (return the credits and apply again)")
             self._evidence_free(c, "capacity", cap, w["application"], exclude_id=w["id"])
             self._evidence_free(c, "spdes", spd, w["application"], exclude_id=w["id"])
+            b = c.execute("SELECT b.* FROM basins b JOIN subaccounts s ON s.basin_id = b.id WHERE s.id=?",
+                          (w["subaccount_id"],)).fetchone()
+            if node is not None and w["node"] is None:
+                node = _commit.section_a(c, b, node).get("node", node)
+            for kind, r in (("capacity", cap), ("spdes", spd)):
+                if r is not None:
+                    self._evidence_current(c, b, w["application"], kind, r["ref"], r.get("model_sha256"), r["committed"],
+                                           on=self._today(), when="so far")
+                    c.execute(f"UPDATE withdrawals SET {kind}_committed=? WHERE id=?",
+                              (_commit.evidence_summary(r), w["id"]))
             cap_ref, cap_sha = (cap["ref"], cap["sha256"]) if cap else (w["capacity_ref"], w["capacity_sha256"])
             spd_ref, spd_sha, spd_as_of = ((spd["ref"], spd["sha256"], spd["as_of"]) if spd
                                            else (w["spdes_ref"], w["spdes_sha256"], w["spdes_as_of"]))
@@ -1636,6 +1988,11 @@ class Ledger:
                                                              w["application"]))
                 if on.isoformat() < (w["requested_on"] or ""):
                     raise InputError(f"on {on} is before the withdrawal date {w['requested_on']}; allowed: on or after it")
+                b = c.execute("SELECT * FROM basins WHERE id=?", (sub["basin_id"],)).fetchone()
+                for kind in ("capacity", "spdes"):
+                    held = _commit.stored_evidence(w[f"{kind}_committed"])
+                    self._evidence_current(c, b, w["application"], kind, w[f"{kind}_ref"], held["model_sha256"],
+                                           held["committed"], on=on, when="since it was run")
                 as_of = parse_date("spdes_as_of", w["spdes_as_of"])
                 if as_of is not None and (on - as_of).days > SPDES_EVIDENCE_MAX_AGE_DAYS:
                     raise RefusedError(f"application {w['application']!r}: the cited SPDES check is as of {as_of}, "
@@ -1710,6 +2067,9 @@ class Ledger:
             if app is not None:
                 if app["status"] not in ("received", "approved"):
                     raise RefusedError(f"application {application!r} is {app['status']}; it cannot be returned")
+                if app["connected_on"]:
+                    raise RefusedError(f"application {application!r} was connected on {app['connected_on']}: its flow is "
+                                       "in the sewer and cannot be returned")
                 c.execute("UPDATE applications SET status='returned', closed_at=? WHERE id=?", (self._now(), app["id"]))
                 self._log(c, "return-application", reason=reason, documents=documents, basin_id=app["basin_id"],
                           ref=application, detail={"status": "returned"})
@@ -1719,6 +2079,9 @@ class Ledger:
                 w = self._withdrawal(c, application)
                 if w["status"] not in ("pending", "approved"):
                     raise RefusedError(f"application {application!r} is {w['status']}; its credits cannot be returned")
+                if w["connected_on"]:
+                    raise RefusedError(f"application {application!r} was connected on {w['connected_on']}: its flow is "
+                                       "in the sewer and its credits cannot be returned")
                 s = c.execute("SELECT * FROM signoffs WHERE kind='withdrawal' AND ref=? AND status='pending'",
                               (w["application"],)).fetchone()
                 if s is not None:
@@ -1835,7 +2198,8 @@ class Ledger:
         return out
 
     def record_application(self, application: str, principal: str, peak_flow_gpd: float, *, basin: str | None = None,
-                           node: str | None = None, app_type: str = "connection", received_on=None,
+                           node: str | None = None, average_gpd: float | None = None, app_type: str = "connection",
+                           received_on=None,
                            application_approval: str | None = None, description: str = "", reason: str = "",
                            documents=()) -> dict:
         """Record an application for a new or modified connection or extension that withdraws no credits.
@@ -1847,9 +2211,15 @@ class Ledger:
         approval) and then ``completed`` (:meth:`complete`) or ``returned`` (:meth:`return_credits`).
         An application that needs an offset (more than 2,500 gpd) withdraws credits with
         :meth:`withdraw` instead; recorded here it is flagged ``offset_required``.
+
+        With a ``basin`` it is a commitment at ``node`` (:meth:`commitments`) until connected and
+        contained in a registered model, returned or expired; where the basin has a registered
+        model, ``node`` must drain to its outlet (section A). ``average_gpd``: its average daily
+        flow [gpd] (program policy ``commitment_average``: the peak when not given).
         """
         application = _text("application", application)
         peak = _nonnegative_gpd("peak_flow_gpd", peak_flow_gpd)
+        average = self._average(average_gpd, peak) if peak > 0 else None
         app_type = _app_type(app_type)
         node = _text("node", node, required=False)
         received = self._not_future("received_on", parse_date("received_on", received_on)) or self._today()
@@ -1863,13 +2233,18 @@ class Ledger:
             if not p["municipal"]:
                 raise RefusedError(f"{principal} is not a municipal user (the principal municipal user receives the connection)")
             b = self._basin(c, basin) if basin is not None else None
+            section_a = _commit.section_a(c, b, node) if b is not None and node is not None else {}
+            node = section_a.get("node", node)
             c.execute("INSERT INTO applications(application, app_key, app_type, principal_id, basin_id, node, peak_flow_gpd,"
-                      " description, received_on, application_approval, status, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                      " description, received_on, application_approval, status, created_at, average_gpd, approved_on)"
+                      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                       (application, application.casefold(), app_type, p["id"], b["id"] if b else None, node, peak,
-                       description or "", received.isoformat(), approval, "approved" if approval else "received", self._now()))
+                       description or "", received.isoformat(), approval, "approved" if approval else "received", self._now(),
+                       average, received.isoformat() if approval else None))
             self._log(c, "record-application", reason=reason, documents=[*documents, *([approval] if approval else [])],
                       basin_id=b["id"] if b else None, ref=application,
                       detail={"principal": p["name"], "peak_flow_gpd": peak, "type": app_type, "credits": "none",
+                              "node": node, "average_gpd": average, **section_a,
                               "offset_required": bool(ii_offset.offset_required(peak)),
                               "received_on": received.isoformat(), "application_approval": approval})
         return self.application(application)
@@ -1884,7 +2259,8 @@ class Ledger:
                                    f"{app['application_approval']!r}; a recorded reference cannot be replaced")
             if app["status"] != "received":
                 raise RefusedError(f"application {application!r} is {app['status']}")
-            c.execute("UPDATE applications SET application_approval=?, status='approved' WHERE id=?", (approval, app["id"]))
+            c.execute("UPDATE applications SET application_approval=?, status='approved', approved_on=? WHERE id=?",
+                      (approval, self._today().isoformat(), app["id"]))
             self._log(c, "attach", reason=reason, documents=[*documents, approval], basin_id=app["basin_id"], ref=application,
                       detail={"application_approval": approval, "status": "approved", "credits": "none"})
         return self.application(application)
@@ -2173,8 +2549,12 @@ class Ledger:
         keys = ("application", "basin", "owner", "principal", "status", "peak_flow_gpd", "offset_ratio", "amount_gpd",
                 "node", "application_approval", "capacity_ref", "capacity_sha256", "spdes_ref", "spdes_sha256",
                 "spdes_as_of", "description", "requested_at", "requested_on", "note_issued_on", "co_due_on", "co_issued_on",
-                "closed_at")
+                "closed_at", "average_gpd", "connected_on", "expired_on")
         out = {k: r[k] for k in keys}
+        for kind in ("capacity", "spdes"):
+            held = _commit.stored_evidence(r[f"{kind}_committed"]) if r[f"{kind}_ref"] else None
+            out[f"{kind}_included"] = (None if held is None or held["committed"] is None
+                                       else [f["application"] for f in held["committed"]["flows"]])
         out["type"] = r["app_type"]
         s = self._signoff_of("withdrawal", r["application"])
         out.update(signoff_txn=s["txn"] if s else None, signoff_status=s["status"] if s else "none (schema 2)",
@@ -2199,7 +2579,8 @@ class Ledger:
                 "node": r["node"], "peak_flow_gpd": r["peak_flow_gpd"], "credits": "none",
                 "offset_required": bool(ii_offset.offset_required(r["peak_flow_gpd"])), "description": r["description"],
                 "received_on": r["received_on"], "application_approval": r["application_approval"], "status": r["status"],
-                "completed_on": r["completed_on"], "closed_at": r["closed_at"]}
+                "completed_on": r["completed_on"], "closed_at": r["closed_at"], "average_gpd": r["average_gpd"],
+                "approved_on": r["approved_on"], "connected_on": r["connected_on"], "expired_on": r["expired_on"]}
 
     def applications(self) -> list[dict]:
         """Applications recorded without credits, in the order recorded."""

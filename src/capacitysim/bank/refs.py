@@ -165,6 +165,37 @@ def _model_of(field: str, path: Path, doc: dict) -> dict:
     return {"model": model_path, "model_sha256": sha}
 
 
+def _committed_block(field: str, path: Path, doc: dict) -> dict | None:
+    """The ``committed`` block of a document run with ``--committed BANK`` (None when run without it).
+
+    Read by key and type: ``bank_head`` (text), ``as_of`` (text) and ``flows`` (objects with
+    ``application`` text, ``node`` text or null, ``average_gpd`` a number >= 0).
+    """
+    block = doc.get("committed")
+    if block is None:
+        return None
+    if not isinstance(block, dict):
+        raise InputError(f"{field}: {path}: committed must be an object or null, got {_show(block)}")
+    flows = block.get("flows")
+    if not isinstance(flows, list):
+        raise InputError(f"{field}: {path}: committed.flows must be an array, got {_show(flows)}")
+    out = []
+    for i, f in enumerate(flows):
+        if not isinstance(f, dict) or not isinstance(f.get("application"), str):
+            raise InputError(f"{field}: {path}: committed.flows[{i}] must be an object with an application, got {_show(f)}")
+        node = f.get("node")
+        avg = _number(f.get("average_gpd"))
+        if node is not None and not isinstance(node, str):
+            raise InputError(f"{field}: {path}: committed.flows[{i}].node must be text or null, got {_show(node)}")
+        if avg is None or avg < 0:
+            raise InputError(f"{field}: {path}: committed.flows[{i}].average_gpd must be a number >= 0, "
+                             f"got {_show(f.get('average_gpd'))}")
+        out.append({"application": f["application"], "node": node, "average_gpd": avg})
+    head, as_of = block.get("bank_head"), block.get("as_of")
+    return {"bank_head": head if isinstance(head, str) else None, "as_of": as_of if isinstance(as_of, str) else None,
+            "flows": out}
+
+
 def _read_capacity(field: str, path: Path, doc, gpd: float | None, node: str | None) -> dict:
     if not isinstance(doc, dict):
         raise InputError(f"{field}: {path} is JSON but not a capacitysim capacity document (expected an object, "
@@ -212,7 +243,7 @@ def _read_capacity(field: str, path: Path, doc, gpd: float | None, node: str | N
                                f"{gpd:,.0f} gpd{where}, so it does not demonstrate capacity for this withdrawal "
                                "(credit bank section H(1))")
         match = max(ok, key=lambda nf: nf[1])
-    return {"verdict": "pass", **model,
+    return {"verdict": "pass", **model, "committed": _committed_block(field, path, doc),
             "connection": None if match is None else {"node": match[0], "flow_gpd": match[1]}}
 
 
@@ -277,7 +308,7 @@ def _read_spdes(field: str, path: Path, doc, gpd: float | None, on: _dt.date | N
                                f"{on}; allowed: at most {max_age_days} days (program policy spdes_evidence_max_age_days, "
                                "program interpretation — confirm with the bank administrator)")
     return {"verdict": "treatment capacity shown", "added_gpd": added, "as_of": as_of.isoformat(),
-            "watershed": watershed, "basis": basis}
+            "watershed": watershed, "basis": basis, "committed": _committed_block(field, path, doc)}
 
 
 def _kind_of_bytes(path: Path, data: bytes) -> str:

@@ -54,9 +54,21 @@ version-2 bank in the same transaction as :data:`MIGRATION_3`):
   demonstration or SPDES check (the same SHA-256) already cited by another withdrawal that still holds
   it (pending, approved, completed or defaulted: program policy ``evidence_single_use``). The ledger
   refuses first, with a message naming the application that cites it; the triggers refuse again.
+
+Schema version 5 (the capacity register, issue 24) adds, in :data:`MIGRATION_5` (run on a new bank after
+:data:`MIGRATION_4`; on a version-2, 3 or 4 bank by ``capacitysim bank migrate``, in the same transaction):
+
+* ``system_models``: the model of record of each basin (credit bank section A: "the I/I remediation
+  basin that generated them"), its path, SHA-256, the basin's outlet node in it, the plant it drains to
+  and the connected applications it contains; versions numbered per basin; never changed or deleted;
+* ``withdrawals`` and ``applications`` gain ``average_gpd`` (the connection's average daily flow, when
+  recorded), ``connected_on`` (set once, by ``bank connect``) and ``expired_on`` (an approval released
+  under program policy ``approval_expiry_years``); ``applications`` gains ``approved_on``;
+  ``withdrawals`` gains ``capacity_committed`` and ``spdes_committed``: the commitments each cited
+  document included (JSON), fixed once recorded.
 """
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 SCHEMA = r"""
 CREATE TABLE IF NOT EXISTS meta (
@@ -482,3 +494,55 @@ WHEN EXISTS (SELECT 1 FROM withdrawals w WHERE w.id <> new.id
                OR (new.spdes_sha256 IS NOT NULL AND old.spdes_sha256 IS NULL AND w.spdes_sha256 = new.spdes_sha256)))
 BEGIN SELECT RAISE(ABORT, 'the cited document is already the evidence of another application'); END;
 """ + _guards(NO_DELETE_4, ())
+
+#: Tables added by schema version 5: never deleted, never changed.
+NO_DELETE_5 = ("system_models",)
+NO_UPDATE_5 = ("system_models",)
+
+#: Version 4 -> 5 (issue 24, the capacity register): the registered system model of each basin, committed
+#: flows (average, connection date, expiry) and the commitments each cited document included. DDL only,
+#: additive; :meth:`capacitysim.bank.Ledger._migrate` runs it in one transaction with its ``migrate`` row.
+MIGRATION_5 = r"""
+CREATE TABLE IF NOT EXISTS system_models (
+    id            INTEGER PRIMARY KEY,
+    basin_id      INTEGER NOT NULL REFERENCES basins(id),
+    version       INTEGER NOT NULL CHECK (version >= 1),
+    path          TEXT NOT NULL CHECK (length(path) > 0),
+    sha256        TEXT NOT NULL CHECK (length(sha256) = 64 AND sha256 NOT GLOB '*[^0-9a-f]*'),
+    outlet        TEXT NOT NULL CHECK (length(trim(outlet)) > 0),
+    plant         TEXT,                       -- the SPDES permit number or plant name it drains to
+    nodes         INTEGER NOT NULL CHECK (nodes >= 0),
+    includes      TEXT NOT NULL DEFAULT '[]', -- JSON list: connected applications the model contains
+    registered_on TEXT NOT NULL,
+    registered_at TEXT NOT NULL,
+    registered_by TEXT NOT NULL,
+    UNIQUE (basin_id, version)
+);
+CREATE INDEX IF NOT EXISTS system_models_sha256 ON system_models(sha256);
+
+ALTER TABLE withdrawals ADD COLUMN average_gpd REAL CHECK (average_gpd IS NULL OR average_gpd > 0);
+ALTER TABLE withdrawals ADD COLUMN connected_on TEXT;
+ALTER TABLE withdrawals ADD COLUMN expired_on TEXT;
+ALTER TABLE withdrawals ADD COLUMN capacity_committed TEXT;
+ALTER TABLE withdrawals ADD COLUMN spdes_committed TEXT;
+ALTER TABLE applications ADD COLUMN average_gpd REAL CHECK (average_gpd IS NULL OR average_gpd > 0);
+ALTER TABLE applications ADD COLUMN connected_on TEXT;
+ALTER TABLE applications ADD COLUMN expired_on TEXT;
+ALTER TABLE applications ADD COLUMN approved_on TEXT;
+
+-- The average, the connection date, the expiry and the commitments a cited document included are set once.
+CREATE TRIGGER IF NOT EXISTS withdrawals_commitment_once BEFORE UPDATE ON withdrawals
+WHEN new.average_gpd IS NOT old.average_gpd
+  OR (old.connected_on IS NOT NULL AND new.connected_on IS NOT old.connected_on)
+  OR (old.expired_on IS NOT NULL AND new.expired_on IS NOT old.expired_on)
+  OR (old.capacity_committed IS NOT NULL AND new.capacity_committed IS NOT old.capacity_committed)
+  OR (old.spdes_committed IS NOT NULL AND new.spdes_committed IS NOT old.spdes_committed)
+  OR (new.connected_on IS NOT NULL AND new.status NOT IN ('approved', 'completed', 'defaulted'))
+BEGIN SELECT RAISE(ABORT, 'a withdrawal keeps its average flow, connection date, expiry and the commitments its evidence included'); END;
+CREATE TRIGGER IF NOT EXISTS applications_commitment_once BEFORE UPDATE ON applications
+WHEN new.average_gpd IS NOT old.average_gpd
+  OR (old.connected_on IS NOT NULL AND new.connected_on IS NOT old.connected_on)
+  OR (old.expired_on IS NOT NULL AND new.expired_on IS NOT old.expired_on)
+  OR (old.approved_on IS NOT NULL AND new.approved_on IS NOT old.approved_on)
+BEGIN SELECT RAISE(ABORT, 'an application keeps its average flow, approval and connection dates and expiry'); END;
+""" + _guards(NO_DELETE_5, NO_UPDATE_5)

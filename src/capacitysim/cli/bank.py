@@ -433,18 +433,129 @@ def add_entity(ctx, name, municipal, reason, documents, as_json):
     _emit(out, as_json, title="entity added")
 
 
+_MODEL_HELP = ("The basin's model of record, a SWMM .inp (SHA-256 recorded; the engine opens it first): section A is "
+               "checked on its graph and capacity evidence must run it. Registering it takes a bank administrator.")
+_PLANT_HELP = ("The plant the basin drains to: its SPDES permit number (or name), as `spdes check --committed` "
+               "identifies the plant.")
+
+
 @bank.command("add-basin")
 @click.argument("name")
 @click.option("--outlet", default=None, help="The POTW component (CSO, pumping station node) the basin drains to.")
+@click.option("--model", "model", default=None, type=click.Path(dir_okay=False), help=_MODEL_HELP)
+@click.option("--plant", default=None, help=_PLANT_HELP)
+@reason_option
+@documents_option
+@json_option
+@actor_option
+@click.pass_context
+def add_basin(ctx, name, outlet, model, plant, reason, documents, as_json):
+    """Register an I/I remediation basin (with --model: its model of record, version 1)."""
+    with _ledger(ctx) as led:
+        out = led.add_basin(name, outlet, model=model, plant=plant, reason=reason, documents=documents)
+    _emit(out, as_json, title="basin added")
+
+
+@bank.command("register-model")
+@click.argument("basin")
+@click.option("--model", "model", required=True, type=click.Path(dir_okay=False), help=_MODEL_HELP)
+@click.option("--outlet", default=None, help="The basin's outlet node in this model (default: the previous version's).")
+@click.option("--plant", default=None, help=_PLANT_HELP + " Default: the previous version's.")
+@click.option("--includes", "includes", multiple=True, metavar="APPLICATION",
+              help="A connected application this version contains (repeat): its commitment is released "
+                   "(program policy connected_until_registered).")
+@click.option("--on", "on", default=None, help="The registration date, YYYY-MM-DD (default today).")
+@reason_option
+@documents_option
+@json_option
+@actor_option
+@click.pass_context
+def register_model(ctx, basin, model, outlet, plant, includes, on, reason, documents, as_json):
+    """Register a newer model of record for a basin (a bank administrator)."""
+    with _ledger(ctx) as led:
+        out = led.register_model(basin, model, outlet=outlet, plant=plant, includes=includes, on=on, reason=reason,
+                                 documents=documents)
+    _emit(out, as_json, title=f"model version {out['version']} registered for basin {out['basin']}")
+
+
+@bank.command()
+@click.option("--basin", default=None)
+@json_option
+@click.pass_context
+def models(ctx, basin, as_json):
+    """List the registered models of record (every version)."""
+    with _ledger(ctx) as led:
+        out = led.models(basin)
+    if as_json:
+        emit_json(out)
+    else:
+        emit_table([(f"{m['basin']} v{m['version']}{' (current)' if m['current'] else ''}",
+                     f"{m['path']} sha256 {m['sha256'][:12]}... outlet {m['outlet']} plant {m['plant'] or '-'} "
+                     f"{m['nodes']} nodes; contains {', '.join(m['includes']) or 'no connected application'}")
+                    for m in out] or [("models", "none registered")], "registered models")
+
+
+@bank.command()
+@click.option("--model", "model", default=None, type=click.Path(dir_okay=False),
+              help="A model file: the commitments of the basins whose current registered model it is.")
+@click.option("--plant", default=None, help="A plant key: the commitments of the basins draining to it.")
+@click.option("--exclude", default=None, metavar="APPLICATION", help="Leave out one application (the applicant's own).")
+@json_option
+@click.pass_context
+def commitments(ctx, model, plant, exclude, as_json):
+    """List the committed flows on a registered model or plant (not yet in the model of record)."""
+    import hashlib
+
+    sha = None
+    if model is not None:
+        try:
+            sha = hashlib.sha256(Path(model).read_bytes()).hexdigest()
+        except OSError as exc:
+            raise InputError(f"--model: cannot read {model}: {exc.strerror or exc}") from None
+    with _ledger(ctx) as led:
+        out = led.commitments(model_sha256=sha, plant=plant, exclude=exclude)
+    if as_json:
+        emit_json(out)
+    else:
+        emit_table([(f["application"], f"{f['average_gpd']:,.0f} gpd average ({f['average_basis']}), "
+                     f"{f['peak_gpd']:,.0f} gpd peak at {f['node'] or 'no node'} ({f['basin']}, {f['status']})")
+                    for f in out["flows"]] + [("total", f"{out['total_gpd']:,.0f} gpd average, "
+                                                        f"{out['total_peak_gpd']:,.0f} gpd peak")],
+                   f"commitments as of {out['as_of']} (bank head {out['bank_head'][:12]}...)")
+
+
+@bank.command()
+@click.argument("application")
+@click.option("--on", "on", default=None, help="The connection date, YYYY-MM-DD (default today).")
+@reason_option
+@documents_option
+@json_option
+@actor_option
+@click.pass_context
+def connect(ctx, application, on, reason, documents, as_json):
+    """Record that an approved application is connected (a commitment until a model version contains it)."""
+    with _ledger(ctx) as led:
+        out = led.connect(application, on, reason=reason, documents=documents)
+    _emit(out, as_json, title="connected")
+
+
+@bank.command()
+@click.option("--as-of", default=None, help="Date, YYYY-MM-DD (default today).")
 @reason_option
 @json_option
 @actor_option
 @click.pass_context
-def add_basin(ctx, name, outlet, reason, as_json):
-    """Register an I/I remediation basin."""
+def expire(ctx, as_of, reason, as_json):
+    """Release approvals not connected within program policy approval_expiry_years (15 RCNY 18-37(e))."""
     with _ledger(ctx) as led:
-        out = led.add_basin(name, outlet, reason=reason)
-    _emit(out, as_json, title="basin added")
+        out = led.expire(as_of, reason=reason)
+    pols = _policies("approval_expiry_years")
+    if as_json:
+        emit_json({"expired": out, "policies": pols})
+    else:
+        emit_table([(r["application"], f"approved {r['approved_on']}, expired {r['expired_on']}, "
+                     f"{r['returned_gpd']:,} gpd returned") for r in out] or [("expired", "none")], "expired approvals")
+        emit_table(_policy_rows(pols))
 
 
 @bank.command("open-subaccount")
@@ -523,6 +634,8 @@ def deposit(ctx, basin, owner, gpd, project, certified_on, certificate, descript
 @click.option("--offset-ratio", type=float, default=ii_offset.DEFAULT_OFFSET_RATIO, show_default=True,
               help="Section F: one to one; above one is a program policy; below one is refused.")
 @click.option("--on", "on", default=None, help="The withdrawal date, YYYY-MM-DD (default today).")
+@click.option("--average-gpd", type=float, default=None, help="The connection's average daily flow [gpd]: its "
+              "commitment's average (default: --gpd, program policy commitment_average).")
 @click.option("--description", default="")
 @reason_option
 @documents_option
@@ -530,10 +643,11 @@ def deposit(ctx, basin, owner, gpd, project, certified_on, certificate, descript
 @json_option
 @click.pass_context
 def withdraw(ctx, basin, owner, gpd, application, node, capacity_ref, spdes_ref, application_approval, app_type, principal,
-             offset_ratio, on, description, reason, documents, as_json):
+             offset_ratio, on, average_gpd, description, reason, documents, as_json):
     """Reserve credits for an application; approved only at the administrator's sign-off."""
     with _ledger(ctx) as led:
-        out = led.withdraw(basin, owner, gpd, application, node=node, capacity_ref=capacity_ref, spdes_ref=spdes_ref,
+        out = led.withdraw(basin, owner, gpd, application, node=node, average_gpd=average_gpd, capacity_ref=capacity_ref,
+                           spdes_ref=spdes_ref,
                            application_approval=application_approval, principal=principal, offset_ratio=offset_ratio,
                            on=on, app_type=app_type, description=description, reason=reason, documents=documents)
         out["balance_gpd"] = led.balance(basin, owner)["balance_gpd"]
@@ -571,6 +685,8 @@ def attach(ctx, application, capacity_ref, spdes_ref, application_approval, node
               show_default=True)
 @click.option("--received-on", default=None, help="Date the application was received, YYYY-MM-DD (default today).")
 @click.option("--application-approval", default=None, help="Approval under the connection application program.")
+@click.option("--average-gpd", type=float, default=None, help="Average daily flow [gpd] (default: --gpd, program "
+              "policy commitment_average).")
 @click.option("--description", default="")
 @reason_option
 @documents_option
@@ -578,10 +694,11 @@ def attach(ctx, application, capacity_ref, spdes_ref, application_approval, node
 @json_option
 @click.pass_context
 def record_application(ctx, application, principal, gpd, basin, node, app_type, received_on, application_approval,
-                       description, reason, documents, as_json):
+                       average_gpd, description, reason, documents, as_json):
     """Record an application that withdraws no credits (e.g. 2,500 gpd or less): report parts C and D."""
     with _ledger(ctx) as led:
-        out = led.record_application(application, principal, gpd, basin=basin, node=node, app_type=app_type,
+        out = led.record_application(application, principal, gpd, basin=basin, node=node, average_gpd=average_gpd,
+                                     app_type=app_type,
                                      received_on=received_on, application_approval=application_approval,
                                      description=description, reason=reason, documents=documents)
     _emit(out, as_json, title="application recorded")
