@@ -161,6 +161,14 @@ def bank(ctx, db, actor):
     approval (section H(2)).
 
     \b
+    Capacity register: the administrator registers each basin's model of record (`add-basin --model`,
+    `register-model`); a connection node must drain to the basin's outlet on its graph (section A);
+    flows reserved, approved or connected and not yet in the model are commitments (`commitments`,
+    `connect`, `expire`), and evidence must run the registered model and include every commitment of
+    its scope (`capacity --committed BANK`, `spdes check --committed BANK`), at the withdrawal and
+    again at the sign-off.
+
+    \b
     Tamper evidence: the journal is hash-chained. `verify` finds rows edited, removed or inserted
     without recomputing the chain, values of the wrong type and records out of step with the journal;
     it cannot, by itself, detect a consistent rewrite of the whole chain by someone with write access
@@ -187,12 +195,12 @@ def init(ctx, administrator, as_json):
 @bank.command()
 @click.option("--administrator", default=None, metavar="NAME",
               help="A schema-2 bank only: the first bank administrator registered in the migrated bank (a person's "
-                   "name). A schema-3 bank is migrated by a registered administrator (--actor).")
+                   "name). A schema-3 or 4 bank is migrated by a registered administrator (--actor).")
 @actor_option
 @json_option
 @click.pass_context
 def migrate(ctx, administrator, as_json):
-    """Migrate a schema-2 or schema-3 bank to the current schema, in one transaction.
+    """Migrate a schema-2, 3 or 4 bank to the current schema (5), in one transaction.
 
     \b
     Schema 2 -> 3 (sign-off, credit lots): existing balances become lots of the projects their
@@ -205,6 +213,10 @@ def migrate(ctx, administrator, as_json):
     Schema 3 -> 4 (by a registered administrator): service users bound to bank entities
     (`bind-user`) and the single use of cited evidence (program policies service_user_binding and
     evidence_single_use).
+
+    \b
+    Schema 4 -> 5 (by a registered administrator): registered models of record and committed flows
+    (the capacity register). Basins have no registered model until `register-model` names one.
     """
     from capacitysim.bank.schema import SCHEMA_VERSION
 
