@@ -16,7 +16,7 @@ import os
 
 
 def capacity_demonstration(model, connections=(), remediations=(), *, storm=None, criteria=None, spinup_hr=None,
-                           work_dir=None, plant=None):
+                           work_dir=None, plant=None, committed=None, application=None):
     """Run a capacity demonstration: the SWMM model before and after the change, judged element by element.
 
     Parameters
@@ -37,6 +37,12 @@ def capacity_demonstration(model, connections=(), remediations=(), *, storm=None
         Keep the runs in this folder (default: a temporary folder removed by ``close()``).
     plant : str, optional
         The plant outfall (default: chosen from the network).
+    committed : str, path or dict, optional
+        The credit bank file (as ``capacity --committed BANK``), or its commitments document
+        (:func:`capacitysim.workflows.committed.capacity_commitments`): the flows committed on the model
+        are injected into both runs, the baseline the connections are judged on top of.
+    application : str, optional
+        With a bank file: the applicant's own application, left out of the commitments.
 
     Returns
     -------
@@ -53,8 +59,17 @@ def capacity_demonstration(model, connections=(), remediations=(), *, storm=None
 
     if isinstance(criteria, dict):
         criteria = Criteria.from_dict(criteria)
+    if committed is not None and not isinstance(committed, dict):
+        from capacitysim.workflows.committed import capacity_commitments
+
+        committed = capacity_commitments(committed, model, application=application)
+    elif application is not None:
+        from capacitysim.errors import InputError
+
+        raise InputError(f"application {application!r}: names the applicant's own application to leave out of the "
+                         "commitments; allowed only with committed=BANK (a bank file)")
     return run_demonstration(model, connections=list(connections), remediations=list(remediations), storm=storm,
-                             criteria=criteria, spinup_hr=spinup_hr, work_dir=work_dir, plant=plant)
+                             criteria=criteria, spinup_hr=spinup_hr, work_dir=work_dir, plant=plant, committed=committed)
 
 
 def design_detention(site, rules="nyc-2012", *, swmm: bool = True, work_dir=None):

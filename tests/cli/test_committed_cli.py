@@ -85,3 +85,12 @@ def test_spdes_check_of_a_plant_the_bank_does_not_know_exit_2(run_cli, bank):
     r = run_cli(*SPDES, "--committed", bank["path"])  # by the plant file's name: the bank knows the permit only
     assert r.exit_code == 2 and "--committed" in r.stderr and PLANT in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_the_python_api_reads_the_same_commitments(bank):
+    import capacitysim.api as api
+
+    with api.capacity_demonstration(bank["model"], ["MH0010=800"], committed=bank["path"], application="APP-2") as d:
+        c = d.to_dict()["committed"]
+    assert c["bank_head"] == bank["head"] and c["excluded"] == "APP-2"
+    assert [f["application"] for f in c["flows"]] == ["APP-1", "APP-3"]
