@@ -92,14 +92,15 @@ def test_plant_keys_permit_then_name():
         cm.plant_keys(Submittal())
 
 
-def test_scenario_edits_put_commitments_in_both_runs(model):
+def test_scenario_edits_put_commitments_in_the_after_run_before_the_applicant(model):
+    """Program policy committed_baseline = cumulative: the BEFORE run is the model of record."""
     from capacitysim.network.scenario import Spinup
 
     c = Connection("MH0030", 2000.0, "pattern", label="committed A")
     a = Connection("MH0040", 5000.0)
     before, after = demo.scenario_edits(model, DRY, [a], committed=[c])
     moved = Storm(depth_in=(0.0,), dt_min=6.0, name="no rain", start_hr=6.0)
-    assert before == [Spinup(6.0), moved, c]
+    assert before == [Spinup(6.0), moved]
     assert after == [Spinup(6.0), moved, c, a]
 
 
@@ -134,10 +135,11 @@ def runs(tmp_path_factory, plant_nodes):
     with_.close()
 
 
-def test_commitment_raises_the_before_run_by_its_volume(runs):
-    """(a) The commitments are in the BEFORE run: the lateral inflow volume at each committed node rises by the
-    intended volume (0.5 %), the plant's dry-weather daily average by the committed flow (1 %), and the pipe
-    leaving the node carries more."""
+def test_commitment_raises_the_after_run_by_its_volume(runs):
+    """(a) The commitments are in the AFTER run only (policy committed_baseline = cumulative): the BEFORE runs with
+    and without them are the same model of record; in the AFTER run the lateral inflow volume at each committed
+    node rises by the intended volume (0.5 %), the plant's dry-weather daily average by the committed flow (1 %),
+    and the pipe leaving the node carries more."""
     w, wo = runs["with"], runs["without"]
     n_app, n_other = runs["nodes"]
     cf = CFS_PER_FLOW_UNIT[runs["model"].flow_units]
@@ -146,35 +148,39 @@ def test_commitment_raises_the_before_run_by_its_volume(runs):
         intended[c["node"]] = intended.get(c["node"], 0.0) + c["intended_report_volume_model"] * cf
     assert set(intended) == {n_app, n_other}
     for node, vol in intended.items():
-        got = float(w.before.lateral_volume_cf.sel(node=node) - wo.before.lateral_volume_cf.sel(node=node))
+        assert float(w.before.lateral_volume_cf.sel(node=node)) == pytest.approx(
+            float(wo.before.lateral_volume_cf.sel(node=node)), rel=1e-9), node
+        got = float(w.after.lateral_volume_cf.sel(node=node) - wo.after.lateral_volume_cf.sel(node=node))
         assert got == pytest.approx(vol, rel=0.005), node
-    qb_with = node_series(w.runs["before"], "PLANT", "total_inflow")
-    qb_without = node_series(wo.runs["before"], "PLANT", "total_inflow")
-    day = (qb_with.elapsed_hr > 12.0) & (qb_with.elapsed_hr <= 36.0)  # one full day after 12 h of spin-up
-    added_gpd = float((qb_with - qb_without).where(day, drop=True).mean()) * GPD_PER_CFS
+    qa_with = node_series(w.runs["after"], "PLANT", "total_inflow")
+    qa_without = node_series(wo.runs["after"], "PLANT", "total_inflow")
+    day = (qa_with.elapsed_hr > 12.0) & (qa_with.elapsed_hr <= 36.0)  # one full day after 12 h of spin-up
+    added_gpd = float((qa_with - qa_without).where(day, drop=True).mean()) * GPD_PER_CFS
     assert added_gpd == pytest.approx(65_000.0, rel=0.01)
     model = runs["model"]
     down = [lid for lid, _, frm, _, _ in model.links() if frm == n_other]
-    assert down and all(float(w.before.peak_flow_cfs.sel(link=l)) > float(wo.before.peak_flow_cfs.sel(link=l)) for l in down)
+    assert down and all(float(w.after.peak_flow_cfs.sel(link=l)) > float(wo.after.peak_flow_cfs.sel(link=l)) for l in down)
 
 
-def test_applicant_judged_on_top_of_the_commitments(runs):
-    """The applicant's own injection is checked alone even at a committed node; the commitments' own volume is
-    checked against the BEFORE run; the document's connections are the applicant's only."""
+def test_commitments_and_applicant_judged_together_against_the_model_of_record(runs):
+    """Each committed flow is checked as a connection is (with the applicant's at the same node), and in the
+    whole-run External Inflow; the document's connections are the applicant's only; the change at the applicant's
+    node is its own flow plus the commitment there."""
     w, wo = runs["with"], runs["without"]
-    n_app, _ = runs["nodes"]
+    n_app, n_other = runs["nodes"]
     rows = {(i["what"], i["element"]): i for i in w.injections}
     base = {(i["what"], i["element"]): i for i in wo.injections}
-    assert rows[("connection", n_app)]["intended_cf"] == pytest.approx(base[("connection", n_app)]["intended_cf"])
+    committed_at_app = sum(c["intended_report_volume_model"] for c in w.scenario["committed_connections"]
+                           if c["node"] == n_app) * CFS_PER_FLOW_UNIT[runs["model"].flow_units]
+    assert rows[("connection", n_app)]["intended_cf"] == pytest.approx(
+        base[("connection", n_app)]["intended_cf"] + committed_at_app)
+    assert ("connection", n_other) in rows and ("external inflows (all)", "system") in rows
     assert all(i["passed"] for i in w.injections)
-    assert ("committed flows (all)", "system") in rows
     assert w.verdict in ("pass", "fail") and not w.untrusted_reasons
     doc = w.to_dict()
     assert [c["flow_gpd"] for c in doc["scenario"]["connections"]] == [1000.0]
-    # the applicant's after - before change is the same with or without the commitments (1 %)
-    dv = float(w.after.lateral_volume_cf.sel(node=n_app) - w.before.lateral_volume_cf.sel(node=n_app))
-    dv0 = float(wo.after.lateral_volume_cf.sel(node=n_app) - wo.before.lateral_volume_cf.sel(node=n_app))
-    assert dv == pytest.approx(dv0, rel=0.01)
+    assert doc["committed"]["baseline"] == "cumulative"
+    assert any(p["name"] == "committed_baseline" for p in doc["committed"]["policies"])
 
 
 def test_commitments_add_no_engine_run(runs):

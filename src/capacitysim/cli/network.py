@@ -55,8 +55,9 @@ def _peaking(value: str) -> str | float:
                    "model does not state it in a comment (;;CRS: EPSG:2263). Default: none stated.")
 @click.option("--committed", "committed_bank", type=click.Path(dir_okay=False), metavar="BANK",
               help="Credit bank file: inject every flow it has committed on the basins whose registered model is this "
-                   "model (approved or reserved, not yet connected) into BOTH runs, so the connections are judged on "
-                   "top of them (the JSON's `committed`).")
+                   "model (approved or reserved, not yet connected) into the AFTER run, before the connections: the "
+                   "checks on the change judge them and the connections together against the model of record "
+                   "(program policy committed_baseline = cumulative; the JSON's `committed`).")
 @click.option("--application", "committed_application", metavar="APP",
               help="With --committed: the applicant's own application id, left out of the commitments.")
 @submittal_options
@@ -67,7 +68,7 @@ def capacity(model_path, storm, connects, peaking, remediates, criteria_file, pl
 
     Prints the verdict (pass | fail | untrusted) and the failed checks; exit code 0 for pass,
     1 for fail or untrusted. With --committed BANK, the bank's committed flows on this model are in
-    both runs (the baseline).
+    the after run with the connections (program policy committed_baseline).
     """
     from capacitysim.io.files import read_toml
     from capacitysim.rules.capacity import Criteria

@@ -204,14 +204,16 @@ def write_report(result, path) -> Path:
 
 
 def _committed_section(rep: HtmlReport, block: dict | None) -> None:
-    """The credit bank's committed flows, in both runs (``capacity --committed``); nothing without them."""
+    """The credit bank's committed flows, in the after run (``capacity --committed``); nothing without them."""
     if not block:
         return
     rep.heading("Committed flows")
     rep.paragraph("Flows the credit bank has committed on this model (approved or reserved and not yet connected, and "
-                  "recorded applications) are the baseline: each is injected at its node into BOTH runs, volume-true as "
-                  "a connection is (its average flow, peaked by the model's diurnal pattern), so the new connection is "
-                  "judged on top of them.")
+                  "recorded applications) are injected at their nodes into the AFTER run, before the new connection, "
+                  "volume-true as a connection is (its average flow, peaked by the model's diurnal pattern). The BEFORE "
+                  "run is the model of record, so the checks on the change judge the committed flows and the new "
+                  "connection together (program policy committed_baseline = cumulative; the alternative, incremental, "
+                  "would put them in both runs and let each application use the whole relative limit again).")
     unplaced = {u["application"] for u in block.get("unplaced") or []}
     rep.key_values([
         ("bank", f"{Path(str(block['bank'])).name} (journal head {block['bank_head']})"),

@@ -4,7 +4,9 @@ Issue 24 ("no capacity promised twice"), cumulative evidence: every flow the ban
 approved or reserved withdrawal not yet connected, a recorded application at or under 2,500 gpd, a
 connected flow the registered model does not contain yet) is part of the system the next applicant is
 judged against. ``capacitysim capacity --committed BANK`` injects the commitments of the model's basins
-into BOTH runs (so they are the baseline and the applicant's flow is judged on top of them);
+into the AFTER run, before the applicant's own flow (program policy ``committed_baseline``,
+:data:`COMMITTED_BASELINE`: the relative criteria judge every committed flow and the applicant together
+against the model of record, so the +1 % of a no-net-increase policy is not spent once per application);
 ``capacitysim spdes check --committed BANK`` adds the committed average flow of every basin draining to
 the plant to the plant's flow before the applicant's added flow.
 
@@ -46,6 +48,23 @@ REQUIRED_KEYS = ("bank", "bank_head", "as_of", "flows", "total_gpd")
 FLOW_KEYS = ("application", "node", "average_gpd", "peak_gpd", "status")
 #: At most this many unplaced flows are named in the warning (all are in ``unplaced``).
 WARN_NAMES = 5
+#: The label of a committed flow's connection (``committed APP``): how a scenario record tells it from the applicant's.
+COMMITTED_LABEL = "committed "
+#: Program policy ``committed_baseline``: which run of a capacity demonstration carries the bank's commitments.
+COMMITTED_BASELINE = "cumulative"
+#: The policy, with its alternative (the form of :data:`capacitysim.bank.ledger.POLICIES`).
+COMMITTED_BASELINE_POLICY = {
+    "name": "committed_baseline", "value": COMMITTED_BASELINE,
+    "text": ("program interpretation — confirm with the bank administrator: section H(1) asks each applicant to "
+             "demonstrate adequate hydraulic capacity and does not say what the demonstration is measured against; "
+             "the committed flows are in the AFTER run only, before the applicant's flow: the BEFORE run is the model of "
+             "record, so a criterion on the change (peak inflow at the basin outlet within +1 %, CSO volume) judges "
+             "every committed flow and the applicant together, and two applications each within the limit alone "
+             "cannot both use it; criteria on the state after the change (d/D, surcharge, freeboard) are the same "
+             "either way"),
+    "alternative": {"value": "incremental",
+                    "text": "the committed flows in BOTH runs: the applicant's change is judged on top of them, so each "
+                            "application may use the whole relative limit again (only physical limits accumulate)"}}
 
 
 def model_sha256(model_path) -> str:
@@ -317,7 +336,7 @@ def committed_connections(block: dict, model) -> tuple[list, list[dict], list[st
                              "average_gpd": f["average_gpd"], "peak_gpd": f["peak_gpd"], "status": f["status"],
                              "reason": reason})
             continue
-        conns.append(Connection(found, f["average_gpd"], "pattern", label=f"committed {f['application']}"))
+        conns.append(Connection(found, f["average_gpd"], "pattern", label=f"{COMMITTED_LABEL}{f['application']}"))
     warnings = []
     if unplaced:
         gpd = sum(u["average_gpd"] for u in unplaced)
@@ -343,4 +362,7 @@ def committed_record(block: dict, unplaced: list[dict] | None = None) -> dict:
         rec["unplaced"] = [dict(u) for u in unplaced]
         rec["placed_gpd"] = rec["total_gpd"] - float(sum(u["average_gpd"] for u in unplaced))
     rec["policies"] = list(block.get("policies") or [])
+    if unplaced is not None:  # a capacity demonstration: which run carries them
+        rec["baseline"] = COMMITTED_BASELINE
+        rec["policies"].append(dict(COMMITTED_BASELINE_POLICY))
     return rec

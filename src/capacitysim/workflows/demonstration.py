@@ -35,6 +35,7 @@ import xarray as xr
 
 from capacitysim.checks import check_range
 from capacitysim.io.bundled import model_path as bundled_model_path
+from capacitysim.workflows.committed import COMMITTED_LABEL
 from capacitysim.rules.capacity import Criteria, continuity_error, judge, verdict_of
 from capacitysim.rules.verdict import Check
 from capacitysim.errors import InputError
@@ -257,9 +258,11 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
     committed : dict, optional
         The credit bank's commitments on this model
         (:func:`capacitysim.workflows.committed.capacity_commitments`, i.e.
-        :meth:`capacitysim.bank.Ledger.commitments`). Each flow is injected at its node into BOTH runs
-        (volume-true, as a connection), so the commitments are the baseline and the connections and
-        remediations are judged on top of them; still two engine runs. A flow that cannot be placed
+        :meth:`capacitysim.bank.Ledger.commitments`). Each flow is injected at its node into the AFTER
+        run, before the connections (volume-true, as a connection; program policy
+        ``committed_baseline`` = ``cumulative``, :data:`capacitysim.workflows.committed.COMMITTED_BASELINE`):
+        the BEFORE run is the model of record, so the criteria on the change judge the commitments and
+        the connections together; still two engine runs. A flow that cannot be placed
         (no node, or a node not in the model) is listed under ``unplaced`` with a warning. The
         document records the block as ``committed`` (null without it). The bank's commitments are of
         the model with the SHA-256 the bank registered: a model file that changes before it is run
@@ -313,9 +316,9 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         before_record = write_scenario(model, before_edits, before_inp)
         after_inp = wd / "after_input.inp"
         record = write_scenario(model, after_edits, after_inp)
-        # the commitments are in both runs: the record's connections are the applicant's (the bank reads them)
-        record["connections"] = _without(record["connections"], before_record["connections"])
-        record["committed_connections"] = before_record["connections"]
+        # the record's connections are the applicant's (the bank reads them); the commitments are listed apart
+        record["committed_connections"] = [r for r in record["connections"] if _is_committed(r)]
+        record["connections"] = [r for r in record["connections"] if not _is_committed(r)]
         record["removed_sources"] = before_record["sources"]
         record["report_start_hr"] = spin + report_start_hr(model)
         record["simulation"]["spinup_policy"] = spin_policy
@@ -379,18 +382,9 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
                          committed=committed_rec)
 
 
-def _without(records: list[dict], remove: list[dict]) -> list[dict]:
-    """``records`` less one equal record for each of ``remove`` (the connection records of both runs,
-    written by the same code from the same edits, are equal)."""
-    out = list(records)
-    for r in remove:
-        for i, x in enumerate(out):
-            if x == r:
-                del out[i]
-                break
-        else:  # pragma: no cover - write_scenario records each connection once per run
-            raise AssertionError(f"a committed connection at {r.get('node')} is missing from the after run's record")
-    return out
+def _is_committed(connection_record: dict) -> bool:
+    """A connection record of a committed flow (its label, :func:`capacitysim.workflows.committed.committed_connections`)."""
+    return str(connection_record.get("label") or "").startswith(COMMITTED_LABEL)
 
 
 def _committed_model_problems(rec: dict, block: dict, ext: list[dict]) -> list[str]:
@@ -473,10 +467,9 @@ def injection_checks(model: SwmmInp, before: xr.Dataset, after: xr.Dataset, reco
     * all external inflows together: the intended whole-run volume of the connections and
       injected hydrographs, minus the removed sump pumps and roof leaders of the BEFORE run,
       against the change of the routing continuity's External Inflow;
-    * the credit bank's committed flows (``record["committed_connections"]``, in BOTH runs, so
-      absent from the change): their intended whole-run volume plus the BEFORE run's removed
-      sources against the BEFORE run's External Inflow, when the model has no [INFLOWS] FLOW of its
-      own (else its own inflows cannot be told apart without a third run, and this check is left out);
+    * the credit bank's committed flows (``record["committed_connections"]``, in the AFTER run only)
+      are checked as connections are: at each node (together with a connection at the same node)
+      and in the whole-run External Inflow;
     * RDII remediation: the intended reduction (the remediated share of the BEFORE run's RDII
       volume, by sewer area x the R of its unit hydrographs) against the change of the routing
       continuity's RDII Inflow (checked when all [RDII] share one rain gauge's rainfall).
@@ -494,28 +487,21 @@ def injection_checks(model: SwmmInp, before: xr.Dataset, after: xr.Dataset, reco
                     "difference_pct": float(diff), "limit_pct": c.injected_volume_tol_pct, "basis": basis,
                     "passed": bool(abs(diff) <= c.injected_volume_tol_pct)})
 
+    injected = list(record.get("connections", [])) + list(record.get("committed_connections") or [])
     by_node: dict[str, float] = {}
-    for conn in record.get("connections", []):
+    for conn in injected:
         by_node[conn["node"]] = by_node.get(conn["node"], 0.0) + conn["intended_report_volume_model"] * cf
     for node, vol in by_node.items():
         if node in remediated or node in sourced:
             continue
         got = float(after.lateral_volume_cf.sel(node=node) - before.lateral_volume_cf.sel(node=node))
         row("connection", node, vol, got, "node lateral inflow volume, reporting period")
-    intended_ex = sum(conn["intended_run_volume_model"] * cf for conn in record.get("connections", []))
+    intended_ex = sum(conn["intended_run_volume_model"] * cf for conn in injected)
     intended_ex += sum(i["volume_cf"] for i in record.get("inflows", []))
     intended_ex -= sum(s.get("volume_cf", 0.0) for s in record.get("removed_sources", []))
-    if (record.get("connections") or record.get("inflows") or record.get("removed_sources")) and "routing_exInflow_cf" in after.attrs:
+    if (injected or record.get("inflows") or record.get("removed_sources")) and "routing_exInflow_cf" in after.attrs:
         got = after.attrs["routing_exInflow_cf"] - before.attrs["routing_exInflow_cf"]
         row("external inflows (all)", "system", intended_ex, got, "routing continuity External Inflow, whole run")
-    committed = record.get("committed_connections") or []
-    own_inflows = any(len(r.tokens) >= 2 and r.tokens[1].upper() == "FLOW" for r in model.rows("INFLOWS"))
-    if committed and not own_inflows and "routing_exInflow_cf" in before.attrs:
-        # the BEFORE run's external inflows are the commitments and the sources it still has, nothing else
-        intended = sum(conn["intended_run_volume_model"] * cf for conn in committed)
-        intended += sum(s.get("volume_cf", 0.0) for s in record.get("removed_sources", []))
-        row("committed flows (all)", "system", intended, before.attrs["routing_exInflow_cf"],
-            "routing continuity External Inflow of the BEFORE run, whole run")
     rems = record.get("remediations", [])
     if rems and "routing_iiInflow_cf" in before.attrs:
         weights = rdii_weights(model)
@@ -578,9 +564,9 @@ def scenario_edits(model: SwmmInp, storm: Storm | None, connections=(), remediat
       when > 0) and the design ``storm`` placed at the model's own reporting start (its
       ``start_hr`` counted from there), i.e. ``spinup_hr`` + the model's REPORT_START offset
       from the moved simulation start;
-    * both runs, after the spin-up and the storm: the ``committed`` connections (the credit bank's
-      commitments, :func:`capacitysim.workflows.committed.committed_connections`): the baseline the
-      connections are judged on top of;
+    * AFTER only, before the connections: the ``committed`` connections (the credit bank's
+      commitments, :func:`capacitysim.workflows.committed.committed_connections`; program policy
+      ``committed_baseline`` = ``cumulative``): the BEFORE run stays the model of record;
     * BEFORE only: the sources of every :class:`~capacitysim.network.scenario.SourceRemoval`
       (disconnected sump pumps and roof leaders discharge today, not after);
     * AFTER only: the connections, the RDII remediations and ``extra_edits``.
@@ -588,9 +574,10 @@ def scenario_edits(model: SwmmInp, storm: Storm | None, connections=(), remediat
     spin = default_spinup_hr(model)[0] if spinup_hr is None else float(check_range("spinup_hr", spinup_hr, 0.0, unit="hr"))
     if storm is not None:
         storm = replace(storm, start_hr=spin + report_start_hr(model) + storm.start_hr)
-    both = ([Spinup(spin)] if spin > 0 else []) + ([storm] if storm is not None else []) + list(committed)
+    both = ([Spinup(spin)] if spin > 0 else []) + ([storm] if storm is not None else [])
     before = both + [r.sources for r in remediations if isinstance(r, SourceRemoval)]
-    after = both + list(connections) + [r for r in remediations if not isinstance(r, SourceRemoval)] + list(extra_edits)
+    after = (both + list(committed) + list(connections) + [r for r in remediations if not isinstance(r, SourceRemoval)]
+             + list(extra_edits))
     return before, after
 
 
