@@ -332,3 +332,12 @@ def test_the_register_lists_models_and_plants_with_their_commitments(bank):
 
 def test_add_years_keeps_29_february_in_the_calendar():
     assert commit_module.add_years(dt.date(2024, 2, 29), 5) == dt.date(2029, 2, 28)
+
+
+def test_commitments_not_read_from_this_bank_are_refused(bank, tmp_path):
+    """A document whose committed block names a bank head this bank's journal never had was not read from it."""
+    ann = bank["ann"]
+    c = ann.commitments(model_sha256=_sha(bank["model"]))
+    c["bank_head"] = "cd" * 32
+    with pytest.raises(RefusedError, match="were not read from this bank"):
+        _apply(ann, "A-1", committed=c)

@@ -1512,6 +1512,15 @@ class Ledger:
                                f"model is version {m['version']}, {Path(m['path']).name} ({m['sha256'][:12]}...): a "
                                "demonstration cited for a withdrawal runs the registered model (register a newer version "
                                "with `bank register-model`, or demonstrate on it)")
+        if block is not None:
+            head = block.get("bank_head")
+            known = head is not None and (
+                c.execute("SELECT 1 FROM journal WHERE hash=?", (head,)).fetchone() is not None
+                or c.execute("SELECT 1 FROM meta WHERE key='journal_anchor' AND value=?", (head,)).fetchone() is not None)
+            if not known:
+                raise RefusedError(f"{kind}_ref: the commitments recorded in {ref} were not read from this bank (its bank "
+                                   f"head {str(head)[:12]}... is no head of this bank's journal): run it with --committed "
+                                   f"{self.path}")
         required = scope[kind]
         if not required:
             return
