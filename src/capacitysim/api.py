@@ -40,7 +40,7 @@ def capacity_demonstration(model, connections=(), remediations=(), *, storm=None
     committed : str, path or dict, optional
         The credit bank file (as ``capacity --committed BANK``), or its commitments document
         (:func:`capacitysim.workflows.committed.capacity_commitments`): the flows committed on the model
-        are injected into both runs, the baseline the connections are judged on top of.
+        are injected with the connections (program policy ``committed_baseline``, as ``capacity --committed``).
     application : str, optional
         With a bank file: the applicant's own application, left out of the commitments.
 

@@ -45,8 +45,10 @@ def test_capacity_with_the_banks_commitments(run_cli, bank):
         ("APP-1", "MH0010", 800.0), ("APP-2", "MH0017", 1000.0), ("APP-3", None, 1500.0)]
     assert c["total_gpd"] == 3300.0 and c["placed_gpd"] == 1800.0
     assert [u["application"] for u in c["unplaced"]] == ["APP-3"] and any("APP-3" in w for w in doc["warnings"])
-    inj = {i["what"]: i for i in doc["injections"]}
-    assert inj["committed flows (all)"]["passed"] and inj["connection"]["passed"]
+    # the commitments are injected (in the after run: program policy committed_baseline) and checked like connections
+    assert doc["committed"]["baseline"] == "cumulative"
+    assert {i["element"] for i in doc["injections"] if i["what"] == "connection"} == {"MH0010", "MH0017"}
+    assert all(i["passed"] for i in doc["injections"])
     assert [x["flow_gpd"] for x in doc["scenario"]["connections"]] == [5000.0]
     assert sorted(x["flow_gpd"] for x in doc["scenario"]["committed_connections"]) == [800.0, 1000.0]
 
