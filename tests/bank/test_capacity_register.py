@@ -341,3 +341,35 @@ def test_commitments_not_read_from_this_bank_are_refused(bank, tmp_path):
     c["bank_head"] = "cd" * 32
     with pytest.raises(RefusedError, match="were not read from this bank"):
         _apply(ann, "A-1", committed=c)
+
+
+@pytest.mark.parametrize("sql, found", [
+    ("UPDATE withdrawals SET connected_on = NULL", "connected_on None but its journal row says"),
+    ("UPDATE withdrawals SET average_gpd = 10", "average 10.0 gpd but its journal row says 3000"),
+    ("UPDATE system_models SET includes = '[\"A-1\"]'", "includes ['A-1'] but its journal row says []"),
+    ("UPDATE system_models SET sha256 = '" + "e" * 64 + "'", "model_sha256"),
+])
+def test_verify_finds_a_commitment_released_or_a_model_changed_outside_the_journal(bank, sql, found):
+    """Someone with write access drops the guards and edits a record to release a commitment or swap the model of
+    record: verify names it (the journal's rows are the record)."""
+    import sqlite3
+
+    ann, bob = bank["ann"], bank["bob"]
+    w = _apply(ann, "A-1", average_gpd=3000)
+    bob.sign_off(w["txn"])
+    ann.connect("A-1")
+    assert ann.verify()["ok"]
+    raw = sqlite3.connect(bank["path"])
+    for t in ("withdrawals_commitment_once", "withdrawals_forward_only", "system_models_no_update"):
+        raw.execute(f"DROP TRIGGER IF EXISTS {t}")
+    raw.execute(sql)
+    raw.commit()
+    raw.close()
+    v = ann.verify()
+    assert not v["ok"] and any(found in p for p in v["problems"]), v["problems"]
+    # put the file back for the fixture's own verify
+    raw = sqlite3.connect(bank["path"])
+    raw.execute("UPDATE withdrawals SET connected_on = ?, average_gpd = 3000", (TODAY.isoformat(),))
+    raw.execute("UPDATE system_models SET includes = '[]', sha256 = ?", (_sha(bank["model"]),))
+    raw.commit()
+    raw.close()

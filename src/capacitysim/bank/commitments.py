@@ -332,3 +332,72 @@ def evidence_gaps(required: list[dict], block) -> list[str]:
         elif float(f.get("average_gpd") or 0.0) < r["average_gpd"] - FLOW_TOLERANCE_GPD:
             gaps.append(f"{what}: the document has {float(f.get('average_gpd') or 0.0):,.0f} gpd")
     return gaps
+
+
+# --- verify --------------------------------------------------------------------------------------------
+def register_problems(c: sqlite3.Connection, purged_before: str = "") -> list[str]:
+    """What :meth:`capacitysim.bank.Ledger.verify` finds wrong in the capacity register: records out of step with
+    their journal rows.
+
+    * every registered model version has its ``register-model`` row (same SHA-256, outlet, plant, contained
+      applications) and every such row its version;
+    * every connection date and expiry has its ``connect`` / ``expire`` row with the same date, and every such
+      row its record (a commitment released by editing a record, not by the journal, is found);
+    * a withdrawal's or application's average flow is the one its ``withdraw`` / ``record-application`` row
+      recorded.
+
+    Rows older than ``purged_before`` (a purge) are not required.
+    """
+    problems = []
+
+    def rows(action):
+        out = {}
+        for r in c.execute("SELECT ref, at, detail FROM journal WHERE action=? ORDER BY seq", (action,)):
+            try:
+                detail = json.loads(r["detail"])
+            except (TypeError, ValueError):
+                detail = {}
+            out[r["ref"]] = (r["at"], detail if isinstance(detail, dict) else {})
+        return out
+
+    registered = rows("register-model")
+    seen = set()
+    for m in c.execute("SELECT m.*, b.name AS basin FROM system_models m JOIN basins b ON b.id = m.basin_id"):
+        ref = f"{m['basin']} v{m['version']}"
+        seen.add(ref)
+        j = registered.get(ref)
+        if j is None:
+            if m["registered_at"] >= purged_before:
+                problems.append(f"registered model {ref}: no register-model journal row")
+            continue
+        d = j[1]
+        want = {"model_sha256": m["sha256"], "outlet": m["outlet"], "plant": m["plant"],
+                "includes": json.loads(m["includes"] or "[]")}
+        for k, v in want.items():
+            if d.get(k) != v:
+                problems.append(f"registered model {ref}: {k} {v!r} but its journal row says {d.get(k)!r}")
+    for ref in set(registered) - seen:
+        problems.append(f"journal register-model {ref!r} has no registered model")
+    connects, expires = rows("connect"), rows("expire")
+    withdraws, recorded = rows("withdraw"), rows("record-application")
+    records = [("withdrawal", r) for r in c.execute("SELECT application, connected_on, expired_on, average_gpd, requested_at"
+                                                    " AS at FROM withdrawals")]
+    records += [("application", r) for r in c.execute("SELECT application, connected_on, expired_on, average_gpd,"
+                                                      " created_at AS at FROM applications")]
+    names = set()
+    for kind, r in records:
+        app = r["application"]
+        names.add(app)
+        for col, journal in (("connected_on", connects), ("expired_on", expires)):
+            j = journal.get(app)
+            if r[col] is not None and j is None and r["at"] >= purged_before:
+                problems.append(f"{kind} {app}: {col} {r[col]} without its journal row")
+            elif j is not None and j[1].get(col) != r[col]:
+                problems.append(f"{kind} {app}: {col} {r[col]!r} but its journal row says {j[1].get(col)!r}")
+        j = (withdraws if kind == "withdrawal" else recorded).get(app)
+        if j is not None and "average_gpd" in j[1] and j[1]["average_gpd"] != r["average_gpd"]:
+            problems.append(f"{kind} {app}: average {r['average_gpd']!r} gpd but its journal row says "
+                            f"{j[1]['average_gpd']!r}")
+    for ref in (set(connects) | set(expires)) - names:
+        problems.append(f"journal connect/expire of {ref!r} has no application")
+    return problems

@@ -2822,6 +2822,8 @@ class Ledger:
                             + (f" + in transit {transit}" if transit else ""))
         problems += _lot_problems(c, bad_rows)
         problems += self._cross_check(c, by_ref, purged_before, bad_rows, meta.get("signoff_required_since"))
+        if c.execute("SELECT 1 FROM sqlite_master WHERE name='system_models'").fetchone() is not None:
+            problems += _commit.register_problems(c, purged_before)
         if check_files:
             for w in c.execute("SELECT id, application, capacity_ref, capacity_sha256, spdes_ref, spdes_sha256 FROM withdrawals"):
                 if w["id"] in bad_rows["withdrawals"]:
