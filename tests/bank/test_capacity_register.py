@@ -373,3 +373,35 @@ def test_verify_finds_a_commitment_released_or_a_model_changed_outside_the_journ
     raw.execute("UPDATE system_models SET includes = '[]', sha256 = ?", (_sha(bank["model"]),))
     raw.commit()
     raw.close()
+
+
+def test_six_processes_reserving_at_once_on_evidence_that_omits_the_others_one_wins(bank):
+    """Six engineers demonstrated at the same moment, nothing committed; six `bank withdraw` processes start
+    together. BEGIN IMMEDIATE serialises them and the evidence check runs inside the transaction: exactly one is
+    reserved, each other exits 3 naming the winner as the commitment its evidence leaves out."""
+    import os
+    import subprocess
+    import sys
+
+    ann = bank["ann"]
+    sha = _sha(bank["model"])
+    alone = ann.commitments(model_sha256=sha)
+    nodes = ["MH0010", "MH0011", "MH0012", "MH0013", "MH0014", "MH0016"]
+    env = dict(os.environ, CAPACITYSIM_ACTOR=ANN)
+    procs = []
+    for i, node in enumerate(nodes):
+        cap, spd = evidence(bank["tmp"], node, 3000.0, alone, model_sha=sha)
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "capacitysim", "bank", "--db", str(bank["path"]), "withdraw", "--basin", "CSO1",
+             "--owner", JC, "--gpd", "3000", "--application", f"R-{i}", "--node", node, "--capacity-ref", cap,
+             "--spdes-ref", spd], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    results = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
+    for p in procs:
+        p.stdout.close()
+        p.stderr.close()
+    codes = [rc for rc, _ in results]
+    assert codes.count(0) == 1 and codes.count(3) == 5, results
+    (winner,) = [w["application"] for w in ann.withdrawals()]
+    for rc, err in results:
+        if rc == 3:
+            assert f"leaves out 1 commitment(s) made so far: {winner} (3,000 gpd" in err, err
