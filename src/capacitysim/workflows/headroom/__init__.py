@@ -149,6 +149,10 @@ class HeadroomResult:
     full_run_hr: dict = field(default_factory=dict)
     #: the model's geometry block (capacitysim.io.export.geometry: points, lines, map units, CRS)
     geometry: dict = field(default_factory=dict)
+    #: the credit bank's commitments in both runs of every cell (capacitysim.workflows.committed.committed_record),
+    #: None without them
+    committed: dict | None = None
+    warnings: list = field(default_factory=list)
 
     @property
     def policies(self) -> list[dict]:
@@ -184,6 +188,7 @@ class HeadroomResult:
             "max_gpd": self.max_gpd, "min_gpd": self.min_gpd, "method": self.method, "plant": self.plant,
             "remediations": list(self.remediations), "peaking": self.peaking, "spinup_hr": self.spinup_hr,
             "policies": self.policies, "geometry": self.geometry or None,
+            "committed": self.committed, "warnings": list(self.warnings),
             "nodes": [_public(r) for r in self.nodes],
             "matrix": {"nodes": names, "storms": labels,
                        "max_connection_gpd": [[grid.get((n, s)) for s in labels] for n in names]},
@@ -357,7 +362,7 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
              max_gpd: float = DEFAULT_MAX_GPD, min_gpd: float = DEFAULT_MIN_GPD, workers: int | None = None,
              scheduler: str | None = None, out=None, resume: bool = False, method: str = "screen",
              max_nodes: int | None = None, progress=None, timeout_s: float | None = None, submittal=None,
-             criteria_file=None) -> HeadroomResult:
+             criteria_file=None, committed: dict | None = None) -> HeadroomResult:
     """The largest connection each node can take under each storm, bracketed by real runs.
 
     Parameters
@@ -390,6 +395,12 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
     max_nodes : int, optional
         Start at most this many new cells (tests of interrupted runs).
     progress : callable(done, total, runs), optional
+    committed : dict, optional
+        The credit bank's commitments on this model
+        (:func:`capacitysim.workflows.committed.capacity_commitments`): injected into BOTH runs of
+        every cell, as ``capacitysim capacity --committed BANK`` injects them, so each figure is the
+        largest connection on top of them (a flow that cannot be placed is listed under
+        ``committed.unplaced`` with a warning). Part of the store's identity.
 
     Raises
     ------
@@ -440,8 +451,15 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
     m = load_model(model_path)
     if spinup_hr is not None:
         spinup_hr = _check_number("--spinup-hr", spinup_hr, 0.0, low_open=False)
+    committed_conns, committed_rec, warnings_ = (), None, []
+    if committed is not None:
+        from capacitysim.workflows.committed import check_commitments, committed_connections, committed_record
+
+        block = check_commitments(committed)
+        conns, unplaced, warnings_ = committed_connections(block, m)
+        committed_conns, committed_rec = tuple(conns), committed_record(block, unplaced)
     net = make_network(m, model_path, plant=plant, criteria=criteria, remediations=remediations, peaking=peaking,
-                       spinup_hr=spinup_hr, timeout_s=timeout_s)
+                       spinup_hr=spinup_hr, timeout_s=timeout_s, committed=committed_conns)
     selected = select_nodes(m, list(net.bundle.basins), nodes, basin, all_nodes)
     model_sha = _sha256(model_path)
     rem_text = [r if isinstance(r, str) else repr(r) for r in remediations]
@@ -449,6 +467,8 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
                 "criteria": criteria.to_dict(), "tolerance_pct": tol, "min_gpd": min_gpd, "max_gpd": max_gpd,
                 "method": method, "remediations": rem_text, "peaking": peaking, "plant": net.bundle.plant,
                 "spinup_hr": spinup_hr, "nodes_sha": _nodes_sha(selected)}
+    if committed_conns:  # only then: a store written without commitments keeps its identity
+        identity["committed"] = [[c.node, c.flow_gpd] for c in committed_conns]
     tmp = None
     if store_dir is not None:
         store = store_dir / STORE_NAME
@@ -496,7 +516,7 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
                          scheduler=counts.scheduler, store=str(store) if store_dir is not None else None,
                          computed_now=counts.cells, runs_now=counts.runs + counts.before_runs,
                          coordinates=xy, link_lines=lines, submittal=submittal, full_run_hr=dict(counts.full_run_hr),
-                         geometry=geometry)
+                         geometry=geometry, committed=committed_rec, warnings=list(warnings_))
     res.seconds = time.perf_counter() - t0
     if store_dir is not None:
         write_outputs(res, store_dir)

@@ -48,6 +48,9 @@ class HeadroomNetwork:
     criteria: dict
     remediations: tuple = ()  # Remediation / SourceRemoval edits of every run, as --remediate gives them
     peaking: str | float = "pattern"
+    #: the credit bank's commitments (Connection edits, capacitysim.workflows.committed.committed_connections):
+    #: in BOTH runs of every cell, the baseline each connection is judged on top of (as capacity --committed)
+    committed: tuple = ()
 
     @property
     def sha(self) -> str:
@@ -56,12 +59,13 @@ class HeadroomNetwork:
 
 def make_network(model, model_path, *, plant: str | None = None, criteria: Criteria | None = None,
                  remediations=(), peaking="pattern", spinup_hr: float | None = None,
-                 timeout_s: float | None = None) -> HeadroomNetwork:
+                 timeout_s: float | None = None, committed=()) -> HeadroomNetwork:
     """The network of a headroom run from plain arguments (the sweep's ``make_bundle`` takes a SweepSpec).
 
     ``model`` is the model :func:`capacitysim.network.model.load_model` opened (never parsed again);
     ``remediations`` are ``--remediate`` specs (parsed as ``capacitysim capacity`` parses them) or
-    parsed edits.
+    parsed edits; ``committed`` the credit bank's commitments as connection edits
+    (:func:`capacitysim.workflows.committed.committed_connections`), put in both runs.
     """
     from capacitysim.network.basins import find_basins
     from capacitysim.network.inp_text import prepare_inp_text
@@ -77,7 +81,7 @@ def make_network(model, model_path, *, plant: str | None = None, criteria: Crite
         name=Path(model_path).name, inp_text=text, sha=hashlib.sha256(text.encode("latin-1")).hexdigest()[:16],
         plant=plant_id or "", basins=tuple(basins), cso_outfalls=tuple(sorted(outfalls - {plant_id})),
         storm=None, timeout_s=timeout_s, spinup_hr=spinup_hr)
-    return HeadroomNetwork(bundle, (criteria or Criteria()).to_dict(), rems, peaking)
+    return HeadroomNetwork(bundle, (criteria or Criteria()).to_dict(), rems, peaking, tuple(committed))
 
 
 def judged_for(net: HeadroomNetwork, node: str | None) -> dict:
@@ -95,7 +99,8 @@ def _edits(net: HeadroomNetwork, model, storm, node: str | None, gpd: float):
     from capacitysim.workflows.demonstration import scenario_edits
 
     conns = [Connection(node, float(gpd), net.peaking)] if node is not None else []
-    return scenario_edits(model, storm, conns, list(net.remediations), spinup_hr=net.bundle.spinup_hr)
+    return scenario_edits(model, storm, conns, list(net.remediations), spinup_hr=net.bundle.spinup_hr,
+                          committed=list(net.committed))
 
 
 def _run(net: HeadroomNetwork, edits: list, series_nodes=(), stop_rule: dict | None = None):
@@ -204,8 +209,12 @@ def _point(net, storm, before, node, gpd, tag, t0, stop_early=False) -> dict:
             return out
         # the engine's threshold and the judge disagree (units rounding): run it to its end
         after, record, _, stopped = _run(net, after_edits)
-    # as run_demonstration: the sources removed are those of the run before
+    # as run_demonstration: the sources removed are those of the run before; the commitments are in both runs,
+    # so the record's connections are the searched one and the commitments are the run before's
     record["removed_sources"] = before["record"]["sources"]
+    if net.committed:
+        record["connections"] = _own_connections(record["connections"], before["record"]["connections"])
+        record["committed_connections"] = before["record"]["connections"]
     injections = injection_checks(model, b, after, record, c)
     untrusted = [f"{i['what']} at {i['element']}: the engine received {i['received_cf']:,.1f} ft3, "
                  f"{i['difference_pct']:+.2f} % from the intended {i['intended_cf']:,.1f} ft3"
@@ -228,6 +237,16 @@ def _point(net, storm, before, node, gpd, tag, t0, stop_early=False) -> dict:
             "governing": None if gov is None else {**_check_dict(gov), "ratio": ratios.get(check_key(gov))},
             "failed": len(failed), "ratios": top_ratios(ratios, TOP_RATIOS), "untrusted_reasons": untrusted[:5],
             "seconds": time.perf_counter() - t0, "stopped_hr": None, "simulated_hr": simulated_hr(after)}
+
+
+def _own_connections(records: list[dict], committed: list[dict]) -> list[dict]:
+    """The AFTER run's connection records less one equal record for each of the run before's (the commitments,
+    written by the same code from the same edits): the searched connection alone."""
+    out = list(records)
+    for r in committed:
+        if r in out:
+            out.remove(r)
+    return out
 
 
 def _check_dict(ch) -> dict:
