@@ -166,7 +166,8 @@ def bank(ctx, db, actor):
     flows reserved, approved or connected and not yet in the model are commitments (`commitments`,
     `connect`, `expire`), and evidence must run the registered model and include every commitment of
     its scope (`capacity --committed BANK`, `spdes check --committed BANK`), at the withdrawal and
-    again at the sign-off.
+    again at the sign-off. `register` shows what each plant and each registered model can still take
+    with every commitment in place, and how fresh each figure is.
 
     \b
     Tamper evidence: the journal is hash-chained. `verify` finds rows edited, removed or inserted
@@ -1036,3 +1037,114 @@ def head(ctx, as_json):
         emit_table([("head (sha256)", out["head"]), ("rows", f"{out['rows']:,}"),
                     ("last row", f"{out['last_seq']} at {out['last_at']} UTC" if out["last_seq"] is not None else "none")],
                    "journal head")
+
+
+@bank.command("register")
+@click.option("--plant", "plants", multiple=True, metavar="KEY=PLANT",
+              help="The flow record of a plant the bank's basins drain to (repeat per plant): KEY the plant as the bank "
+                   "registers it (SPDES permit number or name), PLANT a bundled plant name (sample-wwtp), PLANT.toml (its "
+                   "record PLANT.csv beside it) or PLANT.toml,FLOWS.csv, as `spdes check --plant --flows` take them. A "
+                   "plant not given is listed with its committed flow, its remaining headroom not computed.")
+@click.option("--storm", "storms", multiple=True,
+              help="Design storm of the models' headroom (bundled name or storms/*.toml; repeatable). Default: the model's "
+                   "rainfall, as `capacity` without --storm.")
+@click.option("--nodes", default=None, metavar="A,B",
+              help="Search these nodes too (default: each commitment's node and each basin's outlet).")
+@click.option("--all", "all_nodes", is_flag=True,
+              help="Search every junction of every registered model (3 to 5 engine runs per junction: on synthetic-500, "
+                   "about 2,000 runs).")
+@click.option("--no-headroom", is_flag=True, help="Skip the hydraulic part (the models' commitments are still listed).")
+@click.option("--criteria", "criteria_file", type=click.Path(dir_okay=False), help="TOML file overriding the default criteria.")
+@click.option("--spinup-hr", type=float, default=None, help="As `capacity --spinup-hr` (default 6).")
+@click.option("--tolerance-pct", type=float, default=None, help="Bracket width: failing / passing <= 1 + tolerance [default 5].")
+@click.option("--workers", type=click.IntRange(min=0), default=None,
+              help="Engine worker processes (default one per core; 0: in this process).")
+@click.option("--as-of", default=None, help="Date of the register, YYYY-MM-DD (expiries; the plants' look-back window). "
+                                            "Default today.")
+@click.option("--refresh", is_flag=True, help="Compute every figure again, even those stored and current.")
+@click.option("--cached", is_flag=True,
+              help="Compute nothing: show the stored register, each figure current or stale against the bank now.")
+@click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None,
+              help="Where the figures are stored and re-used (default: BANK.register.json next to the bank).")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write the HTML register here.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@json_option
+@click.pass_context
+def register_(ctx, plants, storms, nodes, all_nodes, no_headroom, criteria_file, spinup_hr, tolerance_pct, workers, as_of,
+              refresh, cached, cache_path, report_path, no_progress, as_json):
+    """The capacity register: per plant, the permitted flow, the 12-month figure, the committed flow and the
+    remaining treatment headroom; per registered model, the committed flows and the remaining headroom per manhole
+    with the commitments in place.
+
+    \b
+    Plant figures are those of `spdes check --committed BANK` with no added flow; each manhole's figure is
+    bracketed by two real runs with every commitment of the model in both, so `capacity --connect NODE=GPD
+    --committed BANK` passes at its passing flow and fails at its failing flow. Each figure says the bank head
+    and time it was computed for; the figures are stored next to the bank and re-used while the commitments and
+    inputs they depend on are unchanged (computed again when a commitment is added, released or moved, or with
+    --refresh). Exit 0; 1 when a manhole's figure could not be computed (untrusted run, error); 2 bad input;
+    3 a registered model file changed since it was registered.
+    """
+    from capacitysim.report.register import text_lines
+    from capacitysim.workflows.register import capacity_register, default_cache_path, stored_register
+
+    db = Path(ctx.obj["db"])
+    cache = Path(cache_path) if cache_path else default_cache_path(db)
+    _check_bank_output(ctx, cache, "--cache")
+    if report_path:
+        _check_bank_output(ctx, report_path, "--report", [cache, criteria_file])
+    if cached:
+        given = [o for o, v in (("--plant", plants), ("--storm", storms), ("--nodes", nodes), ("--all", all_nodes),
+                                ("--no-headroom", no_headroom), ("--criteria", criteria_file), ("--refresh", refresh),
+                                ("--as-of", as_of), ("--spinup-hr", spinup_hr), ("--tolerance-pct", tolerance_pct),
+                                ("--workers", workers)) if v]
+        if given:
+            raise InputError(f"--cached shows the stored register as it was computed; {', '.join(given)} would compute "
+                             "it again: leave --cached out")
+        reg = stored_register(db, cache=cache)
+    else:
+        criteria = None
+        if criteria_file:
+            from capacitysim.io.files import read_toml
+            from capacitysim.rules.capacity import Criteria
+
+            criteria = Criteria.from_dict(read_toml(criteria_file), criteria_file)
+        node_list = []
+        if nodes is not None:
+            node_list = [n.strip() for n in nodes.split(",") if n.strip()]
+            if not node_list:
+                raise InputError(f"--nodes must name at least one node (A,B,...); got {nodes!r}")
+        from capacitysim.cli.common import ProgressBar
+
+        bars: dict = {}
+
+        def progress(label, done, total, runs):
+            if label not in bars:
+                bars[label] = ProgressBar("node", f"headroom {label}")
+            bars[label].update(done, total, runs=runs)
+
+        try:
+            reg = capacity_register(db, plants=list(plants), storms=list(storms) or None, nodes=node_list,
+                                    all_nodes=all_nodes, headroom=not no_headroom, as_of=as_of, criteria=criteria,
+                                    criteria_file=criteria_file, tolerance_pct=tolerance_pct, spinup_hr=spinup_hr,
+                                    workers=workers, refresh=refresh, cache=cache,
+                                    progress=None if no_progress else progress)
+        finally:
+            for b in bars.values():
+                b.__exit__(None, None, None)
+    doc = reg.to_dict()
+    if report_path:
+        from capacitysim.report.register import write_report
+
+        write_report(doc, report_path)
+    if as_json:
+        emit_json(doc | ({"report": str(report_path)} if report_path else {}))
+    else:
+        for line in text_lines(doc):
+            click.echo(line)
+        if report_path:
+            click.echo(f"report: {report_path}")
+    if reg.problems:
+        click.echo(f"{len(reg.problems)} manhole figure(s) could not be computed: {reg.problems[0]}"
+                   + (f" (and {len(reg.problems) - 1} more)" if len(reg.problems) > 1 else ""), err=True)
+        ctx.exit(1)
