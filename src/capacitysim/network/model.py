@@ -216,16 +216,23 @@ class SwmmInp:
         return out
 
     def dwf_rows(self) -> list[tuple[str, float, list[str], Row]]:
-        """FLOW rows of [DWF]: (node, baseline [model flow units], pattern names, row)."""
-        out = []
-        for r in self.rows("DWF"):
-            if len(r.tokens) >= 3 and r.tokens[1].upper() == "FLOW":
-                v = _num(r.tokens[2])
-                if v is None:
-                    continue
-                pats = [t for t in r.tokens[3:] if t.strip()]
-                out.append((self.canon_node(r.tokens[0]), v, pats, r))
-        return out
+        """FLOW rows of [DWF]: (node, baseline [model flow units], pattern names, row).
+
+        Read once per model (as the node names are): a scenario with many connections asks for them
+        once per connection (:func:`capacitysim.network.scenario.connection_shape`).
+        """
+        rows = self.__dict__.get("_dwf_rows")
+        if rows is None:
+            rows = []
+            for r in self.rows("DWF"):
+                if len(r.tokens) >= 3 and r.tokens[1].upper() == "FLOW":
+                    v = _num(r.tokens[2])
+                    if v is None:
+                        continue
+                    pats = tuple(t for t in r.tokens[3:] if t.strip())
+                    rows.append((self.canon_node(r.tokens[0]), v, pats, r))
+            self.__dict__["_dwf_rows"] = rows
+        return [(n, v, list(pats), r) for n, v, pats, r in rows]
 
     def dwf_baseline(self) -> dict[str, float]:
         """Dry-weather FLOW baseline per node [model flow units] from [DWF] (patterns not applied)."""
