@@ -146,7 +146,7 @@ def test_the_plant_remaining_headroom_is_spdes_check_committed_exactly(setup, ru
 
 def test_the_manhole_headroom_agrees_with_capacity_committed_at_its_bracket(setup, run_cli):
     """The issue's test: at the commitment's own node, `capacity --connect NODE=passing --committed BANK` passes and
-    `--connect NODE=failing` fails, both with the commitments in both runs."""
+    `--connect NODE=failing` fails, both with the bank's commitments."""
     cell = _node(setup["doc"], "MH0010")
     out = {}
     for gpd in (cell["passing_gpd"], cell["failing_gpd"]):

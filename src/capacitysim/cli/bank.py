@@ -1078,7 +1078,7 @@ def register_(ctx, plants, storms, nodes, all_nodes, no_headroom, criteria_file,
 
     \b
     Plant figures are those of `spdes check --committed BANK` with no added flow; each manhole's figure is
-    bracketed by two real runs with every commitment of the model in both, so `capacity --connect NODE=GPD
+    bracketed by two real runs with every commitment of the model in place, so `capacity --connect NODE=GPD
     --committed BANK` passes at its passing flow and fails at its failing flow. Each figure says the bank head
     and time it was computed for; the figures are stored next to the bank and re-used while the commitments and
     inputs they depend on are unchanged (computed again when a commitment is added, released or moved, or with

@@ -287,9 +287,9 @@ def write_report(doc: dict, path) -> Path:
             rep.paragraph(f"Not computed: {m.get('headroom_status')}.")
             continue
         hd = m["headroom"]
-        rep.paragraph(f"Each figure is the largest average connection that passes every criterion with the {len(c['flows'])} "
-                      f"commitment(s) above in both runs; its bracket's ends are real runs (tolerance "
-                      f"{number(hd['tolerance_pct'])} %). `capacitysim capacity --model {m['file']} --connect NODE=GPD "
+        rep.paragraph(f"Each figure is the largest average connection that passes every criterion together with the "
+                      f"{len(c['flows'])} commitment(s) above (placed as `capacity --committed` places them); its bracket's "
+                      f"ends are real runs (tolerance {number(hd['tolerance_pct'])} %). `capacitysim capacity --model {m['file']} --connect NODE=GPD "
                       "--committed BANK` passes at the passing flow and fails at the failing flow. "
                       f"{hd['runs_total']:,} engine runs, {hd['seconds']:.1f} s.")
         rows, classes = [], []

@@ -14,9 +14,10 @@ beside them the figures the bank does not hold, computed by the workflows that g
 * **each registered model**: its committed flows (with their nodes, and the model's geometry for a
   map) and the remaining headroom per manhole with the commitments in place: the headroom search
   (:func:`capacitysim.workflows.headroom.headroom`) with the model's commitments injected into
-  both runs of every cell, as ``capacitysim capacity --committed BANK`` injects them, so each
-  figure's bracket is what ``capacity --connect NODE=GPD --committed BANK`` gives (passing_gpd
-  passes, failing_gpd fails). Nodes searched: by default each commitment's node and each basin's
+  every run as ``capacitysim capacity --committed BANK`` injects them (the AFTER run, before the
+  connection: program policy ``committed_baseline``), so each figure is the largest connection
+  that passes together with every commitment against the model of record, and its bracket is what
+  ``capacity --connect NODE=GPD --committed BANK`` gives (passing_gpd passes, failing_gpd fails). Nodes searched: by default each commitment's node and each basin's
   outlet (the cost stays bounded: about 3 to 5 engine runs per node and one run before per
   storm); ``nodes`` adds nodes; ``all_nodes`` searches every junction.
 
@@ -71,9 +72,10 @@ DEFINITIONS = {
                      "plant (reserved, approved or connected and not yet in the model of record) [gpd]",
     "remaining_gpd": "permitted flow - 12-month figure - committed [gpd]: the headroom_gpd of `capacitysim spdes check "
                      "--committed BANK` with no added flow (negative: the commitments already exceed the permit)",
-    "max_connection_gpd": "the largest average connection [gpd] at the node that passes every capacity criterion with "
-                          "the model's commitments in both runs (= passing_gpd); `capacity --connect NODE=passing_gpd "
-                          "--committed BANK` passes and `--connect NODE=failing_gpd` fails",
+    "max_connection_gpd": "the largest average connection [gpd] at the node that passes every capacity criterion together "
+                          "with the model's commitments, placed as `capacity --committed BANK` places them (program policy "
+                          "committed_baseline) (= passing_gpd); `capacity --connect NODE=passing_gpd --committed BANK` "
+                          "passes and `--connect NODE=failing_gpd` fails",
     "freshness": "each figure says the bank head and time it was computed for; current: the commitments and inputs it "
                  "depends on are those of the bank now; stale: they changed since (the figure is not re-computed)",
 }
@@ -403,7 +405,12 @@ def capacity_register(bank, *, plants: Mapping[str, str] | Sequence[str] = (), s
     from capacitysim.io.export.geometry import model_geometry
     from capacitysim.io.plant_flows import file_sha256, read_plant_file
     from capacitysim.rules.capacity import Criteria
-    from capacitysim.workflows.committed import committed_connections, committed_record, plant_keys
+    from capacitysim.workflows.committed import (
+        COMMITTED_BASELINE_POLICY,
+        committed_connections,
+        committed_record,
+        plant_keys,
+    )
     from capacitysim.workflows.headroom import DEFAULT_TOLERANCE_PCT, storm_list
 
     t0 = time.perf_counter()
@@ -596,7 +603,7 @@ def capacity_register(bank, *, plants: Mapping[str, str] | Sequence[str] = (), s
         "runs_total": runs_total, "seconds": 0.0,
         "cache": {"path": None if cache_path is None else str(cache_path), "reused": reused, "computed": computed_now,
                   "note": note},
-        "policies": reg["policies"], "definitions": DEFINITIONS,
+        "policies": [*reg["policies"], dict(COMMITTED_BASELINE_POLICY)], "definitions": DEFINITIONS,
     }
     doc["freshness"] = _overall(doc)
     doc["seconds"] = time.perf_counter() - t0

@@ -149,7 +149,7 @@ class HeadroomResult:
     full_run_hr: dict = field(default_factory=dict)
     #: the model's geometry block (capacitysim.io.export.geometry: points, lines, map units, CRS)
     geometry: dict = field(default_factory=dict)
-    #: the credit bank's commitments in both runs of every cell (capacitysim.workflows.committed.committed_record),
+    #: the credit bank's commitments in the AFTER run of every cell (capacitysim.workflows.committed.committed_record),
     #: None without them
     committed: dict | None = None
     warnings: list = field(default_factory=list)
@@ -397,9 +397,11 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
     progress : callable(done, total, runs), optional
     committed : dict, optional
         The credit bank's commitments on this model
-        (:func:`capacitysim.workflows.committed.capacity_commitments`): injected into BOTH runs of
-        every cell, as ``capacitysim capacity --committed BANK`` injects them, so each figure is the
-        largest connection on top of them (a flow that cannot be placed is listed under
+        (:func:`capacitysim.workflows.committed.capacity_commitments`): injected into every cell's
+        AFTER run, before the searched connection, as ``capacitysim capacity --committed BANK``
+        injects them (:func:`capacitysim.workflows.demonstration.scenario_edits`, program policy
+        ``committed_baseline``): each figure is the largest connection that passes together with
+        every commitment against the model of record (a flow that cannot be placed is listed under
         ``committed.unplaced`` with a warning). Part of the store's identity.
 
     Raises

@@ -48,8 +48,8 @@ class HeadroomNetwork:
     criteria: dict
     remediations: tuple = ()  # Remediation / SourceRemoval edits of every run, as --remediate gives them
     peaking: str | float = "pattern"
-    #: the credit bank's commitments (Connection edits, capacitysim.workflows.committed.committed_connections):
-    #: in BOTH runs of every cell, the baseline each connection is judged on top of (as capacity --committed)
+    #: the credit bank's commitments (Connection edits, capacitysim.workflows.committed.committed_connections),
+    #: placed by demonstration.scenario_edits as capacity --committed places them (program policy committed_baseline)
     committed: tuple = ()
 
     @property
@@ -65,7 +65,8 @@ def make_network(model, model_path, *, plant: str | None = None, criteria: Crite
     ``model`` is the model :func:`capacitysim.network.model.load_model` opened (never parsed again);
     ``remediations`` are ``--remediate`` specs (parsed as ``capacitysim capacity`` parses them) or
     parsed edits; ``committed`` the credit bank's commitments as connection edits
-    (:func:`capacitysim.workflows.committed.committed_connections`), put in both runs.
+    (:func:`capacitysim.workflows.committed.committed_connections`), placed by
+    :func:`capacitysim.workflows.demonstration.scenario_edits` as ``capacity --committed`` places them.
     """
     from capacitysim.network.basins import find_basins
     from capacitysim.network.inp_text import prepare_inp_text
@@ -209,12 +210,12 @@ def _point(net, storm, before, node, gpd, tag, t0, stop_early=False) -> dict:
             return out
         # the engine's threshold and the judge disagree (units rounding): run it to its end
         after, record, _, stopped = _run(net, after_edits)
-    # as run_demonstration: the sources removed are those of the run before; the commitments are in both runs,
-    # so the record's connections are the searched one and the commitments are the run before's
+    # as run_demonstration: the sources removed are those of the run before; the record's connections are the
+    # searched one, the commitments listed apart (injection_checks checks both)
     record["removed_sources"] = before["record"]["sources"]
     if net.committed:
-        record["connections"] = _own_connections(record["connections"], before["record"]["connections"])
-        record["committed_connections"] = before["record"]["connections"]
+        record["committed_connections"] = [r for r in record["connections"] if _is_committed(r)]
+        record["connections"] = [r for r in record["connections"] if not _is_committed(r)]
     injections = injection_checks(model, b, after, record, c)
     untrusted = [f"{i['what']} at {i['element']}: the engine received {i['received_cf']:,.1f} ft3, "
                  f"{i['difference_pct']:+.2f} % from the intended {i['intended_cf']:,.1f} ft3"
@@ -239,14 +240,11 @@ def _point(net, storm, before, node, gpd, tag, t0, stop_early=False) -> dict:
             "seconds": time.perf_counter() - t0, "stopped_hr": None, "simulated_hr": simulated_hr(after)}
 
 
-def _own_connections(records: list[dict], committed: list[dict]) -> list[dict]:
-    """The AFTER run's connection records less one equal record for each of the run before's (the commitments,
-    written by the same code from the same edits): the searched connection alone."""
-    out = list(records)
-    for r in committed:
-        if r in out:
-            out.remove(r)
-    return out
+def _is_committed(connection_record: dict) -> bool:
+    """A connection record of a committed flow (its label, :data:`capacitysim.workflows.committed.COMMITTED_LABEL`)."""
+    from capacitysim.workflows.committed import COMMITTED_LABEL
+
+    return str(connection_record.get("label") or "").startswith(COMMITTED_LABEL)
 
 
 def _check_dict(ch) -> dict:
