@@ -149,6 +149,14 @@ def _remediations() -> dict:
                            "basin=OUTLET,roof_sqft=20000."}
 
 
+def _application() -> dict:
+    return {"type": "string", "minLength": 1, "maxLength": 200,
+            "description": "The applicant's own application id (as the bank records it), left out of the credit bank's "
+                           "commitments the job includes: the CLI's --application. The commitments are included by "
+                           "themselves when the model (or the plant) is registered in the service's bank; there is no "
+                           "input to leave them out."}
+
+
 def _criteria() -> dict:
     from capacitysim.rules.capacity import Criteria
 
@@ -218,7 +226,9 @@ def catalogue() -> dict[str, Process]:
         Process(
             "capacity-demonstration", "Capacity demonstration",
             "SWMM before and after new connections and/or I/I remediation, judged element by element "
-            "(BJC I/I offset program, credit bank H(1)). Verdict pass | fail | untrusted.",
+            "(BJC I/I offset program, credit bank H(1)). Verdict pass | fail | untrusted. On the current registered "
+            "model of a basin of the service's credit bank, every flow the bank has committed is in both runs "
+            "(`capacitysim capacity --committed BANK`; the result's `committed`).",
             "capacitysim capacity",
             {"model": _file_schema("model", "SWMM model"),
              "model_files": _companions("model"),
@@ -233,6 +243,7 @@ def catalogue() -> dict[str, Process]:
              "plant": {"type": "string", "maxLength": 100, "description": "The plant outfall (default: chosen from the network)."},
              "spinup_hr": {"type": "number", "minimum": 0, "maximum": 720, "description": "Dry-weather spin-up [h] (default 6)."},
              "criteria": _criteria(),
+             "application": _application(),
              "submittal": submittal},
             ("model",), "capacity-demonstration", True, {"model": "model", "storm": "storm"}),
         Process(
@@ -248,7 +259,9 @@ def catalogue() -> dict[str, Process]:
         Process(
             "spdes-check", "Treatment capacity (SPDES flow limit)",
             "A plant's flow record against its SPDES flow limit: 15 RCNY § 18-37(b) for watershed plants, the "
-            "permitted-flow headroom for others.",
+            "permitted-flow headroom for others. For a plant a basin of the service's credit bank drains to, the flow "
+            "the bank has committed to it is part of the baseline (`capacitysim spdes check --committed BANK`; the "
+            "result's `committed_gpd`).",
             "capacitysim spdes check",
             {"plant": _file_schema("plant", "Plant TOML"),
              "flows": _file_schema("flows", "Daily flow CSV (date, flow_mgd)"),
@@ -266,6 +279,7 @@ def catalogue() -> dict[str, Process]:
              "units": {"type": "string", "enum": ["mgd", "gpd"]},
              "outfall": {"type": "string", "maxLength": 100},
              "location": {"type": "string", "maxLength": 100},
+             "application": _application(),
              "submittal": submittal},
             (), "spdes-check", True, {"plant": "plant", "flows": "flows", "dmr": None}),
         Process(

@@ -138,7 +138,8 @@ class Runner:
         try:
             d.mkdir(parents=True, exist_ok=True)
             fut = self.client.submit(tasks.run_job, job["process"], job["inputs"], job["files"], str(d), job["attempts"],
-                                     key=f"job-{job_id}-{job['attempts']}", pure=False)
+                                     bank=str(self.data_dir / "bank.sqlite"), key=f"job-{job_id}-{job['attempts']}",
+                                     pure=False)
         except Exception as exc:  # noqa: BLE001 - no cluster, a full disk: the job says so instead of waiting
             self._fail(job_id, job["attempts"], exc)
             return

@@ -17,6 +17,16 @@ A headroom or sweep job also reports each cell or scenario between its stages (t
 are called as the CLI calls them: a capacity demonstration's before and after SWMM runs are one call of
 :func:`capacitysim.workflows.demonstration.run_demonstration` (run side by side, with no progress callback),
 so they are one stage (``swmm-runs``, from 20 % to 80 %), not two.
+
+Committed flows (issue 24, "no capacity promised twice"): the service is the shared record, so a
+``capacity-demonstration`` job on the current registered model of a basin of the service's bank, and a
+``spdes-check`` job of a plant a basin of the bank is registered as draining to, include the bank's
+commitments by themselves (:func:`capacity_committed`, :func:`spdes_committed`), as ``capacitysim capacity
+--committed BANK`` and ``capacitysim spdes check --committed BANK`` do: the same functions
+(:mod:`capacitysim.workflows.committed`), the same result document. There is no input to leave them out; the
+input ``application`` names the applicant's own application, left out (``--application``). A job on a model
+or plant the bank has not registered runs without them (``committed: null``, as the CLI without
+``--committed``) and its ``inputs-checked`` stage says why. The commitments are read when the job runs.
 """
 
 from __future__ import annotations
@@ -170,8 +180,89 @@ def stage_inputs(process_id: str, inputs: dict, files: dict, work: Path) -> dict
     return staged
 
 
-def _run_capacity(inputs, files, work, progress):
-    """``capacitysim capacity --model M --storm S --connect NODE=GPD ... --remediate SPEC ... --json``."""
+def _current_models(bank) -> list[dict] | None:
+    """Every registered model version of the service's bank (:meth:`capacitysim.bank.Ledger.models`), or None when
+    the service has no bank."""
+    from capacitysim.bank import Ledger
+
+    if bank is None or not Path(bank).is_file():
+        return None
+    with Ledger(bank) as lg:
+        return lg.models()
+
+
+def _flows_note(block: dict) -> str:
+    return (f"committed: {len(block['flows'])} flow(s) of the bank, {block['total_gpd']:,.0f} gpd average "
+            f"(basins {', '.join(block.get('basins') or []) or '-'}; bank head {str(block['bank_head'])[:12]}..., as of "
+            f"{block['as_of']})" + (f"; {block['excluded']} left out (inputs.application)" if block.get("excluded") else ""))
+
+
+def _ignored(application) -> str:
+    return f"; inputs.application {application!r} has nothing to leave out" if application else ""
+
+
+def capacity_committed(bank, model, application: str | None = None) -> tuple[dict | None, str]:
+    """The commitments a capacity job includes by itself, and a sentence saying which or why none.
+
+    When ``model`` (the file the job runs) is the current registered model of a basin of the service's bank
+    (same SHA-256), the commitments of every basin registered with it:
+    :func:`capacitysim.workflows.committed.capacity_commitments` (``capacitysim capacity --committed BANK
+    --application APP``). Otherwise ``(None, why)``: the result then says ``committed: null``.
+    """
+    from capacitysim.workflows.committed import capacity_commitments, model_sha256
+
+    models = _current_models(bank)
+    if models is None:
+        return None, "committed: null (the service has no credit bank)" + _ignored(application)
+    sha = model_sha256(model)
+    current = [m for m in models if m["current"]]
+    if any(m["sha256"] == sha for m in current):
+        block = capacity_commitments(bank, model, application=application)
+        return block, _flows_note(block)
+    older = [m for m in models if m["sha256"] == sha]
+    if older:
+        m = older[-1]
+        newest = next((c for c in current if c["basin"] == m["basin"]), None)
+        why = (f"it is version {m['version']} of basin {m['basin']}'s model of record, superseded by version "
+               f"{newest['version'] if newest else '?'}: a demonstration cited for a withdrawal runs the current one")
+    else:
+        names = "; ".join(f"basin {c['basin']}: {Path(c['path']).name} (SHA-256 {c['sha256'][:12]}..., version "
+                          f"{c['version']})" for c in current) or "none"
+        why = f"it is not the registered model of any basin of the service's bank (registered: {names})"
+    return None, f"committed: null: the model {Path(model).name} (SHA-256 {sha[:12]}...) {why}" + _ignored(application)
+
+
+def spdes_committed(bank, submittal, plant, application: str | None = None) -> tuple[dict | None, str]:
+    """The commitments a SPDES check job includes by itself, and a sentence saying which or why none.
+
+    When a basin of the service's bank is registered (its current model) as draining to the plant, by its SPDES
+    permit number or name (:func:`capacitysim.workflows.committed.plant_keys`), the commitments of every such
+    basin: :func:`capacitysim.workflows.committed.spdes_commitments` (``capacitysim spdes check --committed BANK
+    --application APP``). Otherwise ``(None, why)``: the result then says ``committed: null``.
+    """
+    from capacitysim.errors import InputError
+    from capacitysim.workflows.committed import plant_keys, spdes_commitments
+
+    models = _current_models(bank)
+    if models is None:
+        return None, "committed: null (the service has no credit bank)" + _ignored(application)
+    try:
+        keys = plant_keys(submittal, plant)
+    except InputError:
+        return None, ("committed: null: the check names no plant (neither a SPDES permit number nor a plant name: "
+                      "inputs.plant or inputs.submittal)" + _ignored(application))
+    registered = {str(m["plant"]).strip().casefold() for m in models if m["current"] and m["plant"]}
+    if registered & {k.casefold() for k in keys}:
+        block = spdes_commitments(bank, keys, application=application)
+        return block, _flows_note(block)
+    known = sorted({str(m["plant"]) for m in models if m["current"] and m["plant"]})
+    return None, (f"committed: null: no basin of the service's bank is registered as draining to plant "
+                  f"{' / '.join(keys)} (registered plants: {', '.join(known) or 'none'})" + _ignored(application))
+
+
+def _run_capacity(inputs, files, work, progress, bank=None):
+    """``capacitysim capacity --model M --storm S --connect NODE=GPD ... --remediate SPEC ... [--committed BANK
+    --application APP] --json`` (``--committed`` by itself when the model is registered: :func:`capacity_committed`)."""
     from capacitysim.io.bundled import model_path as resolve_model
     from capacitysim.report.capacity import write_report
     from capacitysim.workflows.demonstration import parse_connection, run_demonstration
@@ -181,10 +272,12 @@ def _run_capacity(inputs, files, work, progress):
     conns = [parse_connection(f"{c['node']}={float(c['gpd'])!r}", pk) for c in inputs.get("connections", [])]
     rems = list(inputs.get("remediations", []))
     criteria, submittal = _criteria(inputs), _submittal(inputs)
-    progress.stage("inputs-checked", f"{len(conns)} connection(s), {len(rems)} remediation(s) on {model.name}")
+    committed, note = capacity_committed(bank, model, inputs.get("application"))
+    progress.stage("inputs-checked", f"{len(conns)} connection(s), {len(rems)} remediation(s) on {model.name}; {note}")
     progress.stage("swmm-runs", "SWMM: the before and after scenarios, run side by side")
     d = run_demonstration(model, connections=conns, remediations=rems, storm=files.get("storm"), criteria=criteria,
-                          work_dir=None, plant=inputs.get("plant"), spinup_hr=inputs.get("spinup_hr"), submittal=submittal)
+                          work_dir=None, plant=inputs.get("plant"), spinup_hr=inputs.get("spinup_hr"), submittal=submittal,
+                          committed=committed)
     with d:
         progress.stage("judged", f"before and after runs judged: verdict {d.verdict}")
         doc = d.to_dict()
@@ -193,7 +286,7 @@ def _run_capacity(inputs, files, work, progress):
     return doc, report
 
 
-def _run_detention(inputs, files, work, progress):
+def _run_detention(inputs, files, work, progress, bank=None):
     """``capacitysim detention SITE --rule R [--no-swmm] --json``."""
     from capacitysim.io.site_files import load_rule_set, load_site
     from capacitysim.report.detention import write_report
@@ -211,22 +304,24 @@ def _run_detention(inputs, files, work, progress):
     return result.to_dict(), report
 
 
-def _run_spdes(inputs, files, work, progress):
-    """``capacitysim spdes check --plant P --flows F --added-gpd G ... --json``."""
+def _run_spdes(inputs, files, work, progress, bank=None):
+    """``capacitysim spdes check --plant P --flows F --added-gpd G ... [--committed BANK --application APP] --json``
+    (``--committed`` by itself when a basin is registered as draining to the plant: :func:`spdes_committed`)."""
     from capacitysim.io.plant_flows import read_plant_file
     from capacitysim.report.spdes import write_report
     from capacitysim.workflows.spdes import plant_submittal, run_check
 
     plant = read_plant_file(files["plant"]) if "plant" in files else None
     submittal = _submittal(inputs, plant_submittal(plant))
-    progress.stage("inputs-checked", "plant read; checking the flow record")
+    committed, note = spdes_committed(bank, submittal, plant, inputs.get("application"))
+    progress.stage("inputs-checked", f"plant read; checking the flow record; {note}")
     result = run_check(
         flows=files.get("flows"), dmr=files.get("dmr"), limit_mgd=inputs.get("limit_mgd"), basis=inputs.get("basis"),
         as_of=inputs.get("as_of"), application_date=inputs.get("application_date"),
         added_gpd=list(inputs.get("added_gpd", [])), watershed=inputs.get("watershed"), plant=plant,
         strict_record_age=inputs.get("strict_record_age", False), submittal=submittal,
         date_column=inputs.get("date_column", "date"), flow_column=inputs.get("flow_column", "flow_mgd"),
-        units=inputs.get("units"), outfall=inputs.get("outfall"), location=inputs.get("location"))
+        units=inputs.get("units"), outfall=inputs.get("outfall"), location=inputs.get("location"), committed=committed)
     doc = result.to_dict()
     progress.stage("checked", f"flow record checked: verdict {doc.get('verdict')}")
     report = write_report(result, work / "report.html")
@@ -234,7 +329,7 @@ def _run_spdes(inputs, files, work, progress):
     return doc, report
 
 
-def _run_headroom(inputs, files, work, progress):
+def _run_headroom(inputs, files, work, progress, bank=None):
     """``capacitysim headroom --model M --storm S ... --workers 0 --json`` (no --out: nothing streamed)."""
     from capacitysim.io.bundled import model_path as resolve_model
     from capacitysim.report.headroom import write_report
@@ -263,7 +358,7 @@ def _run_headroom(inputs, files, work, progress):
     return doc, report
 
 
-def _run_credits(inputs, files, work, progress):
+def _run_credits(inputs, files, work, progress, bank=None):
     """``capacitysim credits quantify PROJECT --inflow-basis B --json``."""
     from capacitysim.io.project_files import read_project
     from capacitysim.rules import ii_offset
@@ -277,7 +372,7 @@ def _run_credits(inputs, files, work, progress):
     return {"project": meta, "storm": ii_offset.program_storm(), **result}, None
 
 
-def _run_sweep(inputs, files, work, progress):
+def _run_sweep(inputs, files, work, progress, bank=None):
     """``capacitysim sweep run SWEEP --out <job>/sweep.zarr --workers 0 --json``."""
     from capacitysim.io.sweep_files import load_sweep
     from capacitysim.workflows.sweep import check_sweep_size, run_sweep
@@ -355,8 +450,12 @@ class PathRedactor:
         return self._re.sub(lambda m: (m.group(0).rstrip("/").rsplit("/", 1)[-1] or "(server folder)"), text)
 
 
-def run_job(process_id: str, inputs: dict, files: dict, job_dir: str, attempt: int, limits: dict | None = None) -> dict:
+def run_job(process_id: str, inputs: dict, files: dict, job_dir: str, attempt: int, limits: dict | None = None,
+            bank: str | None = None) -> dict:
     """Run one job attempt (on a dask worker).
+
+    ``bank`` is the service's credit bank (``DATA/bank.sqlite``): a capacity demonstration or SPDES check reads
+    its commitments from it when the job runs (:func:`capacity_committed`, :func:`spdes_committed`).
 
     Returns
     -------
@@ -386,7 +485,7 @@ def run_job(process_id: str, inputs: dict, files: dict, job_dir: str, attempt: i
                             f"stopped: the job passed the longest-job limit of {limit_s:,.0f} s (service policy max_job_s)",
                             max_file_bytes=MAX_ENGINE_FILE_BYTES):
             staged = stage_inputs(process_id, inputs, files, work)
-            doc, report = RUNNERS[process_id](inputs, staged, work, progress)
+            doc, report = RUNNERS[process_id](inputs, staged, work, progress, bank)
         text = hide(dumps_json(doc))  # the CLI's --json text (a non-finite number is an InputError, as there)
         html = hide(Path(report).read_text(encoding="utf-8")) if report else None
     except InputError as exc:
