@@ -237,6 +237,19 @@ class Service:
         self.throttle = auth.Throttle(self.limits.auth_failures_max, self.limits.auth_failures_window_s)
         #: Synchronous executions waiting now (policy ``max_sync_waits``; changed on the event loop only).
         self.sync_waiting = 0
+        self._hide = None
+
+    def hide(self, text: str) -> str:
+        """A message with no server path in it: a job's document (``DATA/documents/<id>/result-1.json``, the bank's
+        evidence) named ``job <id> (result-1.json)``, every other path cut to its name
+        (:class:`capacitysim.service.tasks.PathRedactor`), as a job's own messages are."""
+        if self._hide is None:
+            from capacitysim.service.tasks import PathRedactor
+
+            docs = re.escape(str(self.data_dir / "documents"))
+            self._hide = (re.compile(docs + r"/([0-9a-f]{32})/([A-Za-z0-9._-]+)"), PathRedactor(self.data_dir / "jobs" / "-"))
+        jobs, redact = self._hide
+        return redact(jobs.sub(lambda m: f"job {m.group(1)} ({m.group(2)})", text))
 
     def uploads_of(self, user):
         """``uploads(sha256) -> Path | None`` of one user (for :func:`capacitysim.service.processes.prepare`):
@@ -446,7 +459,7 @@ def create_app(data_dir, *, scheduler: str | None = None, workers: int | None = 
 
     @app.exception_handler(InputError)
     async def _input2(request, exc: InputError):
-        return problem(400, "Bad input", str(exc))
+        return problem(400, "Bad input", svc.hide(str(exc)))
 
     @app.exception_handler(ActiveJobsLimit)
     async def _too_many_jobs(request, exc: ActiveJobsLimit):
@@ -455,7 +468,7 @@ def create_app(data_dir, *, scheduler: str | None = None, workers: int | None = 
 
     @app.exception_handler(RefusedError)
     async def _refused(request, exc: RefusedError):
-        return problem(409, "Refused", str(exc))
+        return problem(409, "Refused", svc.hide(str(exc)))
 
     @app.exception_handler(CapacitysimError)
     async def _other(request, exc: CapacitysimError):

@@ -21,8 +21,10 @@ Roles (issue 18):
 
 ==============  =======================================================================================
 engineer        submits jobs and uploads, sees and dismisses their own jobs, requests withdrawals citing them
-administrator   everything an engineer does, on every job; the only role that signs off withdrawals
-municipal       reads every job and the bank; requests withdrawals (the municipal user whose credits are spent)
+administrator   everything an engineer does, on every job; the only role that signs off withdrawals, registers a
+                basin's model of record and expires approvals
+municipal       reads every job and the bank; requests withdrawals (the municipal user whose credits are spent);
+                records the connection of an approved flow for a principal it is bound to
 reviewer        reads every job, its results and report, and the bank; changes nothing
 ==============  =======================================================================================
 """
@@ -53,12 +55,15 @@ SESSION_RE = re.compile(r"[A-Za-z0-9_-]{43}")
 #: Who the journal names for a failed authentication (nobody is signed in).
 ANONYMOUS = {"id": None, "name": "(not signed in)", "role": "anonymous"}
 
-#: What each role may do. ``read-all``: read every job (without it, only one's own).
+#: What each role may do. ``read-all``: read every job (without it, only one's own). The capacity register
+#: (issue 24): ``register-model`` (register a basin's model of record), ``expire`` (release approvals past program
+#: policy approval_expiry_years) and ``connect`` (record that an approved flow is in the sewer: an administrator,
+#: or a municipal user bound to the application's principal, the municipal user whose sewer receives it).
 PERMISSIONS = {
     "engineer": {"submit", "upload", "dismiss-own", "bank-read", "withdraw", "deposit"},
     "administrator": {"submit", "upload", "dismiss-own", "dismiss-any", "read-all", "bank-read", "withdraw", "deposit",
-                      "transfer", "sign-off", "users", "journal"},
-    "municipal": {"read-all", "bank-read", "withdraw", "deposit", "transfer"},
+                      "transfer", "sign-off", "users", "journal", "register-model", "expire", "connect"},
+    "municipal": {"read-all", "bank-read", "withdraw", "deposit", "transfer", "connect"},
     "reviewer": {"read-all", "bank-read", "journal"},
 }
 assert set(PERMISSIONS) == set(ROLES)

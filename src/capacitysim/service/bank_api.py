@@ -87,6 +87,9 @@ WITHDRAWAL_SCHEMA = {
         "owner": {"type": "string", "minLength": 1, "maxLength": 200},
         "principal": {"type": "string", "minLength": 1, "maxLength": 200},
         "peak_flow_gpd": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_GPD},
+        "average_gpd": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_GPD,
+                        "description": "The connection's average daily flow [gpd], its commitment at the plant (default "
+                                       "the peak: program policy commitment_average)."},
         "application": {"type": "string", "minLength": 1, "maxLength": 200},
         "node": {"type": "string", "minLength": 1, "maxLength": 100},
         "capacity_job": {"type": "string", "minLength": 32, "maxLength": 32},
@@ -471,7 +474,8 @@ def install(app, svc, user, require) -> None:
         with svc.ledger(u) as lg:
             try:
                 out = lg.withdraw(body["basin"], body["owner"], body["peak_flow_gpd"], body["application"],
-                                  node=body["node"], capacity_ref=cap["result_path"], spdes_ref=spd["result_path"],
+                                  node=body["node"], average_gpd=body.get("average_gpd"),
+                                  capacity_ref=cap["result_path"], spdes_ref=spd["result_path"],
                                   application_approval=body.get("application_approval"), principal=body.get("principal"),
                                   description=body.get("description", ""),
                                   reason=body.get("reason") or f"requested through the service by {u['name']}",
@@ -639,6 +643,11 @@ def install(app, svc, user, require) -> None:
             raise
         svc.store.journal("unbind-user", u, f"{out['user']} -> {out['entity']}", {"binding": out["binding"]})
         return {"binding": _jsonable(out)}
+
+    # --- the capacity register: models of record, commitments, connections, expiries (issue 24) -------
+    from capacitysim.service import register_api
+
+    register_api.install(app, svc, user, require, require_bound)
 
 
 def require_bound(svc, u, entity, kind: str, target: str = "") -> None:
