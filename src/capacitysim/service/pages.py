@@ -21,6 +21,7 @@ textarea,input[type=text],input[type=password],select{width:100%;max-width:40rem
 progress{width:20rem}
 </style></head><body>
 {% if user %}<nav><a href="/ui">Jobs</a><a href="/ui/submit">New demonstration</a><a href="/ui/bank">Bank</a>
+<a href="/ui/bank/register" id="nav-register">Capacity register</a>
 <span class="who">{{ user.name }} ({{ user.role }})</span>
 <form method="post" action="/ui/logout"><input type="hidden" name="csrf" value="{{ csrf }}"><button>Sign out</button></form></nav>{% endif %}
 <h1>{{ title }}</h1>
@@ -121,8 +122,39 @@ BANK = """{% extends "base.html" %}
 {% endblock %}
 """
 
+REGISTER = """{% extends "base.html" %}
+{% macro gpd(v) %}{{ '{:,.0f}'.format(v) if v is not none else '-' }}{% endmacro %}
+{% block body %}
+<p class="note" id="freshness">The bank's capacity allocation register as of {{ reg.as_of }}: read {{ read_at }} (UTC) from
+bank head <code>{{ reg.bank_head[:12] }}</code>...; reload the page to read it again. Every flow approved or reserved and not yet
+in the model of record is committed at its node and at its plant until it is connected and a model version containing it is
+registered, or until it is released. <a href="/bank/register">JSON</a></p>
+<h2>Plants</h2>
+<table id="plants"><thead><tr><th>plant</th><th>basins draining to it</th><th>committed average [gpd]</th><th>committed peak [gpd]</th><th>applications</th></tr></thead><tbody>
+{% for p in reg.plants %}<tr class="plant"><td>{{ p.plant }}</td><td>{{ p.basins | join(', ') }}</td><td>{{ gpd(p.committed_gpd) }}</td>
+<td>{{ gpd(p.committed_peak_gpd) }}</td><td>{{ p.flows | join(', ') or '-' }}</td></tr>
+{% else %}<tr><td colspan="5">No basin is registered as draining to a plant.</td></tr>{% endfor %}</tbody></table>
+<h2>Registered models</h2>
+{% for m in reg.models %}<section class="model" id="model-{{ m.model_sha256[:12] }}">
+<h3>{{ m.path }} <span class="note">SHA-256 <code>{{ m.model_sha256[:12] }}</code>..., {{ m.nodes }} nodes</span></h3>
+<p>{% for b in m.basins %}Basin <b>{{ b.basin }}</b> (version {{ b.version }}, outlet {{ b.outlet }}, plant {{ b.plant or '-' }}){% if not loop.last %}; {% endif %}{% endfor %}</p>
+<table class="flows"><thead><tr><th>application</th><th>basin</th><th>node</th><th>average [gpd]</th><th>peak [gpd]</th><th>status</th><th>since</th><th>expires</th></tr></thead><tbody>
+{% for f in m.flows %}<tr class="flow"><td>{{ f.application }}</td><td>{{ f.basin }}</td><td>{{ f.node or '-' }}</td><td>{{ gpd(f.average_gpd) }}{% if f.average_basis == 'peak' %} <span class="note">(the peak)</span>{% endif %}</td>
+<td>{{ gpd(f.peak_gpd) }}</td><td>{{ f.status }}</td><td>{{ (f.connected_on or f.since or '')[:10] }}</td><td>{{ f.expires_on or '' }}</td></tr>
+{% else %}<tr><td colspan="8">Nothing committed on this model.</td></tr>{% endfor %}</tbody>
+<tfoot><tr><th colspan="3">committed</th><th>{{ gpd(m.total_gpd) }}</th><th>{{ gpd(m.total_peak_gpd) }}</th><th colspan="3"></th></tr></tfoot></table>
+</section>
+{% else %}<p id="no-models">No basin has a registered model of record (an administrator registers one: <code>POST /bank/models</code>).</p>{% endfor %}
+<h2>Remaining headroom</h2>
+<p class="note" id="headroom">The remaining headroom per manhole (with the commitments in place) and at each plant is computed by the
+register workflow (<code>capacitysim bank register</code>); a capacity demonstration or SPDES check run here on a registered
+model or plant includes the commitments above by itself.</p>
+<h2>Policies</h2><ul>{% for p in reg.policies %}<li><b>{{ p.name }}</b> = {{ p.value }}: {{ p.text }}</li>{% endfor %}</ul>
+{% endblock %}
+"""
+
 TEMPLATES = {"base.html": BASE, "login.html": LOGIN, "jobs.html": JOBS, "submit.html": SUBMIT, "job.html": JOB,
-             "bank.html": BANK}
+             "bank.html": BANK, "register.html": REGISTER}
 
 
 def environment():

@@ -1,5 +1,6 @@
 """Server-rendered web pages under ``/ui``: sign in, submit a demonstration, watch it, read the verdict and
-report; the administrator's queue of deposits, withdrawals and transfers awaiting sign-off.
+report; the administrator's queue of deposits, withdrawals and transfers awaiting sign-off; the capacity register
+(``/ui/bank/register``: per plant and per registered model, the committed flows).
 
 Signing in on ``/ui/login`` with the bearer token makes a server-side session (:meth:`Store.create_session
 <capacitysim.service.store.Store.create_session>`): a new random id, in an ``HttpOnly``, ``SameSite=Strict``
@@ -266,6 +267,23 @@ def install(app, svc, ApiError) -> None:
         if who is None:
             return to_login(request)
         return bank_page(who)
+
+    @app.get("/ui/bank/register", response_class=HTMLResponse, include_in_schema=False)
+    def register(request: Request):
+        """The capacity register (issue 24): per plant and per registered model, the committed flows, read from the
+        bank at each request (:func:`capacitysim.service.register_api.register_document`, as ``GET /bank/register``)."""
+        import datetime as _dt
+
+        from capacitysim.service.register_api import register_document
+
+        who = session(request)
+        if who is None:
+            return to_login(request)
+        if not auth.can(who.user, "bank-read"):
+            return page("jobs.html", who, 403, title="Jobs", jobs=[], error="This role does not read the bank.")
+        reg = register_document(svc)
+        read_at = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+        return page("register.html", who, title="Capacity register", reg=reg, read_at=read_at)
 
     @app.post("/ui/bank/sign-off", include_in_schema=False)
     @threaded
