@@ -107,10 +107,13 @@ class Server:
         return (self.data / "server.log").read_text(errors="replace")
 
 
-def seeded(data: Path) -> dict:
+def seeded(data: Path, *, register_model: bool = False) -> dict:
+    """The demo's data folder (``capacitysim.service.demo.seed``), by default without the basin's model of record:
+    the shared server's jobs on ``synthetic-50`` then include no commitments, and its many withdrawals at MH0003
+    (which does not drain to the demo's outlet) stand; test_capacity_register_http.py registers a model of its own."""
     from capacitysim.service.demo import seed
 
-    return seed(data)
+    return seed(data, register_model=register_model)
 
 
 def add_user(data: Path, name: str, role: str) -> str:

@@ -6,6 +6,11 @@
   engineer and the municipal user bound in the bank to the municipal user they act for;
 * the flow credit bank with the municipal user *Village of Johnson City*, the basin *Johnson City CSO 4* (the basin of the bundled project files), a certified
   project and 20,000 gpd of credits signed off by the administrator;
+* the basin's model of record (issue 24, the capacity register): the bundled ``synthetic-50`` copied into
+  ``DIR/models/<sha256>/`` (where ``POST /bank/models`` keeps the models it registers) and registered with its
+  outlet :data:`OUTLET` and the bundled ``sample-wwtp`` plant, so a capacity demonstration on ``synthetic-50``
+  and a SPDES check of ``sample-wwtp`` include the bank's commitments by themselves, and the register page
+  (``/ui/bank/register``) shows them;
 * an upload of the bundled plant's made-up daily flow record shifted to end yesterday
   (:func:`recent_flow_record`), so a SPDES check as of today, citable by a withdrawal, can be run
   (the bundled record ends in 2024; the bank accepts SPDES evidence at most 90 days old): one record of it
@@ -31,6 +36,12 @@ MUNICIPAL = "Village of Johnson City"
 BASIN = "Johnson City CSO 4"
 PROJECT = "JC-2024-07"
 DEPOSIT_GPD = 20000
+#: The bundled model registered as the basin's model of record, and the basin's outlet in it (the CSO1 regulator's
+#: manhole: MH0010 and MH0011 drain to it; MH0003, which drains straight to the plant, does not: credit bank section A).
+MODEL = "synthetic-50"
+OUTLET = "MH0004"
+#: The bundled plant the basin drains to (registered by its name: it has no SPDES permit number).
+PLANT = "sample-wwtp"
 
 
 def recent_flow_record(end: _dt.date | None = None) -> str:
@@ -58,8 +69,36 @@ def add_upload(store, data_dir: Path, name: str, text: str, user) -> str:
     return f"upload:{sha}"
 
 
-def seed(data_dir) -> dict:
+def model_of_record(data: Path) -> Path:
+    """The bundled :data:`MODEL` copied where the service keeps registered models (``DIR/models/<sha256>/``)."""
+    import shutil
+
+    from capacitysim.io.bundled import model_path
+    from capacitysim.service.register_api import MODELS_DIR
+
+    src = Path(model_path(MODEL))
+    sha = hashlib.sha256(src.read_bytes()).hexdigest()
+    dest = data / MODELS_DIR / sha / src.name
+    if not dest.is_file():
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest)
+    return dest
+
+
+def plant_name() -> str:
+    """The name of the bundled :data:`PLANT` (the key a SPDES check of it is found by in the bank)."""
+    from capacitysim.io.plant_flows import read_plant_file
+    from capacitysim.workflows.spdes import resolve_plant_path
+
+    return read_plant_file(resolve_plant_path(PLANT)).name
+
+
+def seed(data_dir, *, register_model: bool = True) -> dict:
     """Create the demo folder's users, bank and flow record (once: a folder seeded already answers its tokens).
+
+    With ``register_model`` (the demo), the basin's model of record is registered (:func:`model_of_record`); the
+    tests' shared server passes False, so that its jobs on ``synthetic-50`` run without commitments (their
+    documents equal to the CLI's without ``--committed``).
 
     Returns
     -------
@@ -76,12 +115,12 @@ def seed(data_dir) -> dict:
         return json.loads(tokens_file.read_text())
     store = Store(data / "service.sqlite")
     try:
-        return _seed(store, data, tokens_file)
+        return _seed(store, data, tokens_file, register_model)
     finally:
         store.close()
 
 
-def _seed(store, data: Path, tokens_file: Path) -> dict:
+def _seed(store, data: Path, tokens_file: Path, register_model: bool = True) -> dict:
     from capacitysim.bank import Ledger
     from capacitysim.service.auth import new_token
     from capacitysim.service.db import private_file
@@ -94,7 +133,11 @@ def _seed(store, data: Path, tokens_file: Path) -> dict:
         on = (_dt.date.today() - _dt.timedelta(days=30)).isoformat()
         with Ledger(bank, actor=admin) as lg:
             lg.add_entity(MUNICIPAL, municipal=True, reason="demo")
-            lg.add_basin(BASIN, reason="demo")
+            if register_model:
+                lg.add_basin(BASIN, OUTLET, model=model_of_record(data), plant=plant_name(),
+                             reason=f"demo: the bundled {MODEL} as the basin's model of record")
+            else:
+                lg.add_basin(BASIN, reason="demo")
         # recorded by the municipal user, signed off by the administrator (the recorder never signs off)
         with Ledger(bank, actor=DEMO_USERS["municipal"]) as lg:
             txn = lg.deposit(BASIN, MUNICIPAL, DEPOSIT_GPD, PROJECT, certified_on=on)["txn"]
@@ -130,6 +173,7 @@ def main(argv=None) -> None:
     for role, token in out["tokens"].items():
         print(f"{role:<14} {out['names'][role]:<14} {token}")
     print(f"recent flow record for spdes-check: \"flows\": \"{out['flows']}\"")
+    print(f"the basin {BASIN!r} has the model of record {MODEL} (outlet {OUTLET}, plant {PLANT}): see /ui/bank/register")
 
 
 if __name__ == "__main__":
