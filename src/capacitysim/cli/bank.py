@@ -1051,8 +1051,8 @@ def head(ctx, as_json):
 @click.option("--nodes", default=None, metavar="A,B",
               help="Search these nodes too (default: each commitment's node and each basin's outlet).")
 @click.option("--all", "all_nodes", is_flag=True,
-              help="Search every junction of every registered model (3 to 5 engine runs per junction: on synthetic-500, "
-                   "about 2,000 runs).")
+              help="Search every junction of every registered model (about 3 to 5 engine runs per junction: on "
+                   "synthetic-500, some 1,700 runs).")
 @click.option("--no-headroom", is_flag=True, help="Skip the hydraulic part (the models' commitments are still listed).")
 @click.option("--criteria", "criteria_file", type=click.Path(dir_okay=False), help="TOML file overriding the default criteria.")
 @click.option("--spinup-hr", type=float, default=None, help="As `capacity --spinup-hr` (default 6).")

@@ -60,7 +60,7 @@ def plant_rows(p: dict) -> list[tuple[str, str]]:
     rows[0:0] = [("plant", f"{f.get('plant_name') or '-'}" + (f", SPDES permit {f['spdes_permit']}" if f.get("spdes_permit") else ""))]
     lw = f["lookback_window"]
     rows += [
-        ("permitted flow", f"{_gpd(f['permitted_flow_gpd'])} ({number(f['limit_mgd'], 'MGD')} MGD, {f['basis']} basis)"),
+        ("permitted flow", f"{_gpd(f['permitted_flow_gpd'])} ({f['limit_mgd']:g} MGD, {f['basis']} basis)"),
         ("12-month figure", f"{_gpd(f['twelve_month_gpd'])}: the highest {f['basis']} average ending in ({lw['start_exclusive']}, "
                             f"{lw['end_inclusive']}] ({f['twelve_month_period']})"),
         ("remaining", f"{_gpd(f['remaining_gpd'])} (permitted - 12-month figure - committed; as `spdes check --committed` "
