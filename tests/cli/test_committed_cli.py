@@ -96,3 +96,22 @@ def test_the_python_api_reads_the_same_commitments(bank):
         c = d.to_dict()["committed"]
     assert c["bank_head"] == bank["head"] and c["excluded"] == "APP-2"
     assert [f["application"] for f in c["flows"]] == ["APP-1", "APP-3"]
+
+
+def test_spdes_sample_record_ends_yesterday_and_refuses_a_bad_date(run_cli, tmp_path):
+    """`spdes sample-record` writes three years of the sample plant ending yesterday (a check as of today finds a
+    recent record); a date that is not YYYY-MM-DD is exit 2."""
+    import datetime as dt
+
+    out = tmp_path / "recent.csv"
+    r = run_cli("spdes", "sample-record", str(out))
+    assert r.exit_code == 0, r.output
+    lines = out.read_text().splitlines()
+    yesterday = dt.date.today() - dt.timedelta(days=1)
+    assert lines[0] == "date,flow_mgd" and lines[-1].startswith(yesterday.isoformat() + ",")
+    assert 1094 <= len(lines) - 1 <= 1096 and all(line.split(",")[1] for line in lines[1:])
+    r = run_cli("spdes", "check", "--flows", str(out), "--watershed", "--limit-mgd", "0.5", "--added-gpd", "1000",
+                "--strict-record-age", "--json")
+    assert r.exit_code == 0, r.output
+    r = run_cli("spdes", "sample-record", str(tmp_path / "x.csv"), "--end", "31/12/2025")
+    assert r.exit_code == 2 and "--end" in r.stderr and not (tmp_path / "x.csv").exists()

@@ -61,7 +61,7 @@ def test_connections_from_commitments_and_unplaced(model):
     b = cm.check_commitments(block([("APP-1", "mh0040", 3000), ("APP-2", None, 1500), ("APP-3", "NOPE", 700),
                                     ("APP-4", "MH0030", 0)]))
     conns, unplaced, warnings = cm.committed_connections(b, model)
-    assert conns == [Connection("MH0040", 3000.0, "pattern", label="committed APP-1")]
+    assert conns == [Connection("MH0040", 3000.0, "pattern", label="committed APP-1", commitment="APP-1")]
     assert [(u["application"], u["reason"]) for u in unplaced] == [
         ("APP-2", "the bank records no node for it"), ("APP-3", "node NOPE is not a node of synthetic-50.inp"),
         ("APP-4", "no average flow")]
@@ -96,7 +96,7 @@ def test_scenario_edits_put_commitments_in_the_after_run_before_the_applicant(mo
     """Program policy committed_baseline = cumulative: the BEFORE run is the model of record."""
     from capacitysim.network.scenario import Spinup
 
-    c = Connection("MH0030", 2000.0, "pattern", label="committed A")
+    c = Connection("MH0030", 2000.0, "pattern", label="committed A", commitment="A")
     a = Connection("MH0040", 5000.0)
     before, after = demo.scenario_edits(model, DRY, [a], committed=[c])
     moved = Storm(depth_in=(0.0,), dt_min=6.0, name="no rain", start_hr=6.0)
@@ -289,3 +289,11 @@ def test_cli_unknown_bank_exit_2(run_cli, tmp_path):
 def test_cli_application_needs_committed(run_cli, cmd):
     r = run_cli(*cmd, "--application", "APP-1")
     assert r.exit_code == 2 and "--application 'APP-1'" in r.stderr and "--committed" in r.stderr
+
+
+def test_a_connection_labelled_committed_is_still_the_applicant_s():
+    """Only Connection.commitment marks a bank commitment: a user's label cannot move a connection out of the
+    applicant's list the bank reads."""
+    rec = {"connections": [{"node": "A", "label": "committed APP-9"}, {"node": "B", "label": "x", "commitment": "APP-1"}]}
+    demo.split_committed(rec)
+    assert [r["node"] for r in rec["connections"]] == ["A"] and [r["node"] for r in rec["committed_connections"]] == ["B"]

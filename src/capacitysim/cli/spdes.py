@@ -149,6 +149,32 @@ def _print_check(result, report) -> None:
         click.echo(f"report: {report}")
 
 
+@spdes.command("sample-record")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--end", default=None, help="Last day of the record, YYYY-MM-DD (default yesterday).")
+def sample_record(path, end):
+    """Write the sample plant's made-up daily record (three years ending yesterday) to PATH.
+
+    The bundled `sample-wwtp` record ends on 2024-12-31; this one is recent on any date, so a treatment
+    check as of today (and the bank's 90-day age policy for cited checks) can be tried with it.
+    """
+    import datetime as dt
+
+    from capacitysim.cli.common import check_output
+    from capacitysim.errors import InputError
+    from capacitysim.files import atomic_write_text
+    from capacitysim.workflows.spdes import recent_sample_record
+
+    if end is not None:
+        try:
+            end = dt.date.fromisoformat(end)
+        except ValueError:
+            raise InputError(f"--end {end!r}: allowed: a date YYYY-MM-DD") from None
+    out = check_output(path, option="PATH")
+    atomic_write_text(out, recent_sample_record(end))
+    click.echo(f"wrote {out}")
+
+
 @spdes.command()
 @click.option("--permitted-gpd", type=float, required=True, help="SPDES permitted total flow [gpd].")
 @json_option

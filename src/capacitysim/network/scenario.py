@@ -90,6 +90,8 @@ class Connection:
     flow_gpd: float
     peaking: str | float = "pattern"
     label: str = ""
+    #: The credit bank application whose committed flow this is (None: a connection of the scenario itself).
+    commitment: str | None = None
 
     def __post_init__(self):
         if not (isinstance(self.flow_gpd, (int, float)) and math.isfinite(self.flow_gpd) and 0 < self.flow_gpd <= MAX_FLOW_GPD):
@@ -692,6 +694,7 @@ def _apply(ed: _Editor, model: SwmmInp, edits: list, rain, out_path: Path) -> di
             run_vol = q * sum(hourly_volume_factor(f, a, b) for a, b in _windows(tl["start"], tl["end"], events)) * SECONDS_PER_HOUR
             record["connections"].append({"node": node, "flow_gpd": e.flow_gpd, "peaking": e.peaking if e.peaking == "pattern" else float(e.peaking),
                                           "shape": shape, "model_flow": q, "peak_factor": float(f.max()), "label": e.label,
+                                          **({"commitment": e.commitment} if e.commitment is not None else {}),
                                           "intended_report_volume_model": report_vol, "intended_run_volume_model": run_vol})
         new_f = factors_sum / base_q  # weighted shape of all connections here (mean = their mean peaking)
         old_b = spec["baseline"]

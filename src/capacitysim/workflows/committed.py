@@ -336,7 +336,8 @@ def committed_connections(block: dict, model) -> tuple[list, list[dict], list[st
                              "average_gpd": f["average_gpd"], "peak_gpd": f["peak_gpd"], "status": f["status"],
                              "reason": reason})
             continue
-        conns.append(Connection(found, f["average_gpd"], "pattern", label=f"{COMMITTED_LABEL}{f['application']}"))
+        conns.append(Connection(found, f["average_gpd"], "pattern", label=f"{COMMITTED_LABEL}{f['application']}",
+                                commitment=str(f["application"])))
     warnings = []
     if unplaced:
         gpd = sum(u["average_gpd"] for u in unplaced)

@@ -35,7 +35,6 @@ import xarray as xr
 
 from capacitysim.checks import check_range
 from capacitysim.io.bundled import model_path as bundled_model_path
-from capacitysim.workflows.committed import COMMITTED_LABEL
 from capacitysim.rules.capacity import Criteria, continuity_error, judge, verdict_of
 from capacitysim.rules.verdict import Check
 from capacitysim.errors import InputError
@@ -316,9 +315,7 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         before_record = write_scenario(model, before_edits, before_inp)
         after_inp = wd / "after_input.inp"
         record = write_scenario(model, after_edits, after_inp)
-        # the record's connections are the applicant's (the bank reads them); the commitments are listed apart
-        record["committed_connections"] = [r for r in record["connections"] if _is_committed(r)]
-        record["connections"] = [r for r in record["connections"] if not _is_committed(r)]
+        split_committed(record)
         record["removed_sources"] = before_record["sources"]
         record["report_start_hr"] = spin + report_start_hr(model)
         record["simulation"]["spinup_policy"] = spin_policy
@@ -382,9 +379,15 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
                          committed=committed_rec)
 
 
-def _is_committed(connection_record: dict) -> bool:
-    """A connection record of a committed flow (its label, :func:`capacitysim.workflows.committed.committed_connections`)."""
-    return str(connection_record.get("label") or "").startswith(COMMITTED_LABEL)
+def split_committed(record: dict) -> dict:
+    """Keep the scenario's own connections under ``record["connections"]`` (the bank reads them as the
+    applicant's) and list the bank's commitments apart, under ``record["committed_connections"]``
+    (:func:`injection_checks` checks both). A commitment is told by ``Connection.commitment``, set only by
+    :func:`capacitysim.workflows.committed.committed_connections`, never by a label a user can type."""
+    conns = record.get("connections", [])
+    record["committed_connections"] = [r for r in conns if r.get("commitment") is not None]
+    record["connections"] = [r for r in conns if r.get("commitment") is None]
+    return record
 
 
 def _committed_model_problems(rec: dict, block: dict, ext: list[dict]) -> list[str]:

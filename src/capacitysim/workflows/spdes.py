@@ -897,3 +897,22 @@ def write_sample_record(path: str | Path, seed: int = SAMPLE_SEED) -> Path:
     df = synthetic_plant_flows(seed)
     text = df.to_csv(index=False, date_format="%Y-%m-%d", float_format="%.4f", na_rep="", lineterminator="\n")
     return atomic_write_text(path, text)
+
+
+def recent_sample_record(end=None, seed: int = SAMPLE_SEED) -> str:
+    """The sample plant's made-up record (``date,flow_mgd``) over the three years ending ``end`` (default
+    yesterday): :func:`synthetic_plant_flows` without its outage, so a check as of today finds a record
+    that is recent on any date (the bundled ``sample-wwtp`` ends on 2024-12-31).
+
+    Parameters
+    ----------
+    end : date or str, optional
+        The last day of the record (default yesterday, UTC date of the machine).
+    """
+    end = _dt.date.fromisoformat(str(end)) if end is not None else today() - _dt.timedelta(days=1)
+    try:
+        start = end.replace(year=end.year - 3) + _dt.timedelta(days=1)
+    except ValueError:  # 29 February
+        start = end.replace(year=end.year - 3, day=28) + _dt.timedelta(days=1)
+    df = synthetic_plant_flows(seed, start=start.isoformat(), end=end.isoformat(), outage=None)
+    return df.to_csv(index=False, date_format="%Y-%m-%d", float_format="%.4f", na_rep="", lineterminator="\n")

@@ -193,7 +193,7 @@ def point_task(net: HeadroomNetwork, storm, before: dict, node: str, gpd: float,
 
 def _point(net, storm, before, node, gpd, tag, t0, stop_early=False) -> dict:
     from capacitysim.rules.capacity import judge, verdict_of
-    from capacitysim.workflows.demonstration import injection_checks, rainfall_problems
+    from capacitysim.workflows.demonstration import injection_checks, rainfall_problems, split_committed
 
     model = _local_model(net.bundle)
     _, after_edits = _edits(net, model, storm, node, gpd)
@@ -213,9 +213,7 @@ def _point(net, storm, before, node, gpd, tag, t0, stop_early=False) -> dict:
     # as run_demonstration: the sources removed are those of the run before; the record's connections are the
     # searched one, the commitments listed apart (injection_checks checks both)
     record["removed_sources"] = before["record"]["sources"]
-    if net.committed:
-        record["committed_connections"] = [r for r in record["connections"] if _is_committed(r)]
-        record["connections"] = [r for r in record["connections"] if not _is_committed(r)]
+    split_committed(record)
     injections = injection_checks(model, b, after, record, c)
     untrusted = [f"{i['what']} at {i['element']}: the engine received {i['received_cf']:,.1f} ft3, "
                  f"{i['difference_pct']:+.2f} % from the intended {i['intended_cf']:,.1f} ft3"
@@ -238,13 +236,6 @@ def _point(net, storm, before, node, gpd, tag, t0, stop_early=False) -> dict:
             "governing": None if gov is None else {**_check_dict(gov), "ratio": ratios.get(check_key(gov))},
             "failed": len(failed), "ratios": top_ratios(ratios, TOP_RATIOS), "untrusted_reasons": untrusted[:5],
             "seconds": time.perf_counter() - t0, "stopped_hr": None, "simulated_hr": simulated_hr(after)}
-
-
-def _is_committed(connection_record: dict) -> bool:
-    """A connection record of a committed flow (its label, :data:`capacitysim.workflows.committed.COMMITTED_LABEL`)."""
-    from capacitysim.workflows.committed import COMMITTED_LABEL
-
-    return str(connection_record.get("label") or "").startswith(COMMITTED_LABEL)
 
 
 def _check_dict(ch) -> dict:
