@@ -121,6 +121,8 @@ def _gpd(desc: str) -> dict:
 
 #: Most files uploaded with a model or a sweep file (rain gauge, time series, climate, interface files).
 MAX_COMPANIONS = 50
+#: Most plants given to one capacity-register job.
+MAX_REGISTER_PLANTS = 20
 #: The input that carries the files uploaded with each process's model or sweep file.
 COMPANIONS = {"capacity-demonstration": "model_files", "headroom": "model_files", "sweep": "sweep_files"}
 
@@ -313,6 +315,35 @@ def catalogue() -> dict[str, Process]:
                               "default": ii_offset.DEFAULT_INFLOW_CREDIT_BASIS,
                               "description": "Program policy inflow_credit_basis."}},
             ("project",), "", False, {"project": "project"}),
+        Process(
+            "capacity-register", "Capacity register",
+            "The capacity register of the service's credit bank (issue 24): per plant given its flow record, the "
+            "permitted flow, the 12-month figure, the committed flow and the remaining treatment headroom; per "
+            "registered model, the remaining headroom per manhole with every commitment in place, at each commitment's "
+            "node, each basin's outlet and the nodes asked (run inside the job's worker: service policy "
+            "headroom_workers = 0). GET /bank/register and /ui/bank/register show the last one, each figure current "
+            "or stale against the bank.",
+            "capacitysim bank register",
+            {"plants": {"type": "array", "maxItems": MAX_REGISTER_PLANTS,
+                        "description": "The flow records of the registered plants (a plant not given is listed with its "
+                                       "committed flow, its remaining headroom not computed): the CLI's --plant KEY=PLANT.",
+                        "items": {"type": "object", "required": ["key", "plant", "flows"], "additionalProperties": False,
+                                  "properties": {
+                                      "key": {"type": "string", "minLength": 1, "maxLength": 200,
+                                              "description": "The plant as the bank registers it (SPDES permit number or "
+                                                             "name, GET /bank/models)."},
+                                      "plant": _file_schema("plant", "Plant TOML"),
+                                      "flows": _file_schema("flows", "Daily flow CSV (date, flow_mgd)")}}},
+             "storms": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": MAX_TEXT_CHARS},
+                        "description": "Design storms of the models' headroom (bundled names or uploads; default each "
+                                       "model's own rainfall)."},
+             "nodes": {"type": "array", "maxItems": MAX_ITEMS, "items": {"type": "string", "minLength": 1, "maxLength": 100},
+                       "description": "Nodes searched besides each commitment's node and each basin's outlet."},
+             "as_of": {"type": "string", "format": "date", "description": "Date of the register YYYY-MM-DD (default "
+                                                                         "today)."},
+             "tolerance_pct": {"type": "number", "exclusiveMinimum": 0, "maximum": 100, "default": 5},
+             "spinup_hr": {"type": "number", "minimum": 0, "maximum": 720}},
+            (), "capacity-register", True, {}),
         Process(
             "sweep", "Scenario sweep",
             "Every scenario of a sweep file, into a Zarr store in the job's folder (run inside the job's worker: "
@@ -586,9 +617,21 @@ def prepare(process_id: str, body, uploads) -> Prepared:
     for key, kind in proc.files.items():
         if key in inputs:
             files[key] = str(resolve_file(f"inputs.{key}", inputs[key], kind, uploads))
-    if process_id == "headroom":
+    if process_id in ("headroom", "capacity-register"):
         for i, s in enumerate(inputs.get("storms", [])):
             files[f"storms[{i}]"] = str(resolve_file(f"inputs.storms[{i}]", s, "storm", uploads))
+    if process_id == "capacity-register":
+        keys = set()
+        for i, item in enumerate(inputs.get("plants", [])):
+            if item["key"].strip().casefold() in keys:
+                raise ServiceInputError(f"inputs.plants[{i}].key", item["key"], "each registered plant once")
+            keys.add(item["key"].strip().casefold())
+            for part, kind in (("plant", "plant"), ("flows", "flows")):
+                path = resolve_file(f"inputs.plants[{i}].{part}", item[part], kind, uploads)
+                if "," in str(path):
+                    raise ServiceInputError(f"inputs.plants[{i}].{part}", item[part], "a file whose path has no comma",
+                                            "the register names a plant's files as PLANT,FLOWS")
+                files[f"plants[{i}].{part}"] = str(path)
     companions = companion_files(process_id, inputs, uploads)
     for i, (name, path) in enumerate(companions.items()):
         files[f"{COMPANIONS[process_id]}[{i}]"] = str(path)

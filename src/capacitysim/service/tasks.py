@@ -51,7 +51,11 @@ STAGES = {
     "headroom": (("started", 0), ("inputs-checked", 10), ("searched", 90), ("report-written", 95)),
     "credits-quantification": (("started", 0), ("inputs-checked", 10), ("quantified", 95)),
     "sweep": (("started", 0), ("inputs-checked", 10), ("swept", 95)),
+    "capacity-register": (("started", 0), ("inputs-checked", 10), ("computed", 90), ("report-written", 95)),
 }
+#: The file a capacity-register job stores its figures in (its attempt's folder): what GET /bank/register reads
+#: (:func:`capacitysim.workflows.register.stored_register`) to say whether each figure is current.
+REGISTER_STORE = "register.json"
 #: Shortest time between two progress writes that are not stages [s] (a headroom cell, a sweep scenario).
 PROGRESS_THROTTLE_S = 0.5
 
@@ -390,8 +394,38 @@ def _run_sweep(inputs, files, work, progress, bank=None):
     return run.to_dict(), None
 
 
+def _run_register(inputs, files, work, progress, bank=None):
+    """``capacitysim bank --db BANK register --plant KEY=PLANT,FLOWS ... --storm S ... --nodes N ... --workers 0
+    --json --report`` on the service's bank, its figures stored in the job's folder (:data:`REGISTER_STORE`)."""
+    from capacitysim.report.register import write_report
+    from capacitysim.workflows.register import capacity_register
+
+    if bank is None or not Path(bank).is_file():
+        raise InputError("capacity-register: the service has no credit bank yet (the first `capacitysim users add NAME "
+                         "--role administrator` creates it)")
+    plants = {p["key"]: f"{files[f'plants[{i}].plant']},{files[f'plants[{i}].flows']}"
+              for i, p in enumerate(inputs.get("plants", []))}
+    storms = [files[f"storms[{i}]"] for i in range(len(inputs.get("storms", [])))]
+    progress.stage("inputs-checked", f"{len(plants)} plant record(s), {len(storms) or 'each model’s own'} storm(s)")
+    step = progress.span("inputs-checked", "computed")
+
+    def cb(label, done, total, runs):
+        step(done / max(total, 1), f"{label}: {done} of {total} nodes, {runs} SWMM runs")
+
+    reg = capacity_register(bank, plants=plants, storms=storms or None, nodes=list(inputs.get("nodes", [])),
+                            as_of=inputs.get("as_of"), tolerance_pct=inputs.get("tolerance_pct"),
+                            spinup_hr=inputs.get("spinup_hr"), workers=0, refresh=True, cache=work / REGISTER_STORE,
+                            progress=cb)
+    doc = reg.to_dict()
+    progress.stage("computed", f"register computed: {doc['freshness']['text']}")
+    report = write_report(doc, work / "report.html")
+    progress.stage("report-written", "report written")
+    return doc, report
+
+
 RUNNERS = {"capacity-demonstration": _run_capacity, "detention-design": _run_detention, "spdes-check": _run_spdes,
-           "headroom": _run_headroom, "credits-quantification": _run_credits, "sweep": _run_sweep}
+           "headroom": _run_headroom, "credits-quantification": _run_credits, "sweep": _run_sweep,
+           "capacity-register": _run_register}
 
 
 #: Service policy ``max_job_s``: the longest a job may run [s]; its SWMM runs are then stopped and the job fails
