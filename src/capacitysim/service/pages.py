@@ -129,11 +129,27 @@ REGISTER = """{% extends "base.html" %}
 bank head <code>{{ reg.bank_head[:12] }}</code>...; reload the page to read it again. Every flow approved or reserved and not yet
 in the model of record is committed at its node and at its plant until it is connected and a model version containing it is
 registered, or until it is released. <a href="/bank/register">JSON</a></p>
+<p id="computed">{% if computed and computed.document %}Remaining headroom: computed by the register job
+<a href="/ui/jobs/{{ computed.job }}">{{ computed.job[:8] }}</a> (ended {{ computed.finished }}): {{ computed.document.freshness.text }}.
+{% elif computed %}<span class="error">The register job {{ computed.job[:8] }} left no figures that can be read: {{ computed.error }}</span>
+{% else %}Remaining headroom: not computed yet (a register job computes it).{% endif %}</p>
+{% if can_submit %}<form method="post" action="/ui/bank/register" id="compute-form"><input type="hidden" name="csrf" value="{{ csrf }}">
+<details><summary>Compute the remaining headroom again (a job: a few SWMM runs per manhole)</summary>
+<p><label>Design storm<br><select name="storm" id="register-storm"><option value="">(each model's own rainfall)</option>
+{% for st in storms %}<option value="{{ st }}">{{ st }}</option>{% endfor %}</select></label></p>
+<p><label>Plant (its remaining treatment headroom needs its flow record)<br><select name="key" id="register-plant-key"><option value="">(no plant)</option>
+{% for p in reg.plants %}<option value="{{ p.plant }}">{{ p.plant }}</option>{% endfor %}</select></label></p>
+<p><label>Plant file<br><select name="plant" id="register-plant">{% for pl in plants %}<option value="{{ pl }}">{{ pl }}</option>{% endfor %}</select></label></p>
+<p><label>Daily flow record: a bundled name or "upload:&lt;sha256&gt;" of yours<br><input type="text" name="flows" id="register-flows"></label></p>
+</details><p><button id="compute">Compute the register</button></p></form>{% endif %}
 <h2>Plants</h2>
-<table id="plants"><thead><tr><th>plant</th><th>basins draining to it</th><th>committed average [gpd]</th><th>committed peak [gpd]</th><th>applications</th></tr></thead><tbody>
-{% for p in reg.plants %}<tr class="plant"><td>{{ p.plant }}</td><td>{{ p.basins | join(', ') }}</td><td>{{ gpd(p.committed_gpd) }}</td>
-<td>{{ gpd(p.committed_peak_gpd) }}</td><td>{{ p.flows | join(', ') or '-' }}</td></tr>
-{% else %}<tr><td colspan="5">No basin is registered as draining to a plant.</td></tr>{% endfor %}</tbody></table>
+<table id="plants"><thead><tr><th>plant</th><th>basins draining to it</th><th>committed average [gpd]</th><th>committed peak [gpd]</th><th>applications</th>
+<th>permitted [gpd]</th><th>12-month figure [gpd]</th><th>remaining [gpd]</th><th>figures</th></tr></thead><tbody>
+{% for p in reg.plants %}{% set f = p.computed.figures if p.computed else none %}<tr class="plant"><td>{{ p.plant }}</td><td>{{ p.basins | join(', ') }}</td><td>{{ gpd(p.committed_gpd) }}</td>
+<td>{{ gpd(p.committed_peak_gpd) }}</td><td>{{ p.flows | join(', ') or '-' }}</td>
+<td>{{ gpd(f.permitted_flow_gpd) if f else '-' }}</td><td>{{ gpd(f.twelve_month_gpd) if f else '-' }}</td>
+<td class="remaining">{{ gpd(f.remaining_gpd) if f else '-' }}</td><td class="note">{{ p.computed.freshness.text if p.computed else 'not computed' }}</td></tr>
+{% else %}<tr><td colspan="9">No basin is registered as draining to a plant.</td></tr>{% endfor %}</tbody></table>
 <h2>Registered models</h2>
 {% for m in reg.models %}<section class="model" id="model-{{ m.model_sha256[:12] }}">
 <h3>{{ m.path }} <span class="note">SHA-256 <code>{{ m.model_sha256[:12] }}</code>..., {{ m.nodes }} nodes</span></h3>
@@ -143,11 +159,16 @@ registered, or until it is released. <a href="/bank/register">JSON</a></p>
 <td>{{ gpd(f.peak_gpd) }}</td><td>{{ f.status }}</td><td>{{ (f.connected_on or f.since or '')[:10] }}</td><td>{{ f.expires_on or '' }}</td></tr>
 {% else %}<tr><td colspan="8">Nothing committed on this model.</td></tr>{% endfor %}</tbody>
 <tfoot><tr><th colspan="3">committed</th><th>{{ gpd(m.total_gpd) }}</th><th>{{ gpd(m.total_peak_gpd) }}</th><th colspan="3"></th></tr></tfoot></table>
+{% if m.computed %}<p class="note freshness">{{ m.computed.freshness.text }}</p>
+{% if m.computed.headroom %}<table class="headroom"><thead><tr><th>manhole</th><th>why searched</th><th>storm</th><th>largest connection with the commitments [gpd]</th><th>governing check</th></tr></thead><tbody>
+{% for r in m.computed.headroom.nodes %}<tr class="cell"><td>{{ r.node }}</td><td>{{ r.why | join('; ') }}</td><td>{{ r.storm }}</td><td>{{ r.headroom_text }}</td><td>{{ r.governing_text }}</td></tr>{% endfor %}
+</tbody></table>{% else %}<p class="note">headroom: {{ m.computed.headroom_status }}</p>{% endif %}
+{% else %}<p class="note freshness">Remaining headroom: not computed for this model yet.</p>{% endif %}
 </section>
 {% else %}<p id="no-models">No basin has a registered model of record (an administrator registers one: <code>POST /bank/models</code>).</p>{% endfor %}
-<h2>Remaining headroom</h2>
 <p class="note" id="headroom">The remaining headroom per manhole (with the commitments in place) and at each plant is computed by the
-register workflow (<code>capacitysim bank register</code>); a capacity demonstration or SPDES check run here on a registered
+register workflow (<code>capacitysim bank register</code>, here the <code>capacity-register</code> job); a figure computed for
+commitments that have changed since is marked stale. A capacity demonstration or SPDES check run here on a registered
 model or plant includes the commitments above by itself.</p>
 <h2>Policies</h2><ul>{% for p in reg.policies %}<li><b>{{ p.name }}</b> = {{ p.value }}: {{ p.text }}</li>{% endfor %}</ul>
 {% endblock %}

@@ -28,7 +28,9 @@ These routes are the ledger's own acts and reads, as the CLI's ``capacitysim ban
     ``approval_expiry_years`` (15 RCNY § 18-37(e)).
 ``GET /bank/register`` (``?as_of=``)
     The register: per registered model and per plant, the committed flows and totals
-    (:meth:`capacitysim.bank.Ledger.register`).
+    (:meth:`capacitysim.bank.Ledger.register`), and the remaining headroom of the newest ``capacity-register`` job
+    (the register workflow, :mod:`capacitysim.workflows.register`, run as a job: ``POST
+    /processes/capacity-register/execution``), each figure current or stale against the bank now.
 
 Every answer shows file names, never where the server keeps them (:meth:`capacitysim.service.app.Service.hide`).
 The bank's refusals are 409 and its input errors 400 (the app's handlers of :class:`~capacitysim.errors.RefusedError`
@@ -155,10 +157,40 @@ def model_of_record(svc, u, body: dict) -> dict:
 
 def register_document(svc, as_of=None) -> dict:
     """The capacity register of the service's bank (``GET /bank/register`` and the register page), paths cut to
-    names: per registered model and per plant, the committed flows and totals (:meth:`capacitysim.bank.Ledger.register`)."""
+    names: per registered model and per plant, the committed flows and totals as the bank has them now
+    (:meth:`capacitysim.bank.Ledger.register`), and ``computed``: the figures of the newest successful
+    ``capacity-register`` job (:func:`computed_register`), or None."""
     with svc.ledger() as lg:
         reg = lg.register(as_of=as_of)
+    reg["computed"] = computed_register(svc)
     return public(svc, reg)
+
+
+def computed_register(svc) -> dict | None:
+    """The figures of the newest successful ``capacity-register`` job, each marked current or stale against the bank
+    now (:func:`capacitysim.workflows.register.stored_register` on the store the job wrote in its folder), or None
+    when no such job has run.
+
+    Returns ``{"job", "finished", "document"}`` (the models' geometry left out: the job's report has the maps), or
+    ``{"job", "finished", "error"}`` when its store cannot be read.
+    """
+    from capacitysim.service.tasks import REGISTER_STORE
+    from capacitysim.workflows.register import stored_register
+
+    rows = svc.store.read("SELECT id FROM jobs WHERE process = ? AND status = 'successful' ORDER BY finished_at DESC "
+                          "LIMIT 1", ("capacity-register",))
+    job = svc.store.job(rows[0]["id"]) if rows else None
+    if job is None:
+        return None
+    out = {"job": job["id"], "finished": job["finished_at"]}
+    store = svc.runner.job_dir(job["id"]) / f"attempt-{job['attempts']}" / REGISTER_STORE
+    try:
+        doc = stored_register(svc.bank_path, cache=store).to_dict()
+    except InputError as exc:
+        return out | {"error": str(exc)}
+    for m in doc.get("models", []):
+        m.pop("geometry", None)
+    return out | {"document": doc}
 
 
 def install(app, svc, user, require, require_bound) -> None:

@@ -268,22 +268,67 @@ def install(app, svc, ApiError) -> None:
             return to_login(request)
         return bank_page(who)
 
-    @app.get("/ui/bank/register", response_class=HTMLResponse, include_in_schema=False)
-    def register(request: Request):
-        """The capacity register (issue 24): per plant and per registered model, the committed flows, read from the
-        bank at each request (:func:`capacitysim.service.register_api.register_document`, as ``GET /bank/register``)."""
+    def register_page(who: Signed, error=None, status=200):
+        """The capacity register (issue 24): per plant and per registered model, the committed flows read from the bank
+        at each request, and the remaining headroom of the newest register job, each figure current or stale
+        (:func:`capacitysim.service.register_api.register_document`, as ``GET /bank/register``)."""
         import datetime as _dt
 
+        from capacitysim.report.headroom import governing_text, headroom_text
         from capacitysim.service.register_api import register_document
 
+        reg = register_document(svc)
+        doc = (reg.get("computed") or {}).get("document") or {}
+        plants = {p["plant"].casefold(): p for p in doc.get("plants", [])}
+        models = {m["model_sha256"]: m for m in doc.get("models", [])}
+        for p in reg["plants"]:
+            p["computed"] = plants.get(p["plant"].casefold())
+        for m in reg["models"]:
+            m["computed"] = models.get(m["model_sha256"])
+            for r in ((m["computed"] or {}).get("headroom") or {}).get("nodes", []):
+                r["headroom_text"], r["governing_text"] = headroom_text(r), governing_text(r)
+        read_at = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+        return page("register.html", who, status, title="Capacity register", reg=reg, read_at=read_at,
+                    computed=reg.get("computed"), can_submit=auth.can(who.user, "submit"),
+                    storms=sorted(bundled("storm")), plants=sorted(bundled("plant")), error=error)
+
+    @app.get("/ui/bank/register", response_class=HTMLResponse, include_in_schema=False)
+    def register(request: Request):
         who = session(request)
         if who is None:
             return to_login(request)
         if not auth.can(who.user, "bank-read"):
             return page("jobs.html", who, 403, title="Jobs", jobs=[], error="This role does not read the bank.")
-        reg = register_document(svc)
-        read_at = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
-        return page("register.html", who, title="Capacity register", reg=reg, read_at=read_at)
+        return register_page(who)
+
+    @app.post("/ui/bank/register", include_in_schema=False)
+    @threaded
+    def compute_register(request: Request, form):
+        """Submit a ``capacity-register`` job (the same validation and store as ``POST /processes/.../execution``)."""
+        who = session(request)
+        if who is None:
+            return to_login(request)
+        checked_form(request, who, form)
+        user = who.user
+        if not auth.can(user, "submit"):
+            svc.store.journal("submit jobs", user, "capacity-register", outcome="forbidden")
+            return register_page(who, f"The role {user['role']!r} does not submit jobs.", 403)
+        values = {k: str(form.get(k, "")).strip()[:600] for k in ("storm", "key", "plant", "flows")}
+        inputs: dict = {}
+        if values["storm"]:
+            inputs["storms"] = [values["storm"]]
+        if values["key"]:
+            inputs["plants"] = [{"key": values["key"], "plant": values["plant"], "flows": values["flows"]}]
+        try:
+            prepared = prepare("capacity-register", {"inputs": inputs}, svc.uploads_of(user))
+            job_id = svc.store.create_job(prepared, user, versions("capacity-register"),
+                                          max_active=lim.max_active_jobs_per_user)
+        except ServiceInputError as exc:
+            return register_page(who, str(exc), 400)
+        except ActiveJobsLimit as exc:
+            return register_page(who, str(exc), 429)
+        svc.runner.submit(job_id)
+        return RedirectResponse(f"/ui/jobs/{job_id}", status_code=303)
 
     @app.post("/ui/bank/sign-off", include_in_schema=False)
     @threaded
