@@ -6,10 +6,15 @@ Skipped when the ``playwright`` package or ``/usr/bin/chromium`` is absent (``.c
 
 from __future__ import annotations
 
+import re
+
 from browser_support import browser, sign_in  # noqa: F401 - browser is a fixture
 from register_support import registered_basin
 
 from capacitysim.service.demo import DEMO_USERS, MUNICIPAL
+
+#: Longest a page waits for the register job to end [ms] (a wait, not a measured threshold).
+JOB_WAIT_MS = 240_000
 
 
 def test_the_register_page_shows_the_committed_flows_of_each_model_and_plant(browser, server):
@@ -36,4 +41,19 @@ def test_the_register_page_shows_the_committed_flows_of_each_model_and_plant(bro
     plant = page.locator("#plants tr.plant", has_text=reg.plant)
     assert plant.count() == 1 and "500" in plant.inner_text() and app in plant.inner_text()
     assert str(server.data) not in page.content()
+    assert page.locator("#compute-form").count() == 0  # a reviewer submits no job
+    page.context.close()
+    # an engineer computes the remaining headroom (a register job) from the page; the figures appear beside the flows
+    page = sign_in(browser, server, "engineer")
+    page.goto(f"{server.url}/ui/bank/register")
+    page.click("#compute")
+    page.wait_for_url(re.compile(r".*/ui/jobs/[0-9a-f]{32}$"))
+    page.wait_for_selector("#verdict", timeout=JOB_WAIT_MS)
+    assert page.inner_text("#status") == "successful"
+    page.goto(f"{server.url}/ui/bank/register")
+    section = page.locator(f"#model-{reg.sha256[:12]}")
+    assert "(current)" in section.locator("p.freshness").inner_text()
+    cells = section.locator("table.headroom tr.cell")
+    nodes = {cells.nth(i).locator("td").nth(0).inner_text(): cells.nth(i).inner_text() for i in range(cells.count())}
+    assert set(nodes) == {"MH0010", "MH0004"} and f"commitment {app}" in nodes["MH0010"], nodes
     page.context.close()

@@ -13,6 +13,9 @@ SQLite), a basin of its own registered through ``POST /bank/models`` (register_s
   ``capacitysim capacity|spdes check --committed BANK --application APP --json`` records; a job on a model the bank
   has not registered says ``committed: null`` and why (its inputs-checked stage).
 * Connect (a municipal user bound to the principal, or an administrator), expire, the commitments and the register.
+* The register job (the register workflow as the ``capacity-register`` process) computes the remaining headroom
+  with the commitments in place; ``GET /bank/register`` shows its figures, current, then stale once a commitment
+  is added.
 
 Every refusal is a JSON problem document, without a traceback or a server path.
 """
@@ -218,10 +221,12 @@ def test_a_job_on_the_registered_model_records_what_the_cli_records(server, race
     plant.write_bytes(race.reg.plant_bytes)
     flows = next((server.data / "uploads" / server.flows.removeprefix("upload:")).iterdir())
     bank = str(server.data / "bank.sqlite")
-    assert cap_bytes == cli_json("capacity", "--model", str(model), "--connect", "MH0020=1000", "--committed", bank,
-                                 "--application", app)
-    assert spd_bytes == cli_json("spdes", "check", "--plant", str(plant), "--flows", str(flows), "--added-gpd", "1000",
-                                 "--committed", bank, "--application", app)
+    cli_cap = cli_json("capacity", "--model", str(model), "--connect", "MH0020=1000", "--committed", bank,
+                       "--application", app)
+    cli_spd = cli_json("spdes", "check", "--plant", str(plant), "--flows", str(flows), "--added-gpd", "1000",
+                       "--committed", bank, "--application", app)
+    assert json.loads(cap_bytes) == json.loads(cli_cap) and json.loads(spd_bytes) == json.loads(cli_spd)
+    assert cap_bytes == cli_cap and spd_bytes == cli_spd
     # a model the bank has not registered: no commitments, and the job says why
     with server.client("engineer") as eng:
         r = eng.post("/processes/capacity-demonstration/execution", json={"inputs": {
@@ -281,3 +286,42 @@ def test_connect_expire_commitments_and_the_register(server, race):
                               ({"model": sha, "as_of": "tomorrow"}, "as_of")):
             body = problem(rev.get("/bank/commitments", params=params), 400, server)
             assert body["field"] == field, (params, body)
+
+
+def test_the_register_job_computes_the_remaining_headroom_and_says_when_it_is_stale(server, race):
+    from capacitysim.bank import Ledger
+    from capacitysim.service.demo import DEMO_USERS
+
+    assert getattr(race, "approved", None), "needs the tests before"
+    small = next(a for a in race.approved if a.startswith("RACE-C-"))
+    sha = race.reg.sha256
+    with server.client("engineer") as eng, server.client("reviewer") as rev:
+        r = eng.post("/processes/capacity-register/execution", json={"inputs": {
+            "plants": [{"key": race.reg.plant, "plant": race.plant, "flows": server.flows}]}})
+        assert r.status_code == 200, r.text
+        doc = r.json()
+        job = r.headers["Location"].rsplit("/", 1)[1]
+        assert doc["kind"] == "capacity-register" and doc["bank"] == "bank.sqlite"
+        assert eng.get(f"/jobs/{job}/report").status_code == 200
+        reg = rev.get("/bank/register").json()
+        assert reg["computed"]["job"] == job
+        computed = reg["computed"]["document"]
+        model = next(m for m in computed["models"] if m["model_sha256"] == sha)
+        assert model["freshness"]["status"] == "current" and "geometry" not in model
+        cells = {c["node"]: c for c in model["headroom"]["nodes"]}
+        assert set(cells) == {"MH0011", OUTLET}, cells  # the commitment's node and the basin's outlet
+        assert cells["MH0011"]["why"] == [f"commitment {small}"] and cells["MH0011"]["status"] in ("ok", "zero")
+        plant = next(p for p in computed["plants"] if p["plant"] == race.reg.plant)
+        assert plant["freshness"]["status"] == "current" and plant["figures"]["committed_gpd"] == SMALL_GPD
+        assert plant["figures"]["remaining_gpd"] == pytest.approx(plant["figures"]["permitted_flow_gpd"]
+                                                                 - plant["figures"]["twelve_month_gpd"] - SMALL_GPD)
+        # a commitment made since: the figures are stale, naming it, until the register is computed again
+        added = f"RACE-E-{race.reg.tag}"
+        with Ledger(server.data / "bank.sqlite", actor=DEMO_USERS["administrator"]) as lg:
+            lg.record_application(added, MUNICIPAL, 1500, basin=race.reg.basin, node="MH0010",
+                                  application_approval=f"H2-{added}", reason="test: a commitment made since")
+        computed = rev.get("/bank/register").json()["computed"]["document"]
+        model = next(m for m in computed["models"] if m["model_sha256"] == sha)
+        assert model["freshness"]["status"] == "stale" and f"added {added}" in model["freshness"]["text"], model
+        assert next(p for p in computed["plants"] if p["plant"] == race.reg.plant)["freshness"]["status"] == "stale"
+        assert str(server.data) not in json.dumps(computed)
