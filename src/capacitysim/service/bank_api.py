@@ -27,6 +27,14 @@ requires that person to be a registered bank administrator, and one who did not 
 another administrator signs it off). Every action, refusal and forbidden attempt goes to the service's
 journal with the user, and every change to the bank's own journal with the person.
 
+No capacity promised twice (issue 24)
+-------------------------------------
+In a basin with a registered model of record, the ledger also refuses (409) a withdrawal at a node that does not
+drain to the basin's outlet, a demonstration on another model, and evidence that leaves out a commitment made
+since it was run, at the request and again at the sign-off, naming each commitment missing. The service's jobs
+include the commitments by themselves (:mod:`capacitysim.service.tasks`); the register's routes (models,
+commitments, connections, expiries, the register) are :mod:`capacitysim.service.register_api`.
+
 Maker-checker (the project's security issue)
 --------------------------------------------
 * A capacity job or SPDES job is the evidence of one application (program policy ``evidence_single_use``):
