@@ -325,3 +325,22 @@ def test_the_register_job_computes_the_remaining_headroom_and_says_when_it_is_st
         assert model["freshness"]["status"] == "stale" and f"added {added}" in model["freshness"]["text"], model
         assert next(p for p in computed["plants"] if p["plant"] == race.reg.plant)["freshness"]["status"] == "stale"
         assert str(server.data) not in json.dumps(computed)
+
+
+def test_the_demo_registers_its_basins_model_of_record(tmp_path):
+    """``make serve``'s data folder: the basin's model of record is the bundled synthetic-50 as the service keeps
+    registered models (DATA/models/<sha256>/), with the demo's outlet and the bundled sample plant's name."""
+    import hashlib
+
+    from capacitysim.bank import Ledger
+    from capacitysim.io.bundled import model_path
+    from capacitysim.service import demo
+
+    demo.seed(tmp_path)
+    sha = hashlib.sha256(model_path(demo.MODEL).read_bytes()).hexdigest()
+    with Ledger(tmp_path / "bank.sqlite") as lg:
+        models = lg.models()
+        assert [(m["basin"], m["version"], m["current"], m["sha256"], m["outlet"], m["plant"]) for m in models] == [
+            (demo.BASIN, 1, True, sha, demo.OUTLET, demo.plant_name())]
+        assert models[0]["path"] == str(tmp_path / "models" / sha / "synthetic-50.inp")
+        assert lg.commitments(model_sha256=sha)["flows"] == [] and lg.register()["plants"][0]["plant"] == demo.plant_name()
