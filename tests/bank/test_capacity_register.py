@@ -74,7 +74,7 @@ def bank(tmp_path, model_file):
     bob.close()
 
 
-def evidence(folder, node, gpd, committed, *, model_sha) -> tuple[str, str]:
+def evidence(folder, node, gpd, committed, *, model_sha, as_of=TODAY) -> tuple[str, str]:
     """A passing capacity demonstration and SPDES check that include ``committed`` (a commitments() dict or None)."""
     k = uuid.uuid4().hex[:8]
     block = None if committed is None else {
@@ -85,7 +85,7 @@ def evidence(folder, node, gpd, committed, *, model_sha) -> tuple[str, str]:
     cap.write_text(json.dumps({"kind": "capacity-demonstration", "verdict": "pass", "run": k,
                                "external_files": [{"verb": "MODEL", "path": "system.inp", "sha256": model_sha}],
                                "scenario": {"connections": [{"node": node, "flow_gpd": gpd}]}, "committed": block}))
-    spd.write_text(json.dumps({"kind": "spdes-check", "run": k, "as_of": TODAY.isoformat(), "added_gpd": gpd,
+    spd.write_text(json.dumps({"kind": "spdes-check", "run": k, "as_of": as_of.isoformat(), "added_gpd": gpd,
                                "treatment_capacity_shown": True, "committed": block,
                                "committed_gpd": 0.0 if block is None else sum(f["average_gpd"] for f in block["flows"])}))
     return str(cap), str(spd)
@@ -95,7 +95,7 @@ def _apply(lg, app, node="MH0010", gpd=12000.0, *, committed="auto", **kw):
     sha = _sha(lg.models("CSO1")[-1]["path"])
     if committed == "auto":
         committed = lg.commitments(model_sha256=sha, exclude=app)
-    cap, spd = evidence(lg.path.parent, node, gpd, committed, model_sha=sha)
+    cap, spd = evidence(lg.path.parent, node, gpd, committed, model_sha=sha, as_of=kw.get("on") or TODAY)
     return lg.withdraw("CSO1", JC, gpd, app, node=node, capacity_ref=cap, spdes_ref=spd,
                        application_approval=f"H2-{app}", **kw)
 
@@ -214,6 +214,8 @@ def test_an_approval_expires_after_the_policy_period_and_releases_its_commitment
     ann, bob = bank["ann"], bank["bob"]
     sha = _sha(bank["model"])
     long_ago = TODAY - dt.timedelta(days=365 * 6)
+    txn = ann.deposit("CSO1", JC, 20000, "P-old", certified_on=long_ago - dt.timedelta(days=30))["txn"]
+    bob.sign_off(txn, on=long_ago - dt.timedelta(days=30))
     w = _apply(ann, "A-1", on=long_ago)
     bob.sign_off(w["txn"], on=long_ago)
     ann.record_application("S-1", JC, 1500, basin="CSO1", node="MH0011", received_on=long_ago,

@@ -88,7 +88,7 @@ def approve(led, basin, owner, gpd, app, *, on, ratio=1.0, **kw) -> dict:
 @pytest.fixture
 def led(tmp_path):
     ledger = make(tmp_path / "bank.sqlite")
-    dep(ledger, B, JC, 10000, "P1", certified_on="2024-03-01", certificate="cert-P1.pdf")
+    dep(ledger, B, JC, 10000, "P1", certified_on="2024-01-02", certificate="cert-P1.pdf")
     yield ledger
     assert ledger.verify()["ok"], ledger.verify()
     ledger.close()
@@ -543,7 +543,7 @@ def test_amounts_are_bounded_and_whole(led):
 
 
 def test_condemnation_capped_by_the_holders_lots_of_the_project(led):
-    """FIFO by certification date: P1 (2024-03-01, 10,000 gpd) leaves first, then P2 (2024-06-01, 5,000).
+    """FIFO by certification date: P1 (2024-01-02, 10,000 gpd) leaves first, then P2 (2024-06-01, 5,000).
     A transfer of 12,000 gpd gives the developer 10,000 of P1 and 2,000 of P2, so at most 2,000 gpd of
     P2 can be condemned from it (the schema-2 ledger capped at P2's 5,000 certified, whoever held them)."""
     dep(led, B, JC, 5000, "P2", certified_on="2024-06-01")

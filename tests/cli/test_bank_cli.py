@@ -622,7 +622,8 @@ def test_cli_annual_report_c_lists_small_and_returned_applications_and_d_a_conne
     2013-01-01, so the 2,000 gpd connection that used no credits (credits_used_gpd 0)."""
     import csv
 
-    bjc.admin_signs(bjc("deposit", "--basin", B, "--owner", JC, "--gpd", "9000", "--project", "JC-1", "--json"))
+    bjc.admin_signs(bjc("deposit", "--basin", B, "--owner", JC, "--gpd", "9000", "--project", "JC-1", "--certified-on",
+                        "2024-01-02", "--json"))
     assert bjc("record-application", "A-2000", "--principal", JC, "--gpd", "2000", "--basin", B, "--received-on",
                "2024-01-05", "--application-approval", "Village permit 2024-3").exit_code == 0
     assert bjc("complete", "--application", "A-2000", "--co-date", "2024-06-30").exit_code == 0

@@ -1754,6 +1754,13 @@ class Ledger:
                  cap and _commit.evidence_summary(cap), spd and _commit.evidence_summary(spd)))
             self._need(c, sub["id"], need)
             pieces = self._consume(c, sub["id"], need, "withdraw", application)
+            dated = [p for p in pieces if p["deposited_on"]]
+            if dated:
+                last = max(dated, key=lambda p: p["deposited_on"])
+                if on.isoformat() < last["deposited_on"][:10]:
+                    raise RefusedError(f"the withdrawal date {on} is before {last['deposited_on'][:10]}, when the credits it "
+                                       f"would use (lot {last['lot']}, project {last['project']}) were certified: credits "
+                                       "are withdrawn only once deposited (credit bank sections B and H)")
             txn = self._record_signoff(c, "withdrawal", application, sub["id"], need)
             self._move(c, sub["id"], -need, "withdraw", reason=reason or f"application {application}",
                        documents=[*documents, *_ref_docs(cap, spd), *([approval] if approval else [])], basin_id=b["id"],
@@ -1938,11 +1945,12 @@ class Ledger:
         Raises
         ------
         InputError
-            An unknown or ambiguous ``txn``; ``on`` in the future or before the withdrawal date.
+            An unknown or ambiguous ``txn``; ``on`` in the future.
         RefusedError
             The actor is not a registered administrator, or recorded the transaction; the transaction
             is not pending; a withdrawal lacks a section H reference, its evidence changed or is too
-            old, or is held by an earlier withdrawal (program policy ``evidence_single_use``).
+            old, or is held by an earlier withdrawal (program policy ``evidence_single_use``); ``on``
+            before the withdrawal date, or before the as-of date of the SPDES check it cites.
         """
         on = self._not_future("on", parse_date("on", on)) or self._today()
         reason = _text("reason", reason, required=False) or ""
@@ -1996,13 +2004,19 @@ class Ledger:
                         raise RefusedError(_evidence_message(kind, w[f"{kind}_ref"], w[f"{kind}_sha256"], first[0],
                                                              w["application"]))
                 if on.isoformat() < (w["requested_on"] or ""):
-                    raise InputError(f"on {on} is before the withdrawal date {w['requested_on']}; allowed: on or after it")
+                    raise RefusedError(f"the sign-off date {on} is before the withdrawal date {w['requested_on']} of "
+                                       f"application {w['application']!r}: a flow credit note is issued on or after the "
+                                       "withdrawal it approves")
                 b = c.execute("SELECT * FROM basins WHERE id=?", (sub["basin_id"],)).fetchone()
                 for kind in ("capacity", "spdes"):
                     held = _commit.stored_evidence(w[f"{kind}_committed"])
                     self._evidence_current(c, b, w["application"], kind, w[f"{kind}_ref"], held["model_sha256"],
                                            held["committed"], on=on, when="since it was run")
                 as_of = parse_date("spdes_as_of", w["spdes_as_of"])
+                if as_of is not None and as_of > on:
+                    raise RefusedError(f"application {w['application']!r}: the cited SPDES check is as of {as_of}, after "
+                                       f"the sign-off date {on}: the administrator signs off on evidence that exists on "
+                                       "the day of the sign-off")
                 if as_of is not None and (on - as_of).days > SPDES_EVIDENCE_MAX_AGE_DAYS:
                     raise RefusedError(f"application {w['application']!r}: the cited SPDES check is as of {as_of}, "
                                        f"{(on - as_of).days} days before the sign-off on {on}; allowed: at most "
@@ -2822,6 +2836,7 @@ class Ledger:
                             + (f" + in transit {transit}" if transit else ""))
         problems += _lot_problems(c, bad_rows)
         problems += self._cross_check(c, by_ref, purged_before, bad_rows, meta.get("signoff_required_since"))
+        problems += _date_problems(c)
         if c.execute("SELECT 1 FROM sqlite_master WHERE name='system_models'").fetchone() is not None:
             problems += _commit.register_problems(c, purged_before)
         if check_files:
@@ -3063,6 +3078,26 @@ def _same_name(c, table: str, column: str, value: str):
         if row[0].casefold() == key:
             return row[0]
     return None
+
+
+def _date_problems(c) -> list[str]:
+    """Dates out of order in the withdrawals (what :meth:`Ledger.withdraw` and :meth:`Ledger.sign_off` refuse):
+    a withdrawal dated before the certification of the credits it took, a note issued before its withdrawal,
+    a cited SPDES check dated after the note."""
+    problems = []
+    for w in c.execute("SELECT id, application, requested_on, note_issued_on, spdes_as_of FROM withdrawals"):
+        req, note, as_of = w["requested_on"], w["note_issued_on"], w["spdes_as_of"]
+        taken = c.execute("SELECT max(l.deposited_on) FROM lot_moves m JOIN lots l ON l.id = m.lot_id"
+                          " WHERE m.ref = ? AND m.action = 'withdraw'", (w["application"],)).fetchone()[0]
+        if isinstance(req, str) and isinstance(taken, str) and req < taken[:10]:
+            problems.append(f"application {w['application']}: withdrawn on {req}, before its credits were certified "
+                            f"({taken[:10]})")
+        if isinstance(req, str) and isinstance(note, str) and note[:10] < req:
+            problems.append(f"application {w['application']}: note issued on {note[:10]}, before its withdrawal ({req})")
+        if isinstance(note, str) and isinstance(as_of, str) and as_of > note[:10]:
+            problems.append(f"application {w['application']}: its SPDES check is as of {as_of}, after the note of "
+                            f"{note[:10]}")
+    return problems
 
 
 def _lot_problems(c, bad_rows: dict) -> list[str]:
