@@ -1707,11 +1707,15 @@ class Ledger:
         app_type = _app_type(app_type)
         on = self._not_future("on", parse_date("on", on)) or self._today()
         approval = _text("application_approval", application_approval, required=False)
-        if not ii_offset.offset_required(peak, threshold_gpd):
-            raise RefusedError(f"no offset is required: {peak:,.0f} gpd does not exceed the {threshold_gpd:,.0f} gpd "
-                               "threshold (definitions, NEW OR MODIFIED SEWER CONNECTION); no credits withdrawn (record "
-                               "the application with `bank record-application`)")
-        need = book_up(float(ii_offset.credits_required_gpd(peak, ratio, threshold_gpd)))
+        decision = ii_offset.threshold_decision(peak, average, threshold_gpd=threshold_gpd)
+        compared = "average daily flow" if decision["compared"] == "average" else "peak flow"
+        if not decision["offset_required"]:
+            raise RefusedError(f"no offset is required: the {compared} {decision['compared_flow_gpd']:,.0f} gpd does not "
+                               f"exceed the {threshold_gpd:,.0f} gpd threshold (definitions, NEW OR MODIFIED SEWER "
+                               f"CONNECTION; program policy threshold_basis = {decision['policy']['value']}); no credits "
+                               "withdrawn (record the application with `bank record-application`)")
+        need = book_up(float(ii_offset.credits_required_gpd(peak, ratio, threshold_gpd,
+                                                            threshold_flow_gpd=decision["compared_flow_gpd"])))
         if need > MAX_GPD:
             raise InputError(f"peak_flow_gpd x offset_ratio = {need:,} gpd; allowed: at most {MAX_GPD:,.0f} gpd")
         cap = _refs.resolve_ref("capacity", _text("capacity_ref", capacity_ref, required=False), gpd=peak, node=node)
@@ -1767,14 +1771,14 @@ class Ledger:
                        ref=application,
                        detail={"peak_flow_gpd": peak, "offset_ratio": ratio, "reserved_gpd": need, "status": "pending",
                                "sign_off": "pending", "principal": p["name"], "node": node, "withdrawal_date": on.isoformat(),
-                               "average_gpd": average, **section_a,
+                               "average_gpd": average, **section_a, "threshold": _threshold_detail(decision),
                                "application_approval": approval, "type": app_type, **_ref_detail(cap, spd),
                                "lots": self._show_pieces(pieces), "allocation_policy": ALLOCATION_POLICY,
                                **({"offset_ratio_policy": ratio_policy} if ratio_policy else {})})
         out = self.withdrawal(application)
-        return out | {"txn": txn, "lots_taken": self._show_pieces(pieces),
+        return out | {"txn": txn, "lots_taken": self._show_pieces(pieces), "threshold": _threshold_detail(decision),
                       "policies": policies("allocation_policy", "pending_reserve", "spdes_evidence_max_age_days")
-                      + ([ratio_policy] if ratio_policy else [])}
+                      + [decision["policy"]] + ([ratio_policy] if ratio_policy else [])}
 
     # --- single use of the cited evidence (program policy evidence_single_use) ------------------------------
     @staticmethod
@@ -2268,7 +2272,8 @@ class Ledger:
                       basin_id=b["id"] if b else None, ref=application,
                       detail={"principal": p["name"], "peak_flow_gpd": peak, "type": app_type, "credits": "none",
                               "node": node, "average_gpd": average, **section_a,
-                              "offset_required": bool(ii_offset.offset_required(peak)),
+                              "offset_required": ii_offset.threshold_decision(peak, average)["offset_required"],
+                              "threshold": _threshold_detail(ii_offset.threshold_decision(peak, average)),
                               "received_on": received.isoformat(), "application_approval": approval})
         return self.application(application)
 
@@ -2600,7 +2605,8 @@ class Ledger:
             raise InputError(f"unknown application {application!r}")
         return {"application": r["application"], "type": r["app_type"], "principal": r["principal"], "basin": r["basin"],
                 "node": r["node"], "peak_flow_gpd": r["peak_flow_gpd"], "credits": "none",
-                "offset_required": bool(ii_offset.offset_required(r["peak_flow_gpd"])), "description": r["description"],
+                "offset_required": ii_offset.threshold_decision(r["peak_flow_gpd"], r["average_gpd"])["offset_required"],
+                "description": r["description"],
                 "received_on": r["received_on"], "application_approval": r["application_approval"], "status": r["status"],
                 "completed_on": r["completed_on"], "closed_at": r["closed_at"], "average_gpd": r["average_gpd"],
                 "approved_on": r["approved_on"], "connected_on": r["connected_on"], "expired_on": r["expired_on"]}
@@ -3078,6 +3084,12 @@ def _same_name(c, table: str, column: str, value: str):
         if row[0].casefold() == key:
             return row[0]
     return None
+
+
+def _threshold_detail(decision: dict) -> dict:
+    """The journal's and the answer's record of the offset threshold (:func:`capacitysim.rules.ii_offset.threshold_decision`)."""
+    return {k: decision[k] for k in ("offset_required", "compared", "compared_flow_gpd", "threshold_gpd", "note")} | {
+        "threshold_basis": decision["policy"]["value"]}
 
 
 def _date_problems(c) -> list[str]:

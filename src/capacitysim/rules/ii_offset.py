@@ -497,6 +497,56 @@ def offset_required(flow_gpd, threshold_gpd=OFFSET_THRESHOLD_GPD):
     return bool(out) if out.ndim == 0 else out
 
 
+def threshold_decision(peak_flow_gpd, average_flow_gpd=None, *, threshold_basis: str = DEFAULT_THRESHOLD_BASIS,
+                       threshold_gpd=OFFSET_THRESHOLD_GPD) -> dict:
+    """Whether one connection needs an offset, under the program policy ``threshold_basis``: the one rule the
+    bank, its reports and ``credits connection`` apply.
+
+    Parameters
+    ----------
+    peak_flow_gpd : float
+        Estimated peak sewage flow rate increase [gpd] (credit bank section F).
+    average_flow_gpd : float, optional
+        Average daily flow of the connection [gpd]. When the policy compares the average and none is
+        known, the peak is compared instead, and the result says so (``compared``: it needs an offset
+        whenever the average would, so nothing needing one passes as free).
+    threshold_basis : {"average", "peak"}
+        Program policy ``threshold_basis`` (:data:`THRESHOLD_BASIS_TEXT`).
+    threshold_gpd : float, default 2,500
+
+    Returns
+    -------
+    dict
+        ``offset_required``, ``compared`` (``average`` or ``peak``), ``compared_flow_gpd`` [gpd],
+        ``threshold_gpd`` [gpd], ``note`` (why the peak stood in for the average, or None) and ``policy``
+        (``threshold_basis`` with its alternative's outcome, when both flows are known).
+
+    References
+    ----------
+    BJC definitions NEW OR MODIFIED SEWER CONNECTION ("adding greater than 2,500 gallons per day of flow")
+    and SEWER EXTENSION; credit bank section F (credits on the peak sewage flow rate).
+    """
+    basis = check_threshold_basis(threshold_basis)
+    peak = float(check_range("peak_flow_gpd", peak_flow_gpd, 0.0, unit="gpd"))
+    flows = {"peak": peak, "average": None if average_flow_gpd is None
+             else float(check_range("average_flow_gpd", average_flow_gpd, 0.0, unit="gpd"))}
+    compared, note = basis, None
+    if flows[compared] is None:
+        compared = "peak"
+        note = ("no average daily flow is recorded: the peak is compared with the threshold (it exceeds it whenever "
+                "the average does)")
+    required = bool(offset_required(flows[compared], threshold_gpd))
+    other = next(b for b in THRESHOLD_BASES if b != basis)
+    alternative = {"value": other, "text": THRESHOLD_BASIS_TEXT[other]}
+    if flows[other] is not None:
+        alt = bool(offset_required(flows[other], threshold_gpd))
+        alternative.update(threshold_flow_gpd=flows[other], offset_required=alt, changes_outcome=alt != required)
+    return {"offset_required": required, "compared": compared, "compared_flow_gpd": flows[compared],
+            "threshold_gpd": float(threshold_gpd), "note": note,
+            "policy": {"name": "threshold_basis", "value": basis, "text": THRESHOLD_BASIS_TEXT[basis],
+                       "alternative": alternative}}
+
+
 def check_offset_ratio(ratio) -> dict:
     """Check an offset ratio against section F: one to one is the rule, above is a policy, below is refused.
 
