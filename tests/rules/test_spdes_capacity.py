@@ -156,3 +156,12 @@ def test_non_watershed_document_has_no_18_37_and_keeps_the_old_keys():
     for key in ("kind", "rule", "verdict", "checks", "added_gpd", "connection_prohibited", "watershed",
                 "treatment_capacity_shown", "warnings", "conditions", "submittal", "as_of", "as_of_basis", "policies"):
         assert key in d
+
+
+def test_the_five_year_expiry_covers_sewer_systems_and_extensions_not_only_c3():
+    """15 RCNY § 18-37(e): "Any approval of a new or an alteration or modification of an existing sewer system, sewer
+    extension, or sewer connection subject to Department approval pursuant to 15 RCNY § 18-37(c)(3) ... expires";
+    sewer systems and extensions are approved under § 18-37(d) (issue 25, item 6)."""
+    (e,) = [c for c in spdes.CONDITIONS if c["citation"] == "15 RCNY § 18-37(e)"]
+    assert "sewer extension" in e["applies_when"] and "18-37(d)" in e["applies_when"] and "(c)(3)" in e["applies_when"]
+    assert "sewer system" in e["text"] and "five (5) years" in e["text"]

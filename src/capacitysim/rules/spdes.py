@@ -702,10 +702,12 @@ CONDITIONS = (
      "citation": "15 RCNY § 18-37(c)(3)(i)-(ii)",
      "applies_when": "the connection serves a structure other than an individual residence and the sewer system "
                      "(of a plant with a SPDES permit) is not subject to a qualifying municipal sewer use law"},
-    {"text": "A DEP approval under § 18-37(c)(3) expires and is null and void unless construction is completed within "
+    {"text": "A DEP approval of a new or altered sewer system, a sewer extension (reviewed under § 18-37(d)) or a sewer "
+             "connection (under § 18-37(c)(3)) expires and is null and void unless construction is completed within "
              "five (5) years of the date of issuance; after it expires the plans may be resubmitted for a new approval.",
      "citation": "15 RCNY § 18-37(e)",
-     "applies_when": "the connection, sewer system or sewer extension is approved by DEP under § 18-37(c)(3)"},
+     "applies_when": "DEP approves a new or altered sewer system or a sewer extension (§ 18-37(d)), or the connection "
+                     "under § 18-37(c)(3)"},
     {"text": "The application includes a letter of flow acceptance from the owner of the receiving wastewater "
              "treatment plant, when available.",
      "citation": "15 RCNY § 18-37(j)(2)",
