@@ -26,7 +26,7 @@ def test_help_lists_all_commands(run_cli):
 def test_a_light_command_does_not_import_swmm_or_xarray():
     code = (
         "import sys; from capacitysim.cli import main\n"
-        "try:\n    main(['spdes', 'phosphorus', '--permitted-gpd', '60000'])\n"
+        "try:\n    main(['spdes', 'phosphorus', '--permitted-gpd', '60000', '--watershed'])\n"
         "except SystemExit:\n    pass\n"
         "print('\\nHEAVY', sorted(m for m in ('swmmio', 'pyswmm', 'numba') if m in sys.modules))"
     )

@@ -120,12 +120,25 @@ def test_dmr_input(run_cli, tmp_path):
     [("50000", 1.0), ("50000.01", 0.5), ("499999.99", 0.5), ("500000", 0.2)],
 )
 def test_phosphorus_command(run_cli, gpd, limit):
-    r = run_cli("spdes", "phosphorus", "--permitted-gpd", gpd, "--json")
+    r = run_cli("spdes", "phosphorus", "--permitted-gpd", gpd, "--watershed", "--json")
     assert r.exit_code == 0
     doc = json.loads(r.stdout)
-    assert doc["total_phosphorus_limit_mg_l"] == limit and doc["rule"] == "15 RCNY § 18-36(a)(8)"
-    table = run_cli("spdes", "phosphorus", "--permitted-gpd", gpd)
+    assert doc["total_phosphorus_limit_mg_l"] == limit and doc["rule"] == "15 RCNY § 18-36(a)(8)" and doc["applies"]
+    table = run_cli("spdes", "phosphorus", "--permitted-gpd", gpd, "--watershed")
     assert f"{limit:g} mg/l" in table.stdout
+
+
+def test_phosphorus_applies_only_within_the_watershed(run_cli):
+    """§ 18-36(a)(8): "Wastewater treatment plants with either surface or subsurface discharges within the watershed
+    shall provide phosphorus removal ..." (issue 25, item 6): the command asks, and gives no limit outside it."""
+    r = run_cli("spdes", "phosphorus", "--permitted-gpd", "60000")
+    assert r.exit_code == 2 and "--watershed or --not-watershed is required" in r.stderr
+    r = run_cli("spdes", "phosphorus", "--permitted-gpd", "60000", "--not-watershed", "--json")
+    assert r.exit_code == 0
+    doc = json.loads(r.stdout)
+    assert doc["applies"] is False and doc["total_phosphorus_limit_mg_l"] is None and "within the watershed" in doc["why"]
+    table = run_cli("spdes", "phosphorus", "--permitted-gpd", "60000", "--not-watershed")
+    assert "does not apply" in table.stdout and "mg/l" not in table.stdout
 
 
 def _bad_file(tmp_path, text):
@@ -165,7 +178,7 @@ def test_bad_input_one_line_exit_2(run_cli, tmp_path, make_args, message):
 def test_bad_basis_and_phosphorus_input(run_cli):
     r = run_cli("spdes", "check", "--flows", "sample-wwtp", "--limit-mgd", "0.5", "--basis", "weekly", "--watershed")
     assert r.exit_code == 2 and "weekly" in r.stderr
-    r = run_cli("spdes", "phosphorus", "--permitted-gpd", "0")
+    r = run_cli("spdes", "phosphorus", "--permitted-gpd", "0", "--watershed")
     assert r.exit_code == 2 and "permitted_flow_gpd must be in (0, inf) gpd" in r.stderr
 
 
@@ -222,7 +235,7 @@ def test_added_flows_that_overflow_are_refused(run_cli):
     r = run_cli("spdes", "check", "--flows", "sample-wwtp", "--limit-mgd", "0.5", "--added-gpd", "6e8", "--added-gpd", "6e8",
                 "--watershed")
     assert r.exit_code == 2 and "sum to 1,200,000,000 gpd" in r.stderr
-    r = run_cli("spdes", "phosphorus", "--permitted-gpd", "1e308")
+    r = run_cli("spdes", "phosphorus", "--permitted-gpd", "1e308", "--watershed")
     assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1
 
 

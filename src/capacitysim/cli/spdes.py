@@ -177,14 +177,24 @@ def sample_record(path, end):
 
 @spdes.command()
 @click.option("--permitted-gpd", type=float, required=True, help="SPDES permitted total flow [gpd].")
+@click.option("--watershed/--not-watershed", default=None, help="Does the plant discharge within the NYC watershed? "
+              "(required: § 18-36(a)(8) applies only there)")
 @json_option
-def phosphorus(permitted_gpd, as_json):
-    """Total phosphorus limit for a SPDES permitted flow (15 RCNY § 18-36(a)(8))."""
+def phosphorus(permitted_gpd, watershed, as_json):
+    """Total phosphorus limit for a SPDES permitted flow (15 RCNY § 18-36(a)(8), watershed plants)."""
+    from capacitysim.errors import InputError
     from capacitysim.workflows.spdes import phosphorus as limit
 
-    out = limit(permitted_gpd)
+    if watershed is None:
+        raise InputError("--watershed or --not-watershed is required: § 18-36(a)(8) applies only to plants discharging "
+                         "within the NYC watershed")
+    out = limit(permitted_gpd, watershed)
     if as_json:
         emit_json(out)
+        return
+    if not out["applies"]:
+        emit_table([("permitted flow", f"{permitted_gpd:,.0f} gpd"), ("§ 18-36(a)(8)", "does not apply"),
+                    ("why", out["why"])], title="Phosphorus limit (15 RCNY § 18-36(a)(8))")
         return
     emit_table(
         [

@@ -825,19 +825,41 @@ def run_check(
     return result
 
 
-def phosphorus(permitted_gpd: float) -> dict:
+def phosphorus(permitted_gpd: float, watershed: bool = True) -> dict:
     """The § 18-36(a)(8) phosphorus limit of a permitted flow [gpd], with the table row it falls in.
 
-    The permitted flow must be in (0, MAX_FLOW_GPD] (a larger figure is a unit error).
+    § 18-36(a)(8) applies to "wastewater treatment plants with either surface or subsurface discharges within the
+    watershed": for a plant outside it (``watershed`` False) the result says the rule does not apply and gives
+    no limit. The permitted flow must be in (0, MAX_FLOW_GPD] (a larger figure is a unit error).
+
+    Parameters
+    ----------
+    permitted_gpd : float
+        The plant's SPDES permitted flow [gpd].
+    watershed : bool
+        The plant discharges within the NYC watershed (required by the CLI: ``--watershed`` / ``--not-watershed``).
+
+    References
+    ----------
+    15 RCNY § 18-36(a)(8).
     """
     q = float(permitted_gpd)
     if q > MAX_FLOW_GPD:
         raise InputError(f"--permitted-gpd must be <= {MAX_FLOW_GPD:,.0f} gpd (1,000 MGD; a unit error?); got {q:g}")
+    if not isinstance(watershed, bool):
+        raise InputError(f"watershed must be true or false, got {watershed!r}")
+    band = rule.phosphorus_band(permitted_gpd)
+    limit = rule.phosphorus_limit_mg_l(permitted_gpd) if watershed else None
     return {
         "rule": "15 RCNY § 18-36(a)(8)",
-        "permitted_flow_gpd": float(permitted_gpd),
-        "band": rule.phosphorus_band(permitted_gpd),
-        "total_phosphorus_limit_mg_l": rule.phosphorus_limit_mg_l(permitted_gpd),
+        "permitted_flow_gpd": q,
+        "watershed": watershed,
+        "applies": watershed,
+        "band": band if watershed else None,
+        "total_phosphorus_limit_mg_l": limit,
+        "why": None if watershed else ("§ 18-36(a)(8) applies to wastewater treatment plants with surface or subsurface "
+                                       "discharges within the watershed; this plant discharges outside it: its SPDES "
+                                       "permit sets its phosphorus limit"),
     }
 
 
