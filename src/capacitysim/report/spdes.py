@@ -176,7 +176,7 @@ def write_report(result: SpdesCheck, path: str | Path) -> Path:
         rep.paragraph(note)
     if ws:
         rep.heading("Phosphorus (15 RCNY § 18-36(a)(8))")
-        ph = sp.phosphorus(v.limit_mgd * GPD_PER_MGD)
+        ph = sp.phosphorus(v.limit_mgd * GPD_PER_MGD, watershed=True)
         rep.paragraph(
             f"Taking the flow limit as the SPDES permitted total flow ({ph['permitted_flow_gpd']:,.0f} gpd, row "
             f"{ph['band']}), the plant's total phosphorus limit is {ph['total_phosphorus_limit_mg_l']:g} mg/l."
