@@ -79,3 +79,35 @@ def test_without_an_average_the_peak_stands_in_and_says_so(bank):
     out = bank.withdraw(B, JC, 3000, "A-3", node=NODE)
     assert out["threshold"]["compared"] == "peak" and "no average daily flow is recorded" in out["threshold"]["note"]
     assert bank.record_application("S-1", JC, 2400, basin=B)["offset_required"] is False
+
+
+def _evidence(folder, *, flow_gpd, peak_factor, added_gpd):
+    k = uuid.uuid4().hex[:8]
+    cap, spd = folder / f"cap-{k}.json", folder / f"spd-{k}.json"
+    cap.write_text(json.dumps({"kind": "capacity-demonstration", "verdict": "pass", "run": k, "scenario": {
+        "connections": [{"node": NODE, "flow_gpd": flow_gpd, "peak_factor": peak_factor}]}}))
+    spd.write_text(json.dumps({"kind": "spdes-check", "run": k, "as_of": "2024-01-10", "added_gpd": added_gpd,
+                               "connection_prohibited": False}))
+    return str(cap), str(spd)
+
+
+def test_average_where_the_rule_is_an_average_peak_where_it_is_a_peak(bank, tmp_path):
+    """Issue 25, item 2. 26 bedrooms: 2,860 gpd average, 12,464 gpd peak (Harmon at 100 gpcd: PF 4.358). The SPDES
+    permit's limit is a monthly average: a check adding the average (2,860) shows treatment capacity for it (the bank
+    used to ask for the peak, 4.4 times too strict). The demonstration must carry the average AND reach the peak:
+    2,860 gpd shaped by a diurnal pattern peaking at 1.47 reaches 4,204 gpd, not 12,464 (refused, saying how to
+    reach it); with --peaking 4.4 it reaches 12,584 (accepted)."""
+    avg = 26 * 110.0
+    peak = float(ii_offset.peak_sewage_flow_gpd(avg))
+    assert peak == pytest.approx(12464.0, abs=1.0)
+    cap, spd = _evidence(tmp_path, flow_gpd=avg, peak_factor=1.47, added_gpd=avg)
+    with pytest.raises(RefusedError, match=r"no connection at node 'MH-1' of at least the withdrawal's average 2,860 gpd "
+                                           r"that reaches its peak 12,464 gpd.*--peaking"):
+        bank.withdraw(B, JC, peak, "A-26", node=NODE, average_gpd=avg, capacity_ref=cap, spdes_ref=spd, on="2024-01-10")
+    cap, spd = _evidence(tmp_path, flow_gpd=avg, peak_factor=4.4, added_gpd=avg)
+    out = bank.withdraw(B, JC, peak, "A-26", node=NODE, average_gpd=avg, capacity_ref=cap, spdes_ref=spd, on="2024-01-10")
+    assert out["status"] == "pending" and out["amount_gpd"] == int(-(-peak // 1))
+    # a SPDES check adding less than the average is still refused
+    cap2, spd2 = _evidence(tmp_path, flow_gpd=avg, peak_factor=4.4, added_gpd=avg - 10)
+    with pytest.raises(RefusedError, match="added 2,850 gpd, less than the withdrawal's 2,860 gpd"):
+        bank.withdraw(B, JC, peak, "A-27", node=NODE, average_gpd=avg, capacity_ref=cap2, spdes_ref=spd2, on="2024-01-10")

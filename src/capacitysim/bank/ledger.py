@@ -1718,9 +1718,10 @@ class Ledger:
                                                             threshold_flow_gpd=decision["compared_flow_gpd"])))
         if need > MAX_GPD:
             raise InputError(f"peak_flow_gpd x offset_ratio = {need:,} gpd; allowed: at most {MAX_GPD:,.0f} gpd")
-        cap = _refs.resolve_ref("capacity", _text("capacity_ref", capacity_ref, required=False), gpd=peak, node=node)
+        cap = _refs.resolve_ref("capacity", _text("capacity_ref", capacity_ref, required=False), gpd=peak, node=node,
+                                average_gpd=average)
         spd = _refs.resolve_ref("spdes", _text("spdes_ref", spdes_ref, required=False), gpd=peak, on=on,
-                                max_age_days=SPDES_EVIDENCE_MAX_AGE_DAYS)
+                                max_age_days=SPDES_EVIDENCE_MAX_AGE_DAYS, average_gpd=average)
         self._spdes_date_ok(spd)
         principal = _text("principal", principal, required=False)
         with self._tx() as c:
@@ -1855,9 +1856,9 @@ class Ledger:
             raise InputError(f"node is required: application {w['application']!r} has no connection node recorded; give "
                              "--node with the capacity demonstration")
         requested = parse_date("requested_on", w["requested_on"]) or self._today()
-        cap = _refs.resolve_ref("capacity", capacity_ref, gpd=w["peak_flow_gpd"], node=node)
+        cap = _refs.resolve_ref("capacity", capacity_ref, gpd=w["peak_flow_gpd"], node=node, average_gpd=w["average_gpd"])
         spd = _refs.resolve_ref("spdes", spdes_ref, gpd=w["peak_flow_gpd"], on=requested,
-                                max_age_days=SPDES_EVIDENCE_MAX_AGE_DAYS)
+                                max_age_days=SPDES_EVIDENCE_MAX_AGE_DAYS, average_gpd=w["average_gpd"])
         self._spdes_date_ok(spd)
         with self._tx() as c:
             w = self._withdrawal(c, application)

@@ -196,7 +196,8 @@ def _committed_block(field: str, path: Path, doc: dict) -> dict | None:
             "flows": out}
 
 
-def _read_capacity(field: str, path: Path, doc, gpd: float | None, node: str | None) -> dict:
+def _read_capacity(field: str, path: Path, doc, gpd: float | None, node: str | None,
+                   average_gpd: float | None = None) -> dict:
     if not isinstance(doc, dict):
         raise InputError(f"{field}: {path} is JSON but not a capacitysim capacity document (expected an object, "
                          f"got {_show(doc)})")
@@ -231,18 +232,26 @@ def _read_capacity(field: str, path: Path, doc, gpd: float | None, node: str | N
                              f"got {_show(conn.get('flow_gpd'))}")
         if not isinstance(name, str):
             raise InputError(f"{field}: {path}: scenario.connections[{i}].node must be text, got {_show(name)}")
-        found.append((name, flow))
+        pf = _number(conn.get("peak_factor"))
+        found.append((name, flow, pf if pf is not None and pf >= 1.0 else 1.0))
     model = _model_of(field, path, doc)
     match = None
     if gpd is not None:
-        ok = [(n, f) for n, f in found if f >= gpd and (node is None or n == node)]
+        where = f" at node {node!r}" if node is not None else ""
+        at_node = [c for c in found if node is None or c[0] == node]
+        if average_gpd is None:
+            ok = [c for c in at_node if c[1] >= gpd]
+            need = f"no connection of at least {gpd:,.0f} gpd{where}"
+        else:
+            ok = [c for c in at_node if c[1] >= average_gpd - 0.5 and c[1] * c[2] >= gpd - 0.5]
+            need = (f"no connection{where} of at least the withdrawal's average {average_gpd:,.0f} gpd that reaches its "
+                    f"peak {gpd:,.0f} gpd (flow_gpd x peak_factor; give the demonstration's connection the shape that "
+                    "reaches it, e.g. `capacity --peaking F`)")
         if not ok:
-            listed = ", ".join(f"{_show(n)} {f:,.0f} gpd" for n, f in found[:5]) or "none"
-            where = f" at node {node!r}" if node is not None else ""
-            raise RefusedError(f"{field}: the capacity demonstration {path} connects {listed}: no connection of at least "
-                               f"{gpd:,.0f} gpd{where}, so it does not demonstrate capacity for this withdrawal "
-                               "(credit bank section H(1))")
-        match = max(ok, key=lambda nf: nf[1])
+            listed = ", ".join(f"{_show(n)} {f:,.0f} gpd (peak {f * k:,.0f})" for n, f, k in found[:5]) or "none"
+            raise RefusedError(f"{field}: the capacity demonstration {path} connects {listed}: {need}, so it does not "
+                               "demonstrate capacity for this withdrawal (credit bank section H(1))")
+        match = max(ok, key=lambda c: c[1])
     return {"verdict": "pass", **model, "committed": _committed_block(field, path, doc),
             "connection": None if match is None else {"node": match[0], "flow_gpd": match[1]}}
 
@@ -323,6 +332,7 @@ def _kind_of_bytes(path: Path, data: bytes) -> str:
 
 
 def resolve_ref(kind: str, ref: str | None, *, gpd: float | None = None, node: str | None = None,
+                average_gpd: float | None = None,
                 on: _dt.date | None = None, max_age_days: int = SPDES_EVIDENCE_MAX_AGE_DAYS) -> dict | None:
     """Resolve a capacity (``kind="capacity"``) or SPDES (``"spdes"``) reference: the path of its JSON document.
 
@@ -332,8 +342,15 @@ def resolve_ref(kind: str, ref: str | None, *, gpd: float | None = None, node: s
     ref : str or None
         The path of the JSON result document (a run id is refused).
     gpd : float, optional
-        The withdrawal's peak flow [gpd]: a capacity demonstration must connect at least this much, a
+        The withdrawal's peak flow [gpd]: a capacity demonstration's connection must reach at least this
+        much at its peak; without ``average_gpd``, it must connect at least this much as its average and a
         SPDES check must have added at least this much (``added_gpd``).
+    average_gpd : float, optional
+        The withdrawal's recorded average daily flow [gpd] (issue 25, item 2: average where the rule is an
+        average, peak where it is a peak): the SPDES check (a monthly-average permit limit) must have added
+        at least this much; the demonstration's connection must carry at least this much as its average
+        (``flow_gpd``) *and* reach the peak ``gpd`` at its peak (``flow_gpd`` x ``peak_factor``, the shape the
+        demonstration gave it: the model's diurnal pattern, or ``--peaking F``).
     node : str, optional
         The application's connection node: the demonstration's connection must be at this node.
     on : datetime.date, optional
@@ -398,9 +415,9 @@ def resolve_ref(kind: str, ref: str | None, *, gpd: float | None = None, node: s
                          f"document: cite the output of `{command}`")
     doc = parse_json_document(field, p, data)
     if kind == "capacity":
-        out |= _read_capacity(field, p, doc, gpd, node)
+        out |= _read_capacity(field, p, doc, gpd, node, average_gpd)
     else:
-        out |= _read_spdes(field, p, doc, gpd, on, max_age_days)
+        out |= _read_spdes(field, p, doc, average_gpd if average_gpd is not None else gpd, on, max_age_days)
     return out
 
 
