@@ -38,10 +38,11 @@ import numpy as np
 from capacitysim.io.export.geometry import ModelGeometry
 from capacitysim.network.model import display_name
 from capacitysim.report.format import label, number
-from capacitysim.report.html import HtmlReport, file_label, new_figure
+from capacitysim.report.html import HtmlReport, file_label
 from capacitysim.report.plan_map import (
     UNIT_WORDS,
     halo_text,
+    map_figure,
     north_arrow,
     place_labels,
     scale_bar,
@@ -185,9 +186,7 @@ def headroom_map(doc: dict, storm: str, geom: ModelGeometry):
     if not on_map:
         return None
     scale = color_scale(doc)
-    pts_all = np.asarray(list(geom.nodes.values()) + [p for line in geom.links.values() for p in line], float)
-    dx, dy = np.ptp(pts_all[:, 0]), np.ptp(pts_all[:, 1])
-    fig, ax = new_figure(9.0, float(np.clip(9.0 * dy / dx if dx > 0 else 6.0, 3.5, 8.0)) + 1.6)
+    fig, ax = map_figure(geom, legend_in=1.6)
     for line in geom.links.values():
         pts = np.asarray(line, float)
         ax.plot(pts[:, 0], pts[:, 1], color="0.62", lw=0.9, zorder=1, solid_capstyle="round")

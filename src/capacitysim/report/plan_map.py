@@ -160,6 +160,16 @@ def place_labels(ax) -> int:
     return clashes
 
 
+def map_figure(geom: ModelGeometry, legend_in: float = 1.4):
+    """A figure in the map's own proportions (equal axes) on a 9 in wide page, 3.5 to 8 in high, with
+    ``legend_in`` [in] below it for the legend: ``(fig, ax)``."""
+    from capacitysim.report.html import new_figure
+
+    pts_all = np.asarray(list(geom.nodes.values()) + [p for line in geom.links.values() for p in line], float)
+    dx, dy = np.ptp(pts_all[:, 0]), np.ptp(pts_all[:, 1])
+    return new_figure(9.0, float(np.clip(9.0 * dy / dx if dx > 0 else 6.0, 3.5, 8.0)) + legend_in)
+
+
 def capacity_plan_map(doc: dict):
     """The plan map of a capacity demonstration document, or None when the model has no coordinates.
 
@@ -169,8 +179,6 @@ def capacity_plan_map(doc: dict):
     """
     from matplotlib.lines import Line2D
 
-    from capacitysim.report.html import new_figure
-
     geom = ModelGeometry.from_dict(doc.get("geometry"))
     if not geom.links and not geom.nodes:
         return None
@@ -179,10 +187,7 @@ def capacity_plan_map(doc: dict):
     for ch in doc.get("checks") or []:
         if ch.get("passed") is False:
             failed.setdefault(ch["element"], []).append(ch["criterion"])
-    pts_all = np.asarray(list(geom.nodes.values()) + [p for line in geom.links.values() for p in line], float)
-    dx, dy = np.ptp(pts_all[:, 0]), np.ptp(pts_all[:, 1])
-    # the map's own proportions (equal axes) on a 9 in wide page, 3.5 to 8 in high, the legend below it
-    fig, ax = new_figure(9.0, float(np.clip(9.0 * dy / dx if dx > 0 else 6.0, 3.5, 8.0)) + 1.4)
+    fig, ax = map_figure(geom)
     handles = []
     changed_any = False
     for lid, line in geom.links.items():

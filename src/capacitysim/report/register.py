@@ -24,8 +24,8 @@ import numpy as np
 from capacitysim.io.export.geometry import ModelGeometry
 from capacitysim.report.format import number
 from capacitysim.report.headroom import governing_text, headroom_text, svg_figure
-from capacitysim.report.html import HtmlReport, file_label, new_figure
-from capacitysim.report.plan_map import UNIT_WORDS, halo_text, north_arrow, place_labels, scale_bar
+from capacitysim.report.html import HtmlReport, file_label
+from capacitysim.report.plan_map import UNIT_WORDS, halo_text, map_figure, north_arrow, place_labels, scale_bar
 
 #: Colours of the map's marks (they differ in shape too, for a grey-scale print).
 COMMITMENT_COLOUR = "#f1c40f"
@@ -152,9 +152,7 @@ def register_map(sec: dict):
     outlets = [b["outlet"] for b in sec["basins"] if b.get("outlet") in geom.nodes]
     if not geom.nodes or not (flows or cells or outlets):
         return None
-    pts_all = np.asarray(list(geom.nodes.values()) + [p for line in geom.links.values() for p in line], float)
-    dx, dy = np.ptp(pts_all[:, 0]), np.ptp(pts_all[:, 1])
-    fig, ax = new_figure(9.0, float(np.clip(9.0 * dy / dx if dx > 0 else 6.0, 3.5, 8.0)) + 1.4)
+    fig, ax = map_figure(geom)
     for line in geom.links.values():
         p = np.asarray(line, float)
         ax.plot(p[:, 0], p[:, 1], color="0.62", lw=0.9, zorder=1, solid_capstyle="round")
