@@ -1317,9 +1317,7 @@ class Ledger:
         rows = self.conn.execute(sql, (basin,) if basin else ()).fetchall()
         if basin and not rows:
             self._basin(self.conn, basin)  # unknown basin -> InputError
-        newest = {r["basin_id"]: r["version"] for r in rows}
-        for r in rows:
-            newest[r["basin_id"]] = max(newest[r["basin_id"]], r["version"])
+        newest = {r["basin_id"]: r["version"] for r in rows}  # rows by version: the last one per basin is the newest
         return [{"basin": r["basin"], "version": r["version"], "current": r["version"] == newest[r["basin_id"]],
                  "path": r["path"], "sha256": r["sha256"], "outlet": r["outlet"], "plant": r["plant"], "nodes": r["nodes"],
                  "includes": json.loads(r["includes"]), "registered_on": r["registered_on"],
@@ -1486,24 +1484,11 @@ class Ledger:
                                 "returned_gpd": 0})
         return out
 
-    def _evidence_scope(self, c, basin_row, application: str, *, on: _dt.date) -> dict:
-        """The registered model of the basin and the commitments evidence for ``application`` must include."""
-        m = _commit.model_of_basin(c, basin_row["id"])
-        if m is None:
-            return {"model": None, "capacity": None, "spdes": None}
-        cap = _commit.commitment_flows(c, [b["basin_id"] for b in _commit.scope_basins(c, model_sha256=m["sha256"])],
-                                       exclude=application, as_of=on)
-        spd = None
-        if m["plant"]:
-            spd = _commit.commitment_flows(c, [b["basin_id"] for b in _commit.scope_basins(c, plant=m["plant"])],
-                                           exclude=application, as_of=on)
-        return {"model": m, "capacity": cap, "spdes": spd}
-
     def _evidence_current(self, c, basin_row, application: str, kind: str, ref: str, model_sha256: str | None,
                           block, *, on: _dt.date, when: str) -> None:
-        """Refuse evidence on another model than the basin's registered one, or leaving out a commitment."""
-        scope = self._evidence_scope(c, basin_row, application, on=on)
-        m = scope["model"]
+        """Refuse evidence on another model than the basin's registered one, or leaving out a commitment of its
+        scope (``kind`` capacity: the basins on the registered model; spdes: the basins draining to its plant)."""
+        m = _commit.model_of_basin(c, basin_row["id"])
         if m is None:
             return
         if kind == "capacity" and model_sha256 != m["sha256"]:
@@ -1521,7 +1506,13 @@ class Ledger:
                 raise RefusedError(f"{kind}_ref: the commitments recorded in {ref} were not read from this bank (its bank "
                                    f"head {str(head)[:12]}... is no head of this bank's journal): run it with --committed "
                                    f"{self.path}")
-        required = scope[kind]
+        if kind == "capacity":
+            scope = _commit.scope_basins(c, model_sha256=m["sha256"])
+        elif m["plant"]:
+            scope = _commit.scope_basins(c, plant=m["plant"])
+        else:
+            return
+        required = _commit.commitment_flows(c, [b["basin_id"] for b in scope], exclude=application, as_of=on)
         if not required:
             return
         gaps = _commit.evidence_gaps(required, block)
@@ -2028,7 +2019,7 @@ class Ledger:
                                        f"{SPDES_EVIDENCE_MAX_AGE_DAYS} days (program policy spdes_evidence_max_age_days, "
                                        f"{POLICY_FLAG})")
                 self._decide(c, s, "signed-off", reason, on, by=admin)
-                due = _add_years(on, ii_offset.CERTIFICATE_OF_OCCUPANCY_YEARS)
+                due = _commit.add_years(on, ii_offset.CERTIFICATE_OF_OCCUPANCY_YEARS)
                 c.execute("UPDATE withdrawals SET status='approved', note_issued_on=?, co_due_on=? WHERE id=?",
                           (on.isoformat(), due.isoformat(), w["id"]))
                 self._log(c, "sign-off", reason=reason, documents=documents, basin_id=sub["basin_id"], ref=s["ref"],
@@ -2252,6 +2243,7 @@ class Ledger:
         node = _text("node", node, required=False)
         received = self._not_future("received_on", parse_date("received_on", received_on)) or self._today()
         approval = _text("application_approval", application_approval, required=False)
+        decision = ii_offset.threshold_decision(peak, average)
         with self._tx() as c:
             same = self._app_taken(c, application)
             if same is not None:
@@ -2273,8 +2265,7 @@ class Ledger:
                       basin_id=b["id"] if b else None, ref=application,
                       detail={"principal": p["name"], "peak_flow_gpd": peak, "type": app_type, "credits": "none",
                               "node": node, "average_gpd": average, **section_a,
-                              "offset_required": ii_offset.threshold_decision(peak, average)["offset_required"],
-                              "threshold": _threshold_detail(ii_offset.threshold_decision(peak, average)),
+                              "offset_required": decision["offset_required"], "threshold": _threshold_detail(decision),
                               "received_on": received.isoformat(), "application_approval": approval})
         return self.application(application)
 
@@ -2446,7 +2437,7 @@ class Ledger:
         cutoff = parse_date("before", before)
         if cutoff is None:
             raise InputError("before must be a date YYYY-MM-DD")
-        limit = _add_years(self._today(), -ii_offset.RECORD_RETENTION_YEARS)
+        limit = _commit.add_years(self._today(), -ii_offset.RECORD_RETENTION_YEARS)
         if cutoff > limit:
             raise RefusedError(f"records younger than {ii_offset.RECORD_RETENTION_YEARS} years cannot be purged "
                                f"(the cutoff must be on or before {limit})")
@@ -3198,13 +3189,6 @@ def _whole_gpd(name: str, value) -> int:
     if v != int(v):
         raise InputError(f"{name} must be whole gallons per day, got {value!r}")
     return int(v)
-
-
-def _add_years(d: _dt.date, years: int) -> _dt.date:
-    try:
-        return d.replace(year=d.year + years)
-    except ValueError:  # 29 February
-        return d.replace(year=d.year + years, day=28)
 
 
 def _split_sql(script: str) -> list[str]:

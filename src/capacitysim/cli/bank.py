@@ -517,14 +517,9 @@ def models(ctx, basin, as_json):
 @click.pass_context
 def commitments(ctx, model, plant, exclude, as_json):
     """List the committed flows on a registered model or plant (not yet in the model of record)."""
-    import hashlib
+    from capacitysim.workflows.committed import model_sha256
 
-    sha = None
-    if model is not None:
-        try:
-            sha = hashlib.sha256(Path(model).read_bytes()).hexdigest()
-        except OSError as exc:
-            raise InputError(f"--model: cannot read {model}: {exc.strerror or exc}") from None
+    sha = model_sha256(model) if model is not None else None
     with _ledger(ctx) as led:
         out = led.commitments(model_sha256=sha, plant=plant, exclude=exclude)
     if as_json:
