@@ -163,7 +163,7 @@ def test_quantify_bad_inflow_basis_exits_2(run_cli):
 
 def test_quantify_project_tc_hr_out_of_range_exits_2(run_cli, tmp_path):
     p = tmp_path / "p.toml"
-    p.write_text("[project]\nid='x'\nname='y'\nengineer='z'\n[[item]]\ntype='roof_drain'\narea_sqft=12000\n"
+    p.write_text("[project]\nid='x'\nname='y'\nengineer='z'\npe_license='NY 012345'\n[[item]]\ntype='roof_drain'\narea_sqft=12000\n"
                  "cover='impervious'\nsoil='C'\ntc_hr=0.01\n")
     res = run_cli("credits", "quantify", str(p))
     assert res.exit_code == 2 and "tc_hr must be >= 0.1 hr" in res.stderr

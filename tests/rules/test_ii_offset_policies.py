@@ -358,7 +358,7 @@ def test_item_tc_and_unknown_basis():
 def test_project_file_tc_hr(tmp_path):
     from capacitysim.io.project_files import read_project
 
-    head = "[project]\nid='x'\nname='y'\nengineer='z'\n[[item]]\ntype='roof_drain'\narea_sqft=12000\ncover='impervious'\nsoil='C'\n"
+    head = "[project]\nid='x'\nname='y'\nengineer='z'\npe_license='NY 012345'\n[[item]]\ntype='roof_drain'\narea_sqft=12000\ncover='impervious'\nsoil='C'\n"
     p = tmp_path / "p.toml"
     p.write_text(head + "tc_hr = 0.25\n")
     assert read_project(p)["items"][0]["tc_hr"] == 0.25

@@ -36,18 +36,24 @@ def _echo_policies(policies) -> None:
                    "its runoff (SCS unit hydrograph) as gpd. Both are printed.")
 @json_option
 def quantify(project_file, inflow_basis, as_json):
-    """Print the itemised I/I remediation engineering report of PROJECT_FILE (TOML)."""
+    """Print the itemised I/I remediation engineering report of PROJECT_FILE (TOML).
+
+    The project names the engineer and gives the NYS PE license (six digits, e.g. "NY 012345"): the
+    quantification "shall be prepared by a professional engineer, licensed in the State of New York"
+    (quantification guidelines; Table 174-19.1 note 2). Without either, exit 2.
+    """
     from capacitysim.io.project_files import read_project
 
     proj = read_project(project_file)
-    meta = proj["project"]
-    result = ii_offset.quantify_items(proj["items"], engineer=meta.get("engineer", ""), inflow_credit_basis=inflow_basis)
-    out = {"project": meta, "storm": ii_offset.program_storm(), **result}
+    result = out = ii_offset.quantify_project(proj["project"], proj["items"], inflow_credit_basis=inflow_basis)
+    meta = out["project"]
     if as_json:
         emit_json(out)
         return
     click.echo(f"I/I remediation engineering report: {meta['id']} - {meta['name']}")
-    click.echo(f"Prepared by {meta['engineer']}" + (f" (license {meta['pe_license']})" if meta.get("pe_license") else ""))
+    given = "" if meta["pe_license"].strip() == meta["pe_license_number"] else f" (given as {meta['pe_license'].strip()})"
+    click.echo(f"Prepared by {meta['engineer']}, professional engineer licensed in the State of New York, "
+               f"license no. {meta['pe_license_number']}{given}")
     for key in ("municipal_user", "basin", "description"):
         if meta.get(key):
             click.echo(f"{key.replace('_', ' ').capitalize()}: {meta[key]}")

@@ -8,7 +8,7 @@ A project file (``models/projects/*.toml``)::
     basin = "Johnson City CSO 4"  # optional, for the bank
     municipal_user = "Village of Johnson City"
     engineer = "A. Engineer, PE"  # required: quantification is prepared by a NYS licensed PE
-    pe_license = "NY 000000"
+    pe_license = "NY 012345"      # required: the PE's NYS license, six digits (a fictitious example)
     description = "..."
 
     [[item]]
@@ -21,6 +21,12 @@ Areas of TR-55 items are given as ``area_sqft`` or ``area_ac`` (one of them). A 
 its time of concentration ``tc_hr`` [hr] (0.1 to 10 hr; default 0.1 hr, the TR-55 minimum), used for the
 peak-rate alternative of the inflow credit (program policy ``inflow_credit_basis``, see
 :func:`capacitysim.rules.ii_offset.tr55_inflow_peak_rate_gpd`).
+
+"The quantification of infiltration and inflow shall be prepared by a professional engineer, licensed in the
+State of New York" (BJC quantification guidelines; Table 174-19.1 note 2): ``engineer`` (non-blank) and
+``pe_license`` (six digits, "NY 012345", "PE 012345" or "012345"; not all zeros) are required, checked by
+:func:`capacitysim.rules.ii_offset.certify_project` after the items, and the project gains
+``pe_license_number``, the six digits.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-from capacitysim.errors import DataFileError
+from capacitysim.errors import DataFileError, InputError
 from capacitysim.io.files import (
     check_keys,
     key_text,
@@ -50,6 +56,7 @@ from capacitysim.rules.ii_offset import (
     MAX_ITEM_COUNT,
     MIN_INFLOW_TC_HR,
     TR55_ITEM_TYPES,
+    certify_project,
 )
 from capacitysim.units import GPD_PER_GPM, SQFT_PER_ACRE
 
@@ -83,7 +90,10 @@ def read_project(path: str | os.PathLike) -> dict:
     """Read and validate a project file: ``{"project": {...}, "items": [...], "path": str}``.
 
     TR-55 item areas are normalised to ``area_ac``; every number is checked to be a finite number
-    >= 0 within its bound (counts whole numbers), every name a string, every flag a boolean.
+    >= 0 within its bound (counts whole numbers), every name a string, every flag a boolean. Then the
+    engineer and the NYS PE license (:func:`~capacitysim.rules.ii_offset.certify_project`): the project
+    gains ``pe_license_number``, the license's six digits. The file's keys and items are checked first, so
+    a file with a bad item and no license is refused for the item.
     """
     p = Path(path)
     data = read_toml(p)
@@ -129,7 +139,11 @@ def read_project(path: str | os.PathLike) -> dict:
         if kind == "separation" and "redirected_to_combined" in item:
             require_bool(w, "redirected_to_combined", item["redirected_to_combined"])
         out.append(item)
-    return {"project": dict(proj), "items": out, "path": str(p)}
+    try:
+        project = certify_project(proj, where=f"{wp}: ")
+    except InputError as exc:  # a file's refusal is a DataFileError, naming the file
+        raise DataFileError(str(exc)) from None
+    return {"project": project, "items": out, "path": str(p)}
 
 
 def read_design_flows(path: str | os.PathLike | None = None) -> dict:

@@ -26,6 +26,14 @@ Notes on the program text
   "peak sewage flow rate". Program policy ``threshold_basis`` (:data:`THRESHOLD_BASES`): by default
   the average daily design flow is compared with 2,500 gpd; the outcome on the peak is reported
   beside it. Credits stay one to one on the peak (section F) in both.
+* The professional engineer: the quantification guidelines say "The quantification of infiltration and
+  inflow shall be prepared by a professional engineer, licensed in the State of New York, and presented in
+  an I/I remediation engineering report"; Table 174-19.1 note 2 says "Calculations must be prepared by a
+  New York State licensed professional engineer". Every report (:func:`quantify_project`) names the
+  engineer and gives a NYS PE license number of the form NYSED issues (six digits,
+  :func:`pe_license_number`); only the form is checked, not that the license exists or is registered.
+  Records item B asks for a completed certification letter "(See Appendix A for letter format.)";
+  Appendix A is not in the text held, so the letter's wording is not checked.
 * Offset ratio: section F fixes one to one. A ratio below one is refused
   (:class:`~capacitysim.errors.RefusedError`); a ratio above one is a program policy, flagged
   (:func:`check_offset_ratio`).
@@ -52,6 +60,7 @@ import copy
 import datetime as _dt
 import math
 import numbers
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -166,6 +175,24 @@ PROGRAM_ROOF_CN = ROOF_CN
 RECORD_RETENTION_YEARS = 3
 #: DEFAULT definition: certificate of occupancy due within one year of the flow credit note [yr].
 CERTIFICATE_OF_OCCUPANCY_YEARS = 1
+
+# --- the professional engineer who prepares the quantification -----------------------------------
+#: Quantification guidelines (first paragraph) and Table 174-19.1 note 2, as every refusal quotes them.
+PE_REQUIREMENT = ("the quantification of infiltration and inflow shall be prepared by a professional engineer, "
+                  "licensed in the State of New York (quantification guidelines; Table 174-19.1 note 2: "
+                  "'Calculations must be prepared by a New York State licensed professional engineer')")
+#: Digits of a New York State professional engineer license number: NYSED's Office of the Professions
+#: lists PE licenses as six digits, leading zeros written ("PE 012345"). Only the form is checked;
+#: whether the license exists and is registered is for NYSED's online verification (op.nysed.gov).
+PE_LICENSE_DIGITS = 6
+#: Words a license may be written with before its digits ("NY 012345", "NYS P.E. Lic. No. 012345"),
+#: compared in capitals without dots; "#", ":" and "-" may separate them.
+PE_LICENSE_PREFIX_WORDS = ("NY", "NYS", "PE", "LIC", "LICENSE", "LICENCE", "NO")
+#: What a license must look like, in every refusal.
+PE_LICENSE_ALLOWED = ('a New York State professional engineer license number: six digits, leading zeros '
+                      'written, optionally after NY, NYS, PE, License or No. (e.g. "NY 012345", "PE 012345", '
+                      '"012345"); not all zeros')
+_PE_LICENSE_FORM = re.compile(r"(?P<prefix>[A-Za-z.#:\-\s]*?)\s*(?P<digits>[0-9]+)")
 
 #: Table 174-19.1 (ASCE MOP 92), manhole joint leaks [gpm] by (surface, severity).
 TABLE_174_19_1_GPM = {
@@ -945,6 +972,129 @@ def connection_offset(unit_counts: Mapping[str, float], design_flows: Mapping[st
     )
 
 
+# --- the professional engineer of an I/I remediation engineering report ---------------------------
+
+#: Longest value quoted in a refusal [characters]: a message stays one line.
+_MAX_QUOTED_CHARS = 80
+
+
+def _quoted(value) -> str:
+    """``repr(value)`` cut to a one-line message; None (a key not given) is "nothing"."""
+    if value is None:
+        return "nothing"
+    text = repr(value)
+    return text if len(text) <= _MAX_QUOTED_CHARS else text[: _MAX_QUOTED_CHARS - 3] + "..."
+
+
+def pe_license_number(pe_license, *, field: str = "pe_license") -> str:
+    """The six digits of a New York State professional engineer license number, from the license as written.
+
+    Accepted: six digits (leading zeros written), optionally after the words NY, NYS, PE (or P.E.), Lic.,
+    License, Licence, No. in any order and case, with spaces, "#", ":" or "-" between them:
+    ``"NY 012345"``, ``"PE 012345"``, ``"012345"`` and ``"NYS P.E. License No. 012345"`` all give ``"012345"``.
+
+    Parameters
+    ----------
+    pe_license : str
+        The license as the report gives it (project file ``[project] pe_license``).
+    field : str, default "pe_license"
+        How the caller names it, in the refusal.
+
+    Returns
+    -------
+    str
+        The six digits (``project.pe_license_number`` of ``credits quantify --json``).
+
+    Raises
+    ------
+    InputError
+        Naming ``field``, the value and what is allowed (:data:`PE_LICENSE_ALLOWED`), for
+
+        * nothing (None, "", blanks): the quantification "shall be prepared by a professional engineer,
+          licensed in the State of New York" (:data:`PE_REQUIREMENT`);
+        * a number rather than text: TOML's ``pe_license = 012345`` is not even valid, and ``12345``
+          has lost its leading zero; the license is quoted;
+        * another count of digits (``"NY 12345"``, ``"NY 0123456"``) or other words (``"NJ 012345"``,
+          ``"NY 012345 (example)"``);
+        * all zeros (``"NY 000000"``, what the bundled examples gave before): a placeholder, not a license.
+
+        Only the form is checked: whether the license exists and is registered is for NYSED's online
+        license verification, not this tool.
+
+    References
+    ----------
+    BJC quantification guidelines, first paragraph, and Table 174-19.1 note 2; NYSED Office of the
+    Professions (the license number of a New York PE).
+    """
+    if pe_license is None or (isinstance(pe_license, str) and not pe_license.strip()):
+        raise InputError(f"{field} is required: {PE_REQUIREMENT}; give {PE_LICENSE_ALLOWED}; got {_quoted(pe_license)}")
+    if not isinstance(pe_license, str):
+        raise InputError(f"{field} must be text (quoted: a number loses its leading zeros) holding "
+                         f"{PE_LICENSE_ALLOWED}; got {_quoted(pe_license)}")
+    form = _PE_LICENSE_FORM.fullmatch(pe_license.strip())
+    words = [] if form is None else re.sub(r"[#:\-]", " ", form["prefix"].replace(".", "")).upper().split()
+    if form is None or len(form["digits"]) != PE_LICENSE_DIGITS or any(w not in PE_LICENSE_PREFIX_WORDS for w in words):
+        raise InputError(f"{field} must be {PE_LICENSE_ALLOWED}; got {_quoted(pe_license)}")
+    if int(form["digits"]) == 0:
+        raise InputError(f"{field} {_quoted(pe_license)} is not a license number (all zeros is a placeholder); "
+                         f"give {PE_LICENSE_ALLOWED}")
+    return form["digits"]
+
+
+def check_engineer(engineer, *, field: str = "engineer") -> str:
+    """The name of the professional engineer who prepared the quantification: non-blank text.
+
+    Raises
+    ------
+    InputError
+        None, not text, or blank: the quantification "shall be prepared by a professional engineer, licensed
+        in the State of New York" (:data:`PE_REQUIREMENT`), who is named.
+    """
+    if not isinstance(engineer, str) or not engineer.strip():
+        raise InputError(f"{field} must name the professional engineer who prepared the quantification "
+                         f"({PE_REQUIREMENT}); allowed: non-blank text; got {_quoted(engineer)}")
+    return engineer
+
+
+def certify_project(project: Mapping, *, where: str = "") -> dict:
+    """The project table of an I/I remediation engineering report, its engineer and NYS PE license checked.
+
+    Parameters
+    ----------
+    project : Mapping
+        The ``[project]`` table: ``engineer`` and ``pe_license`` required (:func:`check_engineer`,
+        :func:`pe_license_number`); the other keys are carried through.
+    where : str, optional
+        Prefix of the field names in a refusal (a file's ``"PATH [project]: "``).
+
+    Returns
+    -------
+    dict
+        A copy of ``project`` with ``pe_license_number`` (the six digits) after ``pe_license``; the keys
+        the bank reads (``id``, ``engineer``, ``pe_license_number``, ``basin``, ``municipal_user``) keep their
+        names.
+
+    Raises
+    ------
+    InputError
+        No engineer, or no or a malformed license, naming the field, the value and what is allowed.
+
+    References
+    ----------
+    BJC quantification guidelines ("shall be prepared by a professional engineer, licensed in the State of
+    New York, and presented in an I/I remediation engineering report"); Table 174-19.1 note 2.
+    """
+    check_engineer(project.get("engineer"), field=f"{where}engineer")
+    number = pe_license_number(project.get("pe_license"), field=f"{where}pe_license")
+    out = {}
+    for key, value in project.items():
+        if key != "pe_license_number":
+            out[key] = value
+        if key == "pe_license":
+            out["pe_license_number"] = number
+    return out
+
+
 # --- an I/I remediation engineering report, item by item ------------------------------------------
 
 #: Every item type a project may list, with the table that quantifies it.
@@ -1082,15 +1232,22 @@ def quantify_item(item: dict, *, engineer: str = "", field: str = "item",
     return out
 
 
-def quantify_items(items: list[dict], *, engineer: str = "", inflow_credit_basis: str = DEFAULT_INFLOW_CREDIT_BASIS) -> dict:
+def quantify_items(items: list[dict], *, engineer: str = "", pe_license: str | None = None,
+                   inflow_credit_basis: str = DEFAULT_INFLOW_CREDIT_BASIS) -> dict:
     """Quantify every item of an I/I remediation project; ``total_gpd`` sums the qualifying items.
+
+    A report is :func:`quantify_project`, which requires the engineer's NYS PE license too; this function
+    refuses a figure without the engineer's name and checks ``pe_license`` when it is given (callers that
+    read the project with :func:`capacitysim.io.project_files.read_project` have had it checked there).
 
     Parameters
     ----------
     items : list of dict
         The items (see :func:`quantify_item`).
     engineer : str
-        The NYS licensed PE preparing the quantification.
+        The NYS licensed PE preparing the quantification: required, non-blank (:func:`check_engineer`).
+    pe_license : str, optional
+        The PE's NYS license; checked by :func:`pe_license_number` when given.
     inflow_credit_basis : {"volume", "peak"}, default "volume"
         Program policy: what the TR-55 items credit (:data:`INFLOW_CREDIT_BASES`).
 
@@ -1104,11 +1261,20 @@ def quantify_items(items: list[dict], *, engineer: str = "", inflow_credit_basis
         policy ``inflow_credit_basis`` with its alternative (only when the project has a TR-55
         item: otherwise the basis changes nothing).
 
+    Raises
+    ------
+    InputError
+        No engineer; a malformed ``pe_license``; an unknown ``inflow_credit_basis``; a bad item.
+
     References
     ----------
-    BJC quantification guidelines; Table 174-19.2 (TR-55 items); credit bank section E (gpd).
+    BJC quantification guidelines (prepared by a professional engineer licensed in the State of New York);
+    Table 174-19.2 (TR-55 items); credit bank section E (gpd).
     """
     basis_policy = check_inflow_credit_basis(inflow_credit_basis)
+    check_engineer(engineer)
+    if pe_license is not None:
+        pe_license_number(pe_license)
     rows = [quantify_item(it, engineer=engineer, field=f"item[{i}]", inflow_credit_basis=basis_policy)
             for i, it in enumerate(items)]
     counted = [r for r in rows if r["qualifies"]]
@@ -1125,3 +1291,45 @@ def quantify_items(items: list[dict], *, engineer: str = "", inflow_credit_basis
     return {"items": rows, "total_gpd": total[basis_policy], "inflow_credit_basis": basis_policy,
             "inflow_credit_volume_gpd": inflow["volume"], "inflow_credit_peak_rate_gpd": inflow["peak"],
             "total_gpd_on_volume": total["volume"], "total_gpd_on_peak_rate": total["peak"], "policies": policies}
+
+
+def quantify_project(project: Mapping, items: list[dict], *,
+                     inflow_credit_basis: str = DEFAULT_INFLOW_CREDIT_BASIS) -> dict:
+    """The I/I remediation engineering report of a project: its engineer and license checked, every item quantified.
+
+    What ``capacitysim credits quantify PROJECT --json`` prints.
+
+    Parameters
+    ----------
+    project : Mapping
+        The ``[project]`` table: ``engineer`` and ``pe_license`` required (:func:`certify_project`); ``id``,
+        ``name``, ``basin``, ``municipal_user`` ... carried through.
+    items : list of dict
+        The items (see :func:`quantify_item`).
+    inflow_credit_basis : {"volume", "peak"}, default "volume"
+        Program policy: what the TR-55 items credit (:data:`INFLOW_CREDIT_BASES`).
+
+    Returns
+    -------
+    dict
+        ``project`` (the table with ``pe_license_number``, the license's six digits), ``storm``
+        (:func:`program_storm`) and every key of :func:`quantify_items` (``total_gpd`` [gpd] ...). The bank
+        reads ``project.id``, ``project.engineer``, ``project.pe_license_number``, ``project.basin``,
+        ``project.municipal_user`` and ``total_gpd``.
+
+    Raises
+    ------
+    InputError
+        No engineer or no NYS PE license (or one of another form), naming the field, the value and what
+        is allowed; and whatever :func:`quantify_items` refuses.
+
+    References
+    ----------
+    BJC quantification guidelines: "The quantification of infiltration and inflow shall be prepared by a
+    professional engineer, licensed in the State of New York, and presented in an I/I remediation
+    engineering report"; Table 174-19.1 note 2.
+    """
+    meta = certify_project(project)
+    result = quantify_items(items, engineer=meta["engineer"], pe_license=meta["pe_license"],
+                            inflow_credit_basis=inflow_credit_basis)
+    return {"project": meta, "storm": program_storm(), **result}
