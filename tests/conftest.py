@@ -29,3 +29,32 @@ def run_cli():
         return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
     return _run
+
+
+@pytest.fixture
+def bank_calendar(monkeypatch):
+    """A credit bank calendar for tests that record a history over many days in one run.
+
+    The bank refuses a row dated before the day of the journal's last row (program policy
+    ``no_backdating``): a history from 2024 recorded today would be back-dated. This fixture stands in
+    for the passing days, at the bank's clock (its only boundary with time): the clock starts on
+    2020-01-01 and moves forward to each date a test records (``on``, ``certified_on``, ``as_of``,
+    ...), as if each entry were made on its day; never backwards and never past the real today (so a
+    date in the future is still refused, and a test going back in time meets the policy). Returns the
+    state (``state["now"]``, a UTC datetime).
+    """
+    import datetime as dt
+
+    from capacitysim.bank import ledger as ledger_mod
+
+    state = {"now": dt.datetime(2020, 1, 1, 9, tzinfo=dt.timezone.utc)}
+    monkeypatch.setattr(ledger_mod, "utc_now", lambda: state["now"])
+    not_future = ledger_mod.Ledger._not_future
+
+    def day_of(self, name, d):
+        if d is not None and state["now"].date() < d <= dt.datetime.now(dt.timezone.utc).date():
+            state["now"] = dt.datetime.combine(d, dt.time(9), dt.timezone.utc)
+        return not_future(self, name, d)
+
+    monkeypatch.setattr(ledger_mod.Ledger, "_not_future", day_of)
+    return state

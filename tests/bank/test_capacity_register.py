@@ -215,9 +215,10 @@ def test_an_approval_expires_after_the_policy_period_and_releases_its_commitment
     sha = _sha(bank["model"])
     long_ago = TODAY - dt.timedelta(days=365 * 6)
     txn = ann.deposit("CSO1", JC, 20000, "P-old", certified_on=long_ago - dt.timedelta(days=30))["txn"]
-    bob.sign_off(txn, on=long_ago - dt.timedelta(days=30))
-    w = _apply(ann, "A-1", on=long_ago)
-    bob.sign_off(w["txn"], on=long_ago)
+    late = "paper records of 2020 entered in the bank"  # program policy no_backdating: late entries, both dates kept
+    bob.sign_off(txn, on=long_ago - dt.timedelta(days=30), late_reason=late)
+    w = _apply(ann, "A-1", on=long_ago, late_reason=late)
+    bob.sign_off(w["txn"], on=long_ago, late_reason=late)
     ann.record_application("S-1", JC, 1500, basin="CSO1", node="MH0011", received_on=long_ago,
                            application_approval="H2-S-1")
     # void on the day the period ends, even before `bank expire` records it
@@ -237,8 +238,10 @@ def test_a_connection_is_recorded_once_after_the_approval(bank):
     with pytest.raises(RefusedError, match="is pending; only an approved application is connected"):
         ann.connect("A-1")
     bob.sign_off(w["txn"])
-    with pytest.raises(InputError, match="before the approval"):
+    with pytest.raises(RefusedError, match="cannot be back-dated"):
         ann.connect("A-1", TODAY - dt.timedelta(days=3))
+    with pytest.raises(InputError, match="before the approval"):
+        ann.connect("A-1", TODAY - dt.timedelta(days=3), late_reason="connected before the note was entered")
     ann.connect("A-1")
     with pytest.raises(RefusedError, match="was connected on"):
         ann.connect("A-1")

@@ -15,6 +15,9 @@ import pytest
 from capacitysim.bank import POLICIES, Ledger, person_name
 from capacitysim.errors import InputError, RefusedError
 
+#: entries are recorded on their own days (program policy no_backdating): tests/conftest.py bank_calendar
+pytestmark = pytest.mark.usefixtures("bank_calendar")
+
 B = "Susquehanna North"  # an I/I remediation basin crossing municipal boundaries ("may cross municipal boundaries")
 JC, BG, DEV, OTH = "Village of Johnson City", "City of Binghamton", "Dev LLC", "Other LLC"
 ADMIN, CLERK = "Ada Lee", "Cal Clerk"
@@ -278,7 +281,6 @@ def test_annual_report_c_lists_every_application_and_d_every_completed_connectio
     small = bank.record_application("A-small", JC, 2000, basin=B, received_on="2024-01-05", description="duplex")
     assert small["status"] == "received" and small["offset_required"] is False and small["credits"] == "none"
     bank.attach("A-small", application_approval="Village permit 2024-3")
-    bank.complete("A-small", "2024-06-30")
     bank.record_application("A-ext", JC, 2400, app_type="extension", received_on="2024-02-01")
     bank.return_credits("A-ext", reason="applicant withdrew the extension")
     bank.withdraw(B, JC, 3000, "A-ret", node=NODE, on="2024-03-01")
@@ -287,8 +289,9 @@ def test_annual_report_c_lists_every_application_and_d_every_completed_connectio
     w = bank.withdraw(B, JC, 3000, "A-def", node=NODE, capacity_ref=cap, spdes_ref=spd, application_approval="p",
                       on="2024-03-02")
     bank.admin.sign_off(w["txn"], on="2024-03-02")
-    assert [d["application"] for d in bank.check_defaults("2025-03-03")] == ["A-def"]
     bank.withdraw(B, JC, 2600, "A-pend", node=NODE, on="2024-04-01")
+    bank.complete("A-small", "2024-06-30")  # entries in the order of their days (program policy no_backdating)
+    assert [d["application"] for d in bank.check_defaults("2025-03-03")] == ["A-def"]
     rep = annual_report(bank, JC)
     c = {r["application"]: r for r in rep["tables"]["c_applications"]}
     assert set(c) == {"A-small", "A-ext", "A-ret", "A-def", "A-pend"}
@@ -434,8 +437,10 @@ def test_verify_finds_a_withdrawal_approved_around_the_sign_off(bank):
 
 def test_a_pending_deposit_sign_off_date_cannot_precede_certification(bank):
     out = bank.deposit(B, JC, 100, "JC-9", certified_on="2024-05-01")
-    with pytest.raises(InputError, match="before the project's certification"):
+    with pytest.raises(RefusedError, match="on 2024-04-30 is before the journal's last row .* cannot be back-dated"):
         bank.admin.sign_off(out["txn"], on="2024-04-30")
+    with pytest.raises(InputError, match="before the project's certification"):
+        bank.admin.sign_off(out["txn"], on="2024-04-30", late_reason="signed on paper")
     with pytest.raises(InputError, match="in the future"):
         bank.admin.sign_off(out["txn"], on=(dt.date.today() + dt.timedelta(days=3)).isoformat())
     with pytest.raises(InputError, match="8 to 32 hexadecimal digits"):

@@ -19,6 +19,9 @@ from hypothesis import strategies as st
 from capacitysim.bank import Ledger
 from capacitysim.errors import InputError, RefusedError
 
+#: entries are recorded on their own days (program policy no_backdating): tests/conftest.py bank_calendar
+pytestmark = pytest.mark.usefixtures("bank_calendar")
+
 B, B2 = "JC CSO 4", "BG CSO 12"
 JC, BG, DEV, DEV2 = "Village of Johnson City", "City of Binghamton", "Acme Development", "Other LLC"
 TESTER = "Terry Tester"  # the person acting, registered as bank administrator

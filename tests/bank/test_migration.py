@@ -68,14 +68,14 @@ def test_migration_rebuilds_lots_from_the_journal_and_keeps_the_books(v2):
       and takes BG-2024-1 500 -> BG-2024-1 3,500.
     Unknown origin: 4,400 + 1,000 = 5,400 gpd; lots 18,400 = balances 3,000 + 3,500 + 1,000 + 10,900."""
     led = Ledger(v2, actor=ADMIN, migrate=True, administrator=ADMIN)
-    assert _schema_version(v2) == "5"
+    assert _schema_version(v2) == "6"
     lots = {(x["owner"], x["project"]): x["gpd"] for x in led.lots()}
     assert lots == {(JC, None): 4400, (JC, "JC-2024-2"): 6000, (JC, "BG-2024-1"): 500, (OTH, None): 1000,
                     (BG, "BG-2024-1"): 3000, (DEV, "BG-2024-1"): 3500}
     assert {r["owner"]: r["balance_gpd"] for r in led.balances()} == {BG: 3000, DEV: 3500, OTH: 1000, JC: 10900}
     row = led.journal()[-1]
     assert row["action"] == "migrate" and row["actor"] == ADMIN
-    assert (row["detail"]["from"], row["detail"]["to"]) == (2, 5) and row["detail"]["withdrawals_sharing_evidence"] == 0
+    assert (row["detail"]["from"], row["detail"]["to"]) == (2, 6) and row["detail"]["withdrawals_sharing_evidence"] == 0
     assert row["detail"] | {} == row["detail"] and row["detail"]["unknown_origin_gpd"] == 5400
     assert row["detail"]["lots_gpd"] == 18400 and row["detail"]["subaccounts_adjusted"] == 0
     assert [a["name"] for a in led.administrators()] == [ADMIN]
@@ -158,7 +158,7 @@ def test_migrate_through_the_cli(v2, run_cli):
     res = run_cli("bank", "--db", str(v2), "migrate", "--actor", ADMIN, "--administrator", ADMIN, "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
-    assert out["schema_version"] == 5 and out["unknown_origin_gpd"] == 5400 and out["pending_sign_off"] == 1
+    assert out["schema_version"] == 6 and out["unknown_origin_gpd"] == 5400 and out["pending_sign_off"] == 1
     assert out["verify"] is True
     res = run_cli("bank", "--db", str(v2), "verify", "--json")
     v = json.loads(res.stdout)
@@ -168,8 +168,26 @@ def test_migrate_through_the_cli(v2, run_cli):
     assert res.exit_code == 0 and "from project BG-2024-1 (jurisdiction City of Binghamton" in res.stdout
 
 
+def _as_schema_5(path) -> None:
+    """Turn a new (schema-6) bank into the schema-5 bank an older capacitysim wrote: without MIGRATION_6."""
+    c = sqlite3.connect(str(path))
+    c.executescript("""
+        DROP TRIGGER withdrawals_parties_once; DROP TRIGGER projects_quantification_once;
+        DROP TRIGGER certification_letters_no_delete; DROP TRIGGER certification_letters_no_update;
+        DROP TRIGGER annual_reports_no_delete; DROP TRIGGER annual_reports_no_update;
+        DROP TABLE certification_letters; DROP TABLE annual_reports;
+        ALTER TABLE withdrawals DROP COLUMN applicant; ALTER TABLE withdrawals DROP COLUMN affected_owner;
+        ALTER TABLE projects DROP COLUMN property; ALTER TABLE projects DROP COLUMN quantification_ref;
+        ALTER TABLE projects DROP COLUMN quantification_sha256; ALTER TABLE projects DROP COLUMN quantified_gpd;
+        ALTER TABLE projects DROP COLUMN pe_name; ALTER TABLE projects DROP COLUMN pe_license;
+        UPDATE meta SET value = '5' WHERE key = 'schema_version';
+    """)
+    c.close()
+
+
 def _as_schema_4(path) -> None:
-    """Turn a new (schema-5) bank into the schema-4 bank an older capacitysim wrote: without MIGRATION_5."""
+    """Turn a new (schema-6) bank into the schema-4 bank an older capacitysim wrote: without MIGRATION_5 and 6."""
+    _as_schema_5(path)
     c = sqlite3.connect(str(path))
     c.executescript("""
         DROP TRIGGER withdrawals_commitment_once; DROP TRIGGER applications_commitment_once;
@@ -185,7 +203,7 @@ def _as_schema_4(path) -> None:
 
 
 def _as_schema_3(path) -> None:
-    """Turn a new (schema-5) bank into the schema-3 bank an older capacitysim wrote: without MIGRATION_4 and 5."""
+    """Turn a new (schema-6) bank into the schema-3 bank an older capacitysim wrote: without MIGRATION_4 and 5."""
     _as_schema_4(path)
     c = sqlite3.connect(str(path))
     c.executescript("""
@@ -214,10 +232,10 @@ def test_a_schema_3_bank_is_migrated_to_4_by_an_administrator(tmp_path, run_cli)
     assert _schema_version(path) == "3"
     res = run_cli("bank", "--db", str(path), "migrate", "--actor", ADMIN, "--json")
     assert res.exit_code == 0, res.output
-    assert json.loads(res.stdout)["schema_version"] == 5 and _schema_version(path) == "5"
+    assert json.loads(res.stdout)["schema_version"] == 6 and _schema_version(path) == "6"
     with Ledger(path, actor=ADMIN) as led:
         row = led.journal()[-1]
-        assert row["action"] == "migrate" and row["actor"] == ADMIN and (row["detail"]["from"], row["detail"]["to"]) == (3, 5)
+        assert row["action"] == "migrate" and row["actor"] == ADMIN and (row["detail"]["from"], row["detail"]["to"]) == (3, 6)
         v = led.verify(expect_head=head)
         assert v["ok"] and v["expected_head"]["found"], v
         assert led.bind_user("Mia Municipal", JC, role="municipal")["entity"] == JC
@@ -242,10 +260,10 @@ def test_a_schema_4_bank_is_migrated_to_5_keeping_its_records(tmp_path, run_cli)
         Ledger(path)
     res = run_cli("bank", "--db", str(path), "migrate", "--actor", ADMIN, "--json")
     assert res.exit_code == 0, res.output
-    assert _schema_version(path) == "5"
+    assert _schema_version(path) == "6"
     with Ledger(path, actor=ADMIN) as led:
         row = led.journal()[-1]
-        assert row["action"] == "migrate" and (row["detail"]["from"], row["detail"]["to"]) == (4, 5)
+        assert row["action"] == "migrate" and (row["detail"]["from"], row["detail"]["to"]) == (4, 6)
         assert led.verify(expect_head=head)["ok"]
         app = led.application("APP-1")
         assert app["average_gpd"] is None and app["connected_on"] is None and led.models() == []

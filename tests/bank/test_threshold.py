@@ -19,6 +19,9 @@ from capacitysim.bank import Ledger
 from capacitysim.errors import RefusedError
 from capacitysim.rules import ii_offset
 
+#: entries are recorded on their own days (program policy no_backdating): tests/conftest.py bank_calendar
+pytestmark = pytest.mark.usefixtures("bank_calendar")
+
 ANN, BOB = "Ann Admin", "Bob Checker"
 JC, B, NODE = "Village of Johnson City", "JC CSO 4", "MH-1"
 

@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+#: entries are recorded on their own days (program policy no_backdating): tests/conftest.py bank_calendar
+pytestmark = pytest.mark.usefixtures("bank_calendar")
+
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECTS = ROOT / "models" / "projects"
@@ -626,10 +629,10 @@ def test_cli_annual_report_c_lists_small_and_returned_applications_and_d_a_conne
                         "2024-01-02", "--json"))
     assert bjc("record-application", "A-2000", "--principal", JC, "--gpd", "2000", "--basin", B, "--received-on",
                "2024-01-05", "--application-approval", "Village permit 2024-3").exit_code == 0
-    assert bjc("complete", "--application", "A-2000", "--co-date", "2024-06-30").exit_code == 0
     assert bjc("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A-ret", "--node", NODE,
                "--on", "2024-02-01").exit_code == 0
     assert bjc("return", "--application", "A-ret", "--reason", "returned incomplete").exit_code == 0
+    assert bjc("complete", "--application", "A-2000", "--co-date", "2024-06-30").exit_code == 0
     out = bjc.tmp / "rep"
     res = bjc("report", "--municipal-user", JC, "--out", str(out), "--json")
     assert res.exit_code == 0, res.output

@@ -108,7 +108,7 @@ from pathlib import Path
 
 from capacitysim.bank import commitments as _commit
 from capacitysim.bank import refs as _refs
-from capacitysim.bank.schema import MIGRATION_3, MIGRATION_4, MIGRATION_5, SCHEMA, SCHEMA_VERSION
+from capacitysim.bank.schema import MIGRATION_3, MIGRATION_4, MIGRATION_5, MIGRATION_6, SCHEMA, SCHEMA_VERSION
 from capacitysim.errors import CapacitysimError, InputError, RefusedError
 from capacitysim.rules import ii_offset
 
@@ -310,6 +310,11 @@ def _create_private(path: Path) -> None:
         raise InputError(f"cannot create the credit bank at {path}: {exc.strerror or exc}") from None
 
 
+def utc_now() -> _dt.datetime:
+    """The bank's default clock: the current time, UTC (a ledger made with ``clock=`` uses its own)."""
+    return _dt.datetime.now(_dt.timezone.utc)
+
+
 def person_name(name: str, value) -> str:
     """A person's name for the journal (``actor``) or the administrator register.
 
@@ -476,8 +481,9 @@ class Ledger:
                  administrator: str | None = None, migrate: bool = False, timeout_s: float = 60.0, clock=None):
         self.path = Path(path)
         self._actor = person_name("actor", actor) if actor is not None else default_actor()
-        self._clock = clock or (lambda: _dt.datetime.now(_dt.timezone.utc))
+        self._clock = clock or (lambda: utc_now())
         self._txn = None
+        self._dating: dict | None = None
         if not create and not self.path.is_file():
             raise InputError(f"no credit bank at {self.path} (create it with `capacitysim bank --db {self.path} init`)")
         if create and not self.path.exists():
@@ -612,6 +618,7 @@ class Ledger:
         except sqlite3.Error as exc:
             raise BankBusyError(f"credit bank {self.path}: cannot start a transaction ({exc}); nothing was changed") from None
         self._txn = uuid.uuid4().hex
+        self._dating = None
         try:
             yield c
         except BaseException as exc:
@@ -643,7 +650,8 @@ class Ledger:
                     raise InputError("administrator: a new bank needs its first bank administrator (--administrator "
                                      "\"Given Family\"): only a registered administrator signs off deposits, "
                                      "withdrawals and transfers (definitions, BANK ADMINISTRATOR)")
-                for stmt in _split_sql(SCHEMA) + _split_sql(MIGRATION_3) + _split_sql(MIGRATION_4) + _split_sql(MIGRATION_5):
+                for stmt in (_split_sql(SCHEMA) + _split_sql(MIGRATION_3) + _split_sql(MIGRATION_4) + _split_sql(MIGRATION_5)
+                             + _split_sql(MIGRATION_6)):
                     c.execute(stmt)
                 now = self._now()
                 for key, value in (("schema_version", str(SCHEMA_VERSION)), ("created_at", now),
@@ -672,7 +680,8 @@ class Ledger:
                "reason": reason or "", "documents": json.dumps([d for d in documents if d], ensure_ascii=False),
                "basin_id": basin_id, "subaccount_id": subaccount_id, "delta_gpd": int(delta_gpd),
                "balance_after": balance_after, "ref": ref,
-               "detail": json.dumps(detail or {}, sort_keys=True, ensure_ascii=False), "prev_hash": prev}
+               "detail": json.dumps((detail or {}) | (self._dating or {}), sort_keys=True, ensure_ascii=False),
+               "prev_hash": prev}
         row["hash"] = journal_hash(row)
         cols = list(row)
         c.execute(f"INSERT INTO journal({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", [row[k] for k in cols])
@@ -1050,18 +1059,21 @@ class Ledger:
             state = self._inspect(c)
             if state == str(SCHEMA_VERSION):
                 return
-            if state not in ("2", "3", "4"):
-                raise InputError(f"{self.path}: schema version {state}; only versions 2 to 4 can be migrated")
+            if state not in ("2", "3", "4", "5"):
+                raise InputError(f"{self.path}: schema version {state}; only versions 2 to 5 can be migrated")
             detail = {"from": int(state), "to": SCHEMA_VERSION}
             steps = {"2": "administrator sign-off, credit lots (provenance), applications without credits",
                      "3": "service users bound to entities, single use of cited evidence",
-                     "4": "registered system models, committed flows (the capacity register)"}
+                     "4": "registered system models, committed flows (the capacity register)",
+                     "5": "parties of a note, public or private property, the PE's quantification, certification "
+                          "letters, annual report submissions"}
             reason = f"schema {state} -> {SCHEMA_VERSION}: " + "; ".join(v for k, v in steps.items() if k >= state)
             if state == "2":
                 detail |= self._migrate_2_to_3(c, adm)
             else:
                 self._require_administrator(c, "migrates the bank")
-            for stmt in (_split_sql(MIGRATION_4) if state in ("2", "3") else []) + _split_sql(MIGRATION_5):
+            for stmt in ((_split_sql(MIGRATION_4) if state in ("2", "3") else [])
+                         + (_split_sql(MIGRATION_5) if state in ("2", "3", "4") else []) + _split_sql(MIGRATION_6)):
                 c.execute(stmt)
             shared = c.execute("SELECT count(*) FROM withdrawals w WHERE EXISTS (SELECT 1 FROM withdrawals o WHERE o.id < w.id"
                                " AND ((w.capacity_sha256 IS NOT NULL AND o.capacity_sha256 = w.capacity_sha256)"
@@ -1270,7 +1282,7 @@ class Ledger:
         return detail
 
     def register_model(self, basin: str, model, *, outlet: str | None = None, plant: str | None = None, includes=(),
-                       on=None, reason: str = "", documents=()) -> dict:
+                       on=None, late_reason: str | None = None, reason: str = "", documents=()) -> dict:
         """Register a (newer) model of record for a basin, with its SHA-256: a bank administrator only.
 
         The engine opens the file first (a model it rejects is refused). ``outlet`` and ``plant``
@@ -1292,6 +1304,7 @@ class Ledger:
         loaded = self._load_for_registration(model, outlet)
         with self._tx() as c:
             self._require_administrator(c, "registers a basin's model of record")
+            self._dated(c, "on", on, late_reason)
             b = self._basin(c, basin)
             keys = []
             for name in names:
@@ -1411,7 +1424,8 @@ class Ledger:
                 "plants": out_plants, "policies": policies("commitment_average", "connected_until_registered",
                                                            "approval_expiry_years", "section_a_unregistered")}
 
-    def connect(self, application: str, on=None, *, reason: str = "", documents=()) -> dict:
+    def connect(self, application: str, on=None, *, late_reason: str | None = None, reason: str = "",
+                documents=()) -> dict:
         """Record that an approved application's flow is connected to the sewer on ``on`` (default today).
 
         A connected flow stays a commitment until a registered model version contains it (program
@@ -1421,6 +1435,7 @@ class Ledger:
         application = _text("application", application)
         on = self._not_future("on", parse_date("on", on)) or self._today()
         with self._tx() as c:
+            self._dated(c, "on", on, late_reason)
             app = self._application_row(c, application)
             if app is not None:
                 table, row, since, basin_id = "applications", app, app["approved_on"] or app["received_on"], app["basin_id"]
@@ -1446,7 +1461,7 @@ class Ledger:
         out = self.application(application) if app is not None else self.withdrawal(application)
         return out | {"policies": policies("connected_until_registered")}
 
-    def expire(self, as_of=None, *, reason: str = "") -> list[dict]:
+    def expire(self, as_of=None, *, late_reason: str | None = None, reason: str = "") -> list[dict]:
         """Release every approval not connected within program policy ``approval_expiry_years`` of its approval.
 
         15 RCNY § 18-37(e): an approval "expires and is null and void unless construction is completed
@@ -1457,6 +1472,7 @@ class Ledger:
         years = _commit.APPROVAL_EXPIRY_YEARS
         out = []
         with self._tx() as c:
+            self._dated(c, "as_of", as_of, late_reason)
             for w in c.execute("SELECT * FROM withdrawals WHERE status='approved' AND connected_on IS NULL"
                                " AND expired_on IS NULL ORDER BY id").fetchall():
                 due = _commit.add_years(_dt.date.fromisoformat(w["note_issued_on"][:10]), years)
@@ -1577,9 +1593,7 @@ class Ledger:
         if amount < 1:
             raise InputError(f"gpd must be at least 1 whole gpd to deposit, got {gpd!r}")
         ref = _text("project", project)
-        on = parse_date("certified_on", certified_on) or self._today()
-        if on > self._today():
-            raise InputError(f"certified_on {on} is in the future; allowed: today ({self._today()}) or earlier")
+        on = self._not_future("certified_on", parse_date("certified_on", certified_on)) or self._today()
         certificate = _text("certificate", certificate, required=False)
         docs = [*documents, *([certificate] if certificate else [])]
         with self._tx() as c:
@@ -1646,6 +1660,7 @@ class Ledger:
                  capacity_ref: str | None = None, spdes_ref: str | None = None, application_approval: str | None = None,
                  principal: str | None = None, offset_ratio: float = ii_offset.DEFAULT_OFFSET_RATIO,
                  threshold_gpd: float = ii_offset.OFFSET_THRESHOLD_GPD, on=None, app_type: str = "connection",
+                 applicant: str | None = None, affected_owner: str | None = None, late_reason: str | None = None,
                  description: str = "", reason: str = "", documents=()) -> dict:
         """Reserve credits for an application; it is approved (the flow credit note issued) only at the sign-off.
 
@@ -1681,6 +1696,13 @@ class Ledger:
         average_gpd : float, optional
             The connection's average daily flow [gpd] (at most ``peak_flow_gpd``): its commitment's
             average (program policy ``commitment_average``: the peak when not given).
+        applicant, affected_owner : str, optional
+            The parties of the flow credit note besides the Board (definitions, FLOW CREDIT NOTE): the
+            applicant (default: the credit holder, ``owner``) and the owner of the property the
+            connection serves, when another person.
+        late_reason : str, optional
+            A bank administrator recording the withdrawal after the day of the journal's last row
+            (``on`` earlier) gives the reason (program policy ``no_backdating``).
 
         Where the basin has a registered model (:meth:`register_model`), ``node`` must drain to the
         basin's outlet on its graph (section A; exit 3 naming where it drains otherwise), a cited
@@ -1715,7 +1737,10 @@ class Ledger:
                                 max_age_days=SPDES_EVIDENCE_MAX_AGE_DAYS, average_gpd=average)
         self._spdes_date_ok(spd)
         principal = _text("principal", principal, required=False)
+        applicant = _text("applicant", applicant, required=False) or _text("owner", owner)
+        affected_owner = _text("affected_owner", affected_owner, required=False)
         with self._tx() as c:
+            self._dated(c, "on", on, late_reason)
             b, e = self._basin(c, basin), self._entity(c, owner)
             same = self._app_taken(c, application)
             if same is not None:
@@ -1742,12 +1767,12 @@ class Ledger:
             c.execute(
                 "INSERT INTO withdrawals(application, app_key, subaccount_id, principal_id, peak_flow_gpd, offset_ratio, amount_gpd,"
                 " status, capacity_ref, capacity_sha256, spdes_ref, spdes_sha256, spdes_as_of, description, requested_at,"
-                " requested_on, node, application_approval, app_type, average_gpd, capacity_committed, spdes_committed)"
-                " VALUES (?,?,?,?,?,?,?,'pending',?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " requested_on, node, application_approval, app_type, average_gpd, capacity_committed, spdes_committed,"
+                " applicant, affected_owner) VALUES (?,?,?,?,?,?,?,'pending',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (application, application.casefold(), sub["id"], p["id"], peak, ratio, need,
                  cap and cap["ref"], cap and cap["sha256"], spd and spd["ref"], spd and spd["sha256"], spd and spd["as_of"],
                  description or "", self._now(), on.isoformat(), node, approval, app_type, average,
-                 cap and _commit.evidence_summary(cap), spd and _commit.evidence_summary(spd)))
+                 cap and _commit.evidence_summary(cap), spd and _commit.evidence_summary(spd), applicant, affected_owner))
             self._need(c, sub["id"], need)
             pieces = self._consume(c, sub["id"], need, "withdraw", application)
             dated = [p for p in pieces if p["deposited_on"]]
@@ -1764,6 +1789,7 @@ class Ledger:
                        detail={"peak_flow_gpd": peak, "offset_ratio": ratio, "reserved_gpd": need, "status": "pending",
                                "sign_off": "pending", "principal": p["name"], "node": node, "withdrawal_date": on.isoformat(),
                                "average_gpd": average, **section_a, "threshold": _threshold_detail(decision),
+                               "applicant": applicant, "affected_owner": affected_owner,
                                "application_approval": approval, "type": app_type, **_ref_detail(cap, spd),
                                "lots": self._show_pieces(pieces), "allocation_policy": ALLOCATION_POLICY,
                                **({"offset_ratio_policy": ratio_policy} if ratio_policy else {})})
@@ -1899,6 +1925,46 @@ class Ledger:
             raise InputError(f"{name} {d} is in the future; allowed: today ({self._today()}) or earlier")
         return d
 
+    def _dated(self, c, name: str, d: _dt.date, late_reason: str | None) -> _dt.date:
+        """Check the date a row takes effect against the journal (program policy ``no_backdating``), in the
+        caller's transaction, and have every journal row of the transaction record it.
+
+        A row cannot be dated before the day the journal's last row was recorded: ``--on`` then
+        back-dates it past rows already in the journal, and past evidence-age and expiry checks.
+        A late entry is legitimate when an event happened before it could be recorded: a registered
+        bank administrator records it with ``late_reason`` (required before the day of the journal's
+        last row, allowed for any date before today); the row keeps both dates (``on``, and the
+        recording time ``at`` of every journal row) and ``late`` with the reason.
+
+        Raises
+        ------
+        RefusedError
+            ``d`` before the day of the journal's last row without ``late_reason``, or with it by an
+            actor who is not a bank administrator.
+        InputError
+            ``late_reason`` given for a row dated today, or empty.
+        """
+        last = c.execute("SELECT seq, at, action FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
+        floor = last["at"][:10] if last is not None else d.isoformat()
+        late = _text("late_reason", late_reason, required=False) if late_reason is not None else None
+        if late_reason is not None and late is None:
+            raise InputError("late_reason is empty; allowed: the reason a late entry is recorded after the event")
+        if late is not None and d >= self._today():
+            raise InputError(f"late_reason given, but {name} {d} is today or later: the entry is not late; allowed: "
+                             f"late_reason only for a row dated before today ({self._today()})")
+        if d.isoformat() >= floor and late is None:
+            self._dating = {"on": d.isoformat()}
+            return d
+        if late is None:
+            raise RefusedError(f"{name} {d} is before the journal's last row (seq {last['seq']}, {last['action']}, "
+                               f"recorded {floor}): a row cannot be back-dated (program policy no_backdating, "
+                               f"{POLICY_FLAG}); a late entry is recorded by a bank administrator with its reason "
+                               "(--late-reason), keeping both dates")
+        self._require_administrator(c, "records a late entry")
+        self._dating = {"on": d.isoformat(), "late": {"reason": late, "recorded_on": self._today().isoformat(),
+                                                       "journal_last_recorded_on": floor}}
+        return d
+
     # --- the bank administrator's sign-off ------------------------------------------------------------
     def pending(self) -> list[dict]:
         """Deposits, withdrawals and transfers awaiting the bank administrator's sign-off, oldest first.
@@ -1921,7 +1987,7 @@ class Ledger:
             out.append(item)
         return out
 
-    def sign_off(self, txn: str, *, on=None, reason: str = "", documents=()) -> dict:
+    def sign_off(self, txn: str, *, on=None, late_reason: str | None = None, reason: str = "", documents=()) -> dict:
         """The bank administrator signs off a pending deposit, withdrawal or transfer: it takes effect.
 
         Only a person registered as bank administrator signs off (definitions, BANK ADMINISTRATOR), and
@@ -1953,6 +2019,7 @@ class Ledger:
         with self._tx() as c:
             s = self._signoff_row(c, txn)
             admin = self._require_administrator(c, "signs off deposits, withdrawals and transfers")
+            self._dated(c, "on", on, late_reason)
             if s["status"] != "pending":
                 raise RefusedError(f"{s['kind']} {s['ref']} (txn {s['txn']}) is {s['status']}, not awaiting sign-off")
             self._not_the_recorder(c, s, admin, "sign it off")
@@ -2189,7 +2256,7 @@ class Ledger:
                           detail={"co_issued_on": co.isoformat()})
         return self.application(application) if app is not None else self.withdrawal(application)
 
-    def check_defaults(self, as_of=None, *, reason: str = "") -> list[dict]:
+    def check_defaults(self, as_of=None, *, late_reason: str | None = None, reason: str = "") -> list[dict]:
         """Put in default every approved note whose certificate of occupancy is past due on ``as_of``.
 
         The program defines DEFAULT (no certificate of occupancy within one year of the note, or the
@@ -2207,6 +2274,7 @@ class Ledger:
         as_of = self._not_future("as_of", parse_date("as_of", as_of)) or self._today()
         out = []
         with self._tx() as c:
+            self._dated(c, "as_of", as_of, late_reason)
             rows = c.execute("SELECT * FROM withdrawals WHERE status='approved' AND co_due_on < ? ORDER BY id",
                              (as_of.isoformat(),)).fetchall()
             for w in rows:
@@ -2569,7 +2637,7 @@ class Ledger:
         keys = ("application", "basin", "owner", "principal", "status", "peak_flow_gpd", "offset_ratio", "amount_gpd",
                 "node", "application_approval", "capacity_ref", "capacity_sha256", "spdes_ref", "spdes_sha256",
                 "spdes_as_of", "description", "requested_at", "requested_on", "note_issued_on", "co_due_on", "co_issued_on",
-                "closed_at", "average_gpd", "connected_on", "expired_on")
+                "closed_at", "average_gpd", "connected_on", "expired_on", "applicant", "affected_owner")
         out = {k: r[k] for k in keys}
         for kind in ("capacity", "spdes"):
             held = _commit.stored_evidence(r[f"{kind}_committed"]) if r[f"{kind}_ref"] else None

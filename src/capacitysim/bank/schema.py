@@ -66,9 +66,25 @@ Schema version 5 (the capacity register, issue 24) adds, in :data:`MIGRATION_5` 
   under program policy ``approval_expiry_years``); ``applications`` gains ``approved_on``;
   ``withdrawals`` gains ``capacity_committed`` and ``spdes_committed``: the commitments each cited
   document included (JSON), fixed once recorded.
+
+Schema version 6 (issue 25: the bank agrees with the program) adds, in :data:`MIGRATION_6` (run on a new
+bank after :data:`MIGRATION_5`; on any older bank by ``capacitysim bank migrate``, in the same transaction):
+
+* ``withdrawals`` gains ``applicant`` and ``affected_owner`` (the parties of the flow credit note:
+  definitions, FLOW CREDIT NOTE, "an agreement between the Board and the applicant"), set once;
+* ``projects`` gains ``property`` (``public`` or ``private``: records section, parts A and B list
+  projects "in the municipal users' public sewage collection systems and private property"), and the
+  quantification the deposit cites: ``quantification_ref``, ``quantification_sha256``,
+  ``quantified_gpd``, ``pe_name``, ``pe_license`` (I/I quantification guidelines: "prepared by a
+  professional engineer, licensed in the State of New York");
+* ``certification_letters``: the completed certification letter of a project (records section B,
+  Appendix A), its path and SHA-256, furnished once, never changed or deleted;
+* ``annual_reports``: each municipal user's submission of its records to the bank administrator
+  ("on at least an annual basis"), with the date it was due (program policy ``annual_report_due``),
+  never changed or deleted.
 """
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 SCHEMA = r"""
 CREATE TABLE IF NOT EXISTS meta (
@@ -546,3 +562,55 @@ WHEN new.average_gpd IS NOT old.average_gpd
   OR (old.approved_on IS NOT NULL AND new.approved_on IS NOT old.approved_on)
 BEGIN SELECT RAISE(ABORT, 'an application keeps its average flow, approval and connection dates and expiry'); END;
 """ + _guards(NO_DELETE_5, NO_UPDATE_5)
+
+#: Tables added by schema version 6: never deleted or changed.
+NO_DELETE_6 = ("certification_letters", "annual_reports")
+NO_UPDATE_6 = ("certification_letters", "annual_reports")
+
+#: Version 5 -> 6 (issue 25): the parties of a note, public or private property, the PE's quantification,
+#: certification letters, annual report submissions.
+MIGRATION_6 = r"""
+ALTER TABLE withdrawals ADD COLUMN applicant TEXT;
+ALTER TABLE withdrawals ADD COLUMN affected_owner TEXT;
+ALTER TABLE projects ADD COLUMN property TEXT CHECK (property IS NULL OR property IN ('public', 'private'));
+ALTER TABLE projects ADD COLUMN quantification_ref TEXT;
+ALTER TABLE projects ADD COLUMN quantification_sha256 TEXT
+    CHECK (quantification_sha256 IS NULL OR (length(quantification_sha256) = 64 AND quantification_sha256 NOT GLOB '*[^0-9a-f]*'));
+ALTER TABLE projects ADD COLUMN quantified_gpd REAL CHECK (quantified_gpd IS NULL OR quantified_gpd > 0);
+ALTER TABLE projects ADD COLUMN pe_name TEXT;
+ALTER TABLE projects ADD COLUMN pe_license TEXT;
+
+CREATE TABLE IF NOT EXISTS certification_letters (
+    id          INTEGER PRIMARY KEY,
+    project_id  INTEGER NOT NULL UNIQUE REFERENCES projects(id),
+    ref         TEXT NOT NULL CHECK (length(trim(ref)) > 0),
+    sha256      TEXT NOT NULL CHECK (length(sha256) = 64 AND sha256 NOT GLOB '*[^0-9a-f]*'),
+    letter_on   TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    recorded_by TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS annual_reports (
+    id           INTEGER PRIMARY KEY,
+    entity_id    INTEGER NOT NULL REFERENCES entities(id),
+    period       INTEGER NOT NULL CHECK (period BETWEEN 2013 AND 9999),
+    due_on       TEXT NOT NULL,
+    submitted_on TEXT NOT NULL,
+    document     TEXT,
+    sha256       TEXT CHECK (sha256 IS NULL OR (length(sha256) = 64 AND sha256 NOT GLOB '*[^0-9a-f]*')),
+    recorded_at  TEXT NOT NULL,
+    recorded_by  TEXT NOT NULL,
+    UNIQUE (entity_id, period)
+);
+
+-- The parties of a withdrawal are set once; a project's property and quantification once recorded stay.
+CREATE TRIGGER IF NOT EXISTS withdrawals_parties_once BEFORE UPDATE ON withdrawals
+WHEN new.applicant IS NOT old.applicant OR new.affected_owner IS NOT old.affected_owner
+BEGIN SELECT RAISE(ABORT, 'a withdrawal keeps its applicant and affected owner'); END;
+CREATE TRIGGER IF NOT EXISTS projects_quantification_once BEFORE UPDATE ON projects
+WHEN (old.property IS NOT NULL AND new.property IS NOT old.property)
+  OR (old.quantification_sha256 IS NOT NULL AND (new.quantification_sha256 IS NOT old.quantification_sha256
+      OR new.quantification_ref IS NOT old.quantification_ref OR new.quantified_gpd IS NOT old.quantified_gpd
+      OR new.pe_name IS NOT old.pe_name OR new.pe_license IS NOT old.pe_license))
+BEGIN SELECT RAISE(ABORT, 'a project keeps its property and the quantification its deposit cited'); END;
+""" + _guards(NO_DELETE_6, NO_UPDATE_6)

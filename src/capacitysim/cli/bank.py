@@ -41,6 +41,15 @@ ACTOR_HELP = ("The person acting, by given and family name (letters, spaces, hyp
               "$CAPACITYSIM_ACTOR; the login name is never used).")
 
 
+#: ``--late-reason``: a bank administrator records an entry dated before the day of the journal's last row
+#: (program policy no_backdating); the journal keeps both dates and the reason.
+late_option = click.option(
+    "--late-reason", "late_reason", default=None, metavar="TEXT",
+    help="A late entry (dated before today): why it is recorded after its day. Required, and for a bank "
+         "administrator only, when the date is before the journal's last row (program policy no_backdating); "
+         "the journal keeps both dates.")
+
+
 def _set_actor(ctx, _param, value):
     if value is not None:
         ctx.ensure_object(dict)
@@ -381,18 +390,19 @@ def bindings(ctx, user, entity, closed, as_json):
 @click.argument("txn")
 @click.option("--on", "on", default=None, help="Date of the sign-off, YYYY-MM-DD (default today): the date of the "
               "flow credit note for a withdrawal.")
+@late_option
 @reason_option
 @documents_option
 @actor_option
 @json_option
 @click.pass_context
-def sign_off(ctx, txn, on, reason, documents, as_json):
+def sign_off(ctx, txn, on, late_reason, reason, documents, as_json):
     """Sign off a pending deposit, withdrawal or transfer (bank administrator only): it takes effect.
 
     The administrator who recorded it cannot sign it off (program policy signoff_separation): another
     registered administrator does."""
     with _ledger(ctx) as led:
-        out = led.sign_off(txn, on=on, reason=reason, documents=documents)
+        out = led.sign_off(txn, on=on, late_reason=late_reason, reason=reason, documents=documents)
     _emit(out, as_json, title=f"{out['kind']} signed off")
 
 
@@ -478,16 +488,17 @@ def add_basin(ctx, name, outlet, model, plant, reason, documents, as_json):
               help="A connected application this version contains (repeat): its commitment is released "
                    "(program policy connected_until_registered).")
 @click.option("--on", "on", default=None, help="The registration date, YYYY-MM-DD (default today).")
+@late_option
 @reason_option
 @documents_option
 @json_option
 @actor_option
 @click.pass_context
-def register_model(ctx, basin, model, outlet, plant, includes, on, reason, documents, as_json):
+def register_model(ctx, basin, model, outlet, plant, includes, on, late_reason, reason, documents, as_json):
     """Register a newer model of record for a basin (a bank administrator)."""
     with _ledger(ctx) as led:
-        out = led.register_model(basin, model, outlet=outlet, plant=plant, includes=includes, on=on, reason=reason,
-                                 documents=documents)
+        out = led.register_model(basin, model, outlet=outlet, plant=plant, includes=includes, on=on,
+                                 late_reason=late_reason, reason=reason, documents=documents)
     _emit(out, as_json, title=f"model version {out['version']} registered for basin {out['basin']}")
 
 
@@ -535,28 +546,30 @@ def commitments(ctx, model, plant, exclude, as_json):
 @bank.command()
 @click.argument("application")
 @click.option("--on", "on", default=None, help="The connection date, YYYY-MM-DD (default today).")
+@late_option
 @reason_option
 @documents_option
 @json_option
 @actor_option
 @click.pass_context
-def connect(ctx, application, on, reason, documents, as_json):
+def connect(ctx, application, on, late_reason, reason, documents, as_json):
     """Record that an approved application is connected (a commitment until a model version contains it)."""
     with _ledger(ctx) as led:
-        out = led.connect(application, on, reason=reason, documents=documents)
+        out = led.connect(application, on, late_reason=late_reason, reason=reason, documents=documents)
     _emit(out, as_json, title="connected")
 
 
 @bank.command()
 @click.option("--as-of", default=None, help="Date, YYYY-MM-DD (default today).")
+@late_option
 @reason_option
 @json_option
 @actor_option
 @click.pass_context
-def expire(ctx, as_of, reason, as_json):
+def expire(ctx, as_of, late_reason, reason, as_json):
     """Release approvals not connected within program policy approval_expiry_years (15 RCNY 18-37(e))."""
     with _ledger(ctx) as led:
-        out = led.expire(as_of, reason=reason)
+        out = led.expire(as_of, late_reason=late_reason, reason=reason)
     pols = _policies("approval_expiry_years")
     if as_json:
         emit_json({"expired": out, "policies": pols})
@@ -644,6 +657,11 @@ def deposit(ctx, basin, owner, gpd, project, certified_on, certificate, descript
 @click.option("--on", "on", default=None, help="The withdrawal date, YYYY-MM-DD (default today).")
 @click.option("--average-gpd", type=float, default=None, help="The connection's average daily flow [gpd]: its "
               "commitment's average (default: --gpd, program policy commitment_average).")
+@click.option("--applicant", default=None, help="The applicant, party to the flow credit note with the Board "
+              "(default: --owner).")
+@click.option("--affected-owner", default=None, help="The owner of the property the connection serves, when "
+              "another person (named on the flow credit note).")
+@late_option
 @click.option("--description", default="")
 @reason_option
 @documents_option
@@ -651,13 +669,14 @@ def deposit(ctx, basin, owner, gpd, project, certified_on, certificate, descript
 @json_option
 @click.pass_context
 def withdraw(ctx, basin, owner, gpd, application, node, capacity_ref, spdes_ref, application_approval, app_type, principal,
-             offset_ratio, on, average_gpd, description, reason, documents, as_json):
+             offset_ratio, on, average_gpd, applicant, affected_owner, late_reason, description, reason, documents, as_json):
     """Reserve credits for an application; approved only at the administrator's sign-off."""
     with _ledger(ctx) as led:
         out = led.withdraw(basin, owner, gpd, application, node=node, average_gpd=average_gpd, capacity_ref=capacity_ref,
                            spdes_ref=spdes_ref,
                            application_approval=application_approval, principal=principal, offset_ratio=offset_ratio,
-                           on=on, app_type=app_type, description=description, reason=reason, documents=documents)
+                           on=on, app_type=app_type, applicant=applicant, affected_owner=affected_owner,
+                           late_reason=late_reason, description=description, reason=reason, documents=documents)
         out["balance_gpd"] = led.balance(basin, owner)["balance_gpd"]
     _emit(out, as_json, title=f"withdrawal recorded, awaiting sign-off (bank sign-off {out['txn']})")
 
@@ -760,13 +779,14 @@ def complete(ctx, application, co_date, reason, documents, as_json):
 
 @bank.command("check-defaults")
 @click.option("--as-of", default=None, help="Date, YYYY-MM-DD (default today).")
+@late_option
 @json_option
 @actor_option
 @click.pass_context
-def check_defaults(ctx, as_of, as_json):
+def check_defaults(ctx, as_of, late_reason, as_json):
     """Put past-due flow credit notes in default (DEFAULT); what happens to their credits is a program policy."""
     with _ledger(ctx) as led:
-        out = led.check_defaults(as_of)
+        out = led.check_defaults(as_of, late_reason=late_reason)
     pols = _policies("default_credits")
     if as_json:
         emit_json({"defaulted": out, "policies": pols})
