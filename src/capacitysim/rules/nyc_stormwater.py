@@ -24,6 +24,9 @@ References
 
 from __future__ import annotations
 
+import calendar
+import datetime as dt
+
 import numpy as np
 
 from capacitysim.checks import check_range, scalar_or_array
@@ -365,3 +368,91 @@ MAINTENANCE_OBLIGATIONS = (
              "and sediments, that its orifice is unobstructed and flowing, and that it otherwise operates in compliance.",
      "citation": "15 RCNY § 31-04(a)(8), third and fourth sentences (triennial inspection and certification)"},
 )
+
+#: § 31-04(a)(8), third sentence: "Three years after the date of approval of a retention or detention
+#: system and every three years thereafter ..." - the interval of the inspection and certification [years].
+TRIENNIAL_INTERVAL_YEARS = 3
+#: § 31-04(a)(8), third sentence: "... shall be inspected by a licensed professional engineer, a registered
+#: architect or a licensed master plumber." The professions that may inspect and certify, in the rule's order.
+TRIENNIAL_CERTIFIERS = ("licensed professional engineer", "registered architect", "licensed master plumber")
+#: The citation of the triennial inspection and certification (the third record of :data:`MAINTENANCE_OBLIGATIONS`).
+TRIENNIAL_CITATION = MAINTENANCE_OBLIGATIONS[2]["citation"]
+#: Due dates a result lists when asked for no horizon: the first five (fifteen years after approval) [-].
+TRIENNIAL_DUE_DATES_LISTED = 5
+#: Most due dates :func:`triennial_certifications` returns (3,000 years of them) [-].
+MAX_TRIENNIAL_DUE_DATES = 1000
+#: Named policy LEAP_DAY_FEB_28: when "three years after" a February 29 approval falls in a year without
+#: February 29. The rule does not say; NY General Construction Law § 58 reads a year in a statute or
+#: instrument as twelve months (and § 31 a month as a calendar month), so the count ends in February of
+#: the year counted, and capacitysim takes its last day, February 28: never later than three years after.
+LEAP_DAY_POLICY = "LEAP_DAY_FEB_28"
+LEAP_DAY_CITATION = (
+    f"{PROGRAM_INTERPRETATION} (policy {LEAP_DAY_POLICY}): 15 RCNY § 31-04(a)(8) does not say when three years after a "
+    "February 29 approval falls in a year without February 29; a year counted as twelve calendar months (NY General "
+    "Construction Law §§ 58, 31) ends in February, on its last day, February 28; in a leap year on February 29"
+)
+
+
+def triennial_certifications(approved_on, *, through=None, count=None):
+    """The due dates of the triennial inspection and certification of a detention system.
+
+    15 RCNY § 31-04(a)(8), third and fourth sentences: "Three years after the date of approval of a
+    retention or detention system and every three years thereafter the operation of the system shall
+    be inspected by a licensed professional engineer, a registered architect or a licensed master
+    plumber. Such architect, engineer or master plumber shall submit certification to DEP that the
+    system is free of debris and sediments, that its orifice is unobstructed and flowing and that the
+    system is otherwise operating in compliance with this rule." Who may certify is
+    :data:`TRIENNIAL_CERTIFIERS`.
+
+    The k-th due date is the approval date moved k x 3 calendar years (k = 1, 2, ...): the same month and
+    day, each counted from the approval date, never from the previous due date. An approval on
+    February 29 falls due on February 28 of a year without February 29 and on February 29 of a leap
+    year (named policy :data:`LEAP_DAY_POLICY`, :data:`LEAP_DAY_CITATION`: the rule does not say):
+    2024-02-29 gives 2027-02-28, 2030-02-28, 2033-02-28, 2036-02-29.
+
+    Parameters
+    ----------
+    approved_on : datetime.date
+        Date of DEP's approval of the system [date]. A ``datetime`` (with a time) is refused.
+    through : datetime.date, optional
+        Horizon [date]: only the due dates on or before it (none when it comes before the first).
+    count : int, optional
+        Most due dates returned [-], 1 to :data:`MAX_TRIENNIAL_DUE_DATES`; default
+        :data:`TRIENNIAL_DUE_DATES_LISTED` when ``through`` is not given, else all up to ``through``.
+        Due dates after year 9999 are not returned (a ``datetime.date`` stops there).
+
+    Returns
+    -------
+    tuple of datetime.date
+        The due dates [date], earliest first.
+
+    Raises
+    ------
+    InputError
+        ``approved_on`` or ``through`` not a date, ``count`` not a whole number in range.
+
+    References
+    ----------
+    15 RCNY § 31-04(a)(8) (NYC DEP final rule of January 4, 2012); NY General Construction Law § 58 (year)
+    and § 31 (month), for the February 29 policy.
+    """
+    for name, value in (("approved_on", approved_on), ("through", through)):
+        if value is None and name == "through":
+            continue
+        if not isinstance(value, dt.date) or isinstance(value, dt.datetime):
+            raise InputError(f"{name} must be a date (datetime.date, YYYY-MM-DD); got {value!r}")
+    if count is None:
+        count = TRIENNIAL_DUE_DATES_LISTED if through is None else MAX_TRIENNIAL_DUE_DATES
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_TRIENNIAL_DUE_DATES:
+        raise InputError(f"count must be a whole number from 1 to {MAX_TRIENNIAL_DUE_DATES}; got {count!r}")
+    out = []
+    for k in range(1, count + 1):
+        year = approved_on.year + k * TRIENNIAL_INTERVAL_YEARS
+        if year > dt.MAXYEAR:
+            break
+        day = min(approved_on.day, calendar.monthrange(year, approved_on.month)[1])
+        due = dt.date(year, approved_on.month, day)
+        if through is not None and due > through:
+            break
+        out.append(due)
+    return tuple(out)
