@@ -23,6 +23,8 @@ A site file::
     engineer_license = "012345"
     site_address = "120 Example Street, Brooklyn"   # default: [site] address
     bbl = "3-00123-0045"
+    # approved_on = 2024-03-15   # optional: date DEP approved the system (not after today); the
+    #                            # triennial certifications of § 31-04(a)(8) are due from it
 
     [surfaces]                   # area tributary to the system by surface type [ft2]; must sum to
     roof = 14000                 # site_area_sf (new) or altered_area_sf (alteration)
@@ -60,6 +62,7 @@ files by their name and digest, never by a path of the machine that ran them.
 from __future__ import annotations
 
 import copy
+import datetime
 import hashlib
 import os
 import tomllib
@@ -78,7 +81,7 @@ from capacitysim.io.files import (
     require_table,
     require_text,
 )
-from capacitysim.io.submittal import Submittal, submittal_from_table
+from capacitysim.io.submittal import APPROVAL_FIELD, Submittal, approval_date, submittal_from_table
 
 RULES_DIR = Path(__file__).resolve().parents[1] / "data" / "rules"
 #: Tolerance on the sum of surface areas [ft2]: the larger of 1 ft2 and 0.1 % of the total.
@@ -413,6 +416,9 @@ class Site:
     #: Submittal identification: the site file's [submittal] table ([site] address as its site address
     #: when the table gives none).
     submittal: Submittal = field(default_factory=Submittal)
+    #: Date DEP approved the detention system ([submittal] approved_on), None for a design before
+    #: approval; the triennial certifications of 15 RCNY § 31-04(a)(8) fall due from it.
+    approved_on: datetime.date | None = None
 
     @property
     def tributary_area_sf(self) -> float:
@@ -476,7 +482,13 @@ def load_site(path: str | os.PathLike, rules: RuleSet) -> Site:
         if not (phased or subdivision):
             raise DataFileError(f"{w}: master_plan is only for a phased or subdivided development (phased = true or "
                                 f"subdivision = true); got master_plan = {quoted(master_plan)} with neither")
-    submittal = submittal_from_table(data.get("submittal"), where)
+    submittal = submittal_from_table(data.get("submittal"), where, extra=(APPROVAL_FIELD,))
+    approved_on = None
+    if isinstance(data.get("submittal"), dict):
+        try:
+            approved_on = approval_date(data["submittal"].get(APPROVAL_FIELD))
+        except InputError as exc:
+            raise DataFileError(f"{where} [submittal]: {exc}") from None
     if submittal.site_address is None and "address" in s:
         try:
             submittal = submittal.merged(site_address=s["address"])
@@ -558,6 +570,7 @@ def load_site(path: str | os.PathLike, rules: RuleSet) -> Site:
         master_plan=master_plan,
         sha256=digest,
         submittal=submittal,
+        approved_on=approved_on,
     )
 
 

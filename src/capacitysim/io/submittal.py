@@ -8,6 +8,11 @@ result carries these fields (``submittal`` in its JSON) and every report prints 
 They come from a ``[submittal]`` table of an input file (a site file, or a file of its own given with
 ``--submittal``) and from CLI options (``--project-number`` ...), the options winning.
 
+A site file's ``[submittal]`` may also give ``approved_on``, the date DEP approved the detention system
+(:data:`APPROVAL_FIELD`, read by :func:`approval_date`): the triennial certification of 15 RCNY
+§ 31-04(a)(8) falls due from it. It is a fact of the detention approval, not an identification field:
+it is not a field of :class:`Submittal`, and ``--submittal FILE`` (read by every command) does not take it.
+
 References
 ----------
 NY Education Law § 7209 (an engineer's seal and licence number on plans and reports); NYC Department
@@ -17,6 +22,7 @@ permit numbers, ``NY`` followed by seven digits).
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 from dataclasses import asdict, dataclass, fields
@@ -41,6 +47,10 @@ MAX_FIELD_CHARS = 200
 _BBL = re.compile(r"^([1-5])[-/ ]?(\d{1,5})[-/ ]?(\d{1,4})$")
 #: A SPDES permit number: NY and seven digits (NY0024414), or a general permit (GP-0-15-002).
 _SPDES = re.compile(r"^(NY\d{7}|GP-\d-\d{2}-\d{3})$")
+#: The key of a site file's [submittal] table giving the date DEP approved the detention system.
+APPROVAL_FIELD = "approved_on"
+#: An approval date as text: an ISO 8601 calendar date, YYYY-MM-DD.
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 @dataclass(frozen=True)
@@ -95,15 +105,69 @@ class Submittal:
         return Submittal(**data)
 
 
-def submittal_from_table(table, where: str) -> Submittal:
-    """A :class:`Submittal` from a ``[submittal]`` table of an input file (keys of :data:`SUBMITTAL_FIELDS`)."""
+def approval_date(value, field: str = APPROVAL_FIELD, *, today: dt.date | None = None) -> dt.date | None:
+    """The date DEP approved a detention system, checked: a ``datetime.date`` (None when not given).
+
+    The triennial inspection and certification of 15 RCNY § 31-04(a)(8) falls due "three years after the
+    date of approval ... and every three years thereafter"
+    (:func:`capacitysim.rules.nyc_stormwater.triennial_certifications`).
+
+    Parameters
+    ----------
+    value : str, datetime.date or None
+        ``YYYY-MM-DD`` text (the CLI's ``--approved-on``, a quoted TOML string) or a TOML date
+        (``approved_on = 2024-03-15``). A date with a time of day is refused.
+    field : str
+        The name the error gives (``approved_on``, ``--approved-on``).
+    today : datetime.date, optional
+        The date to compare with [date] (default: today's date on this machine).
+
+    Returns
+    -------
+    datetime.date or None
+
+    Raises
+    ------
+    InputError
+        Not a date, or a date after ``today``: an approval date records an approval DEP has given, and
+        a design before approval gives none (its certifications are then due "3 years after the approval
+        date", without dates). A future date is refused rather than read as an expected approval, so
+        that due dates are never printed from an approval that has not happened.
+    """
+    if value is None:
+        return None
+    allowed = "allowed: a date YYYY-MM-DD (e.g. 2024-03-15) on or before today"
+    if isinstance(value, dt.datetime):
+        raise InputError(f"{field} must be a date without a time of day; got {value.isoformat()}; {allowed}")
+    if isinstance(value, dt.date):
+        day = value
+    elif isinstance(value, str) and _ISO_DATE.match(value.strip()):
+        try:
+            day = dt.date.fromisoformat(value.strip())
+        except ValueError:
+            raise InputError(f"{field} {quoted(value)} is not a date of the calendar; {allowed}") from None
+    else:
+        raise InputError(f"{field} must be a date; got {quoted(value)}; {allowed}")
+    today = dt.date.today() if today is None else today
+    if day > today:
+        raise InputError(f"{field} {day.isoformat()} is after today ({today.isoformat()}): an approval date records an "
+                         f"approval DEP has given (leave it out for a design before approval); {allowed}")
+    return day
+
+
+def submittal_from_table(table, where: str, *, extra: tuple[str, ...] = ()) -> Submittal:
+    """A :class:`Submittal` from a ``[submittal]`` table of an input file (keys of :data:`SUBMITTAL_FIELDS`).
+
+    ``extra`` names further keys the file may give that are not identification fields (a site file's
+    :data:`APPROVAL_FIELD`): they are allowed here and read by their own function (:func:`approval_date`).
+    """
     if table is None:
         return Submittal()
     if not isinstance(table, dict):
         raise DataFileError(f"{where}: [submittal] must be a table; got {quoted(table)}")
-    check_keys(table, f"{where} [submittal]", set(), set(SUBMITTAL_FIELDS))
+    check_keys(table, f"{where} [submittal]", set(), set(SUBMITTAL_FIELDS) | set(extra))
     try:
-        return Submittal(**table)
+        return Submittal(**{k: v for k, v in table.items() if k not in extra})
     except InputError as exc:
         raise DataFileError(f"{where}: {exc}") from None
 
