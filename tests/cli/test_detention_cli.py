@@ -332,7 +332,8 @@ def test_conditions_hold_the_31_04_a_8_obligations_with_citations(run_cli):
     certification to DEP that the system is free of debris and sediments, that its orifice is
     unobstructed and flowing ..." - each obligation a JSON record with its citation."""
     out = json.loads(run_cli("detention", str(SITES / "new-building.toml"), "--no-swmm", "--json").stdout)
-    assert all(set(c) == {"text", "citation"} and c["text"] and c["citation"] for c in out["conditions"])
+    assert all(c["text"] and c["citation"] for c in out["conditions"])
+    assert all(set(c) == {"text", "citation"} for c in out["conditions"] if c.get("kind") != "triennial certification")
     a8 = [c for c in out["conditions"] if "§ 31-04(a)(8)" in c["citation"]]
     assert len(a8) == 3
     text = " ".join(c["text"] for c in a8)

@@ -210,12 +210,19 @@ def test_new_building_numbers_by_hand(rules):
 def test_conditions_are_records_ending_with_the_31_04_a_8_obligations(rules):
     """Every condition is ``{"text", "citation"}``; the owner's three obligations of 15 RCNY § 31-04(a)(8)
     (maintenance and records; deed restriction; triennial inspection and certification by "a licensed
-    professional engineer, a registered architect or a licensed master plumber") close the list."""
-    from capacitysim.rules.nyc_stormwater import MAINTENANCE_OBLIGATIONS
+    professional engineer, a registered architect or a licensed master plumber") close the list, the
+    triennial one a dated record (here without an approval date: no due dates)."""
+    from capacitysim.rules.nyc_stormwater import MAINTENANCE_OBLIGATIONS, TRIENNIAL_CERTIFIERS
 
     res = design_site(load_site(SITES / "open-bottom-infiltration.toml", rules), rules, swmm=False)
-    assert all(set(c) == {"text", "citation"} for c in res.conditions)
-    assert res.conditions[-3:] == list(MAINTENANCE_OBLIGATIONS)
+    assert all({"text", "citation"} <= set(c) for c in res.conditions)
+    assert all(set(c) == {"text", "citation"} for c in res.conditions[:-1])
+    assert res.conditions[-3:-1] == list(MAINTENANCE_OBLIGATIONS[:2])
+    last = res.conditions[-1]
+    assert last["citation"] == MAINTENANCE_OBLIGATIONS[2]["citation"]
+    assert last["text"].startswith(MAINTENANCE_OBLIGATIONS[2]["text"])
+    assert last["kind"] == "triennial certification" and last["due_on"] is None and last["approved_on"] is None
+    assert last["certifier"] == list(TRIENNIAL_CERTIFIERS)
     assert all(c["citation"].startswith("15 RCNY § 31-04(a)(8)") for c in MAINTENANCE_OBLIGATIONS)
     infiltration = next(c for c in res.conditions if "infiltration credit" in c["text"])
     assert infiltration["citation"] == "15 RCNY § 31-03(a)(3)"

@@ -27,27 +27,35 @@ from capacitysim.cli.common import (
 @click.option("--rule", "rule", default="nyc-2012", show_default=True, help="Rule set: a bundled name or a TOML file (extends = \"nyc-2012\").")
 @click.option("--report", "report", help="Write the HTML report here (a new file or a plain file; never an input, a link or a folder).")
 @click.option("--no-swmm", is_flag=True, help="Skip the SWMM check.")
+@click.option("--approved-on", "approved_on", metavar="YYYY-MM-DD",
+              help="Date DEP approved the system (not after today), over the site file's [submittal] approved_on: the "
+                   "triennial certifications of 15 RCNY § 31-04(a)(8) are listed with their due dates.")
 @export_option
 @submittal_options
 @json_option
-def detention(site_file, rule, report, no_swmm, export_dir, as_json, **submittal):
+def detention(site_file, rule, report, no_swmm, approved_on, export_dir, as_json, **submittal):
     """Size the detention system and orifice of a NYC site (release rate, volume, routing, SWMM check).
 
     Exit code 0 when the design passes, 1 when it fails (the result is still printed), 2 for bad
     input, 3 when the rules refuse the site. The submittal identification comes from the site file's
-    [submittal] table, overridden by --submittal FILE, overridden by the single options.
+    [submittal] table, overridden by --submittal FILE, overridden by the single options. The approval
+    date (--approved-on, else the site file's [submittal] approved_on) dates the triennial inspection and
+    certification of 15 RCNY § 31-04(a)(8); a date after today is bad input (exit 2): it records an
+    approval DEP has given.
     """
     from capacitysim.io.site_files import load_rule_set, load_site
+    from capacitysim.io.submittal import approval_date
     from capacitysim.report.detention import verdict_line, write_report
     from capacitysim.workflows.detention import design_site
 
+    approved = approval_date(approved_on, "--approved-on")
     rules = load_rule_set(rule)
     # the report must never overwrite an input: the site file, any rule-set file read, the submittal file
     check_output(report, [site_file, *rules.sources, submittal.get("submittal__submittal_file")], option="--report")
     check_export_dir(export_dir, [site_file, *rules.sources, submittal.get("submittal__submittal_file")])
     site = load_site(site_file, rules)
     sub = pop_submittal(submittal, base=site.submittal)
-    result = design_site(site, rules, swmm=not no_swmm, submittal=sub)
+    result = design_site(site, rules, swmm=not no_swmm, submittal=sub, approved_on=approved)
     if report:
         write_report(result, report)
     written = None
@@ -72,6 +80,7 @@ def detention(site_file, rule, report, no_swmm, export_dir, as_json, **submittal
 
 def _print_table(result, verdict: str) -> None:
     from capacitysim.report.format import number
+    from capacitysim.workflows.detention import TRIENNIAL_KIND
 
     n = result.numbers
     d = n["orifice_diameter_in"]
@@ -96,6 +105,9 @@ def _print_table(result, verdict: str) -> None:
             click.echo(f"  check {c.criterion}: {c.result} ({c.value}; {c.requirement}, {c.citation})")
     for c in result.conditions:
         click.echo(f"  condition: {c['text']} ({c['citation']})")
+        if c.get("kind") == TRIENNIAL_KIND:  # the dated record (its due dates are in its text): who, how counted
+            click.echo(f"    certifier (one of): {', '.join(c['certifier'])}")
+            click.echo(f"    due dates: {c['due_on_basis']}")
     unused = [k for k in result.rules.unverified() if k not in result.unverified_values_used]
     if unused:
         click.echo(f"  unverified rule-set values not used by this design: {', '.join(unused)} (see the report)")

@@ -14,7 +14,12 @@ from capacitysim.report.format import number
 from capacitysim.report.html import HtmlReport, file_label, new_figure
 from capacitysim.rules import nyc_stormwater as nyc
 from capacitysim.units import MINUTES_PER_HOUR
-from capacitysim.workflows.detention import SWMM_TOLERANCE, DetentionResult
+from capacitysim.workflows.detention import SWMM_TOLERANCE, TRIENNIAL_KIND, DetentionResult
+
+
+def _is_obligation(condition: dict) -> bool:
+    """A condition of the owner's obligations of 15 RCNY § 31-04(a)(8) (the triennial one dated)."""
+    return condition["citation"].startswith("15 RCNY § 31-04(a)(8)")
 
 
 def _step_value(value, unit):
@@ -33,7 +38,8 @@ def verdict_line(result: DetentionResult) -> str:
 def write_report(result: DetentionResult, path) -> Path:
     """Write the self-contained HTML report: submittal, inputs (files by name and SHA-256), every step
     with its citation, hydrographs, stage, SWMM check, rule-set sources (unverified values flagged), the
-    conditions and the § 31-04(a)(8) obligations with their citations."""
+    conditions and the § 31-04(a)(8) obligations with their citations, the triennial certification's due
+    dates (or "not known" before approval) and the professions that may certify."""
     site, n, s = result.site, result.numbers, result.series
     rep = HtmlReport(f"Detention design: {site.name}", "Site Connection Proposal, NYC combined sewer area (15 RCNY § 31-03)")
     rep.submittal(result.submittal.to_dict())
@@ -80,8 +86,8 @@ def write_report(result: DetentionResult, path) -> Path:
     rep.table(["check", "requirement", "value", "result", "citation"],
               [[c.criterion, c.requirement, c.value, c.result.upper(), c.citation] for c in result.checks],
               classes=[{"pass": "pass", "fail": "fail"}.get(c.result, "untrusted") for c in result.checks])
-    obligations = [c for c in result.conditions if c in nyc.MAINTENANCE_OBLIGATIONS]
-    others = [c for c in result.conditions if c not in nyc.MAINTENANCE_OBLIGATIONS]
+    obligations = [c for c in result.conditions if _is_obligation(c)]
+    others = [c for c in result.conditions if not _is_obligation(c)]
     if others:
         rep.heading("Conditions for the DEP reviewer")
         rep.table(["condition", "citation"], [[c["text"], c["citation"]] for c in others])
@@ -151,6 +157,21 @@ def write_report(result: DetentionResult, path) -> Path:
 
     rep.heading("Maintenance obligations (15 RCNY § 31-04(a)(8))")
     rep.table(["obligation", "citation"], [[c["text"], c["citation"]] for c in obligations or nyc.MAINTENANCE_OBLIGATIONS])
+    triennial = next((c for c in obligations if c.get("kind") == TRIENNIAL_KIND), None)
+    if triennial is not None:
+        due = triennial["due_on"]
+        rep.key_values([
+            ("approval date", triennial["approved_on"] or "not given (a design before approval)"),
+            ("triennial inspection and certification due on",
+             f"{', '.join(due)}, and every {nyc.TRIENNIAL_INTERVAL_YEARS} years thereafter" if due
+             else f"{nyc.TRIENNIAL_INTERVAL_YEARS} years after the approval date and every "
+                  f"{nyc.TRIENNIAL_INTERVAL_YEARS} years thereafter (dates not known)"),
+            ("inspected and certified by (one of)", ", ".join(triennial["certifier"])),
+            ("how the dates are counted", triennial["due_on_basis"]),
+        ])
+        rep.citation(f"{triennial['citation']}: \"Three years after the date of approval of a retention or detention system "
+                     "and every three years thereafter the operation of the system shall be inspected by a licensed "
+                     "professional engineer, a registered architect or a licensed master plumber.\"")
     if site.recycling:
         rep.paragraph("Recycling systems cannot be modified or disconnected without DEP's express written approval; this binds "
                       "current and future owners (15 RCNY § 31-03(a)(4)).")

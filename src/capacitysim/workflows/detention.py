@@ -20,12 +20,15 @@ Steps (each reported with its citation):
 7. SWMM check of the chosen design (storage node + orifice + outfall + [INFLOWS]/[TIMESERIES]).
 
 The result carries the conditions the inputs cannot show and the owner's § 31-04(a)(8) obligations
-(records ``{"text", "citation"}``), the submittal identification, the SHA-256 of every file read, and
-the verdict qualified by the unverified rule-set values the design used (:attr:`DetentionResult.verdict_qualified`).
+(records ``{"text", "citation"}``; the triennial inspection and certification a dated record with its
+due dates when the approval date is known, :func:`triennial_condition`), the submittal identification,
+the SHA-256 of every file read, and the verdict qualified by the unverified rule-set values the design
+used (:attr:`DetentionResult.verdict_qualified`).
 """
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,7 +42,7 @@ from capacitysim.hydraulics.storage import StageStorage, system_table
 from capacitysim.hydraulics.weir import FRANCIS_COEFFICIENT
 from capacitysim.hydrology.rational import rational_hydrograph_shapes
 from capacitysim.io.site_files import RuleSet, Site
-from capacitysim.io.submittal import Submittal
+from capacitysim.io.submittal import Submittal, approval_date
 from capacitysim.rules import nyc_stormwater as nyc
 from capacitysim.rules.verdict import Check
 from capacitysim.workflows.detention_check import SWMM_TOLERANCE, swmm_check
@@ -448,12 +451,16 @@ class DetentionResult:
     #: Compliance checks (:class:`~capacitysim.rules.verdict.Check`), one per requirement.
     checks: list[Check] = field(default_factory=list)
     #: Conditions the reviewer must confirm or the applicant must meet (not computable from the inputs),
-    #: then the owner's obligations of 15 RCNY § 31-04(a)(8): records ``{"text": ..., "citation": ...}``.
+    #: then the owner's obligations of 15 RCNY § 31-04(a)(8): records ``{"text": ..., "citation": ...}``,
+    #: the triennial certification with the fields of :func:`triennial_condition`.
     conditions: list[dict] = field(default_factory=list)
     #: The submittal identification (default: the site file's [submittal]; the CLI options override it).
     submittal: Submittal | None = None
     #: The rule-set tables the design read (:func:`rule_values_used`).
     rule_values: list[str] = field(default_factory=list)
+    #: Date DEP approved the system (the site file's [submittal] approved_on, or --approved-on); None for
+    #: a design before approval.
+    approved_on: datetime.date | None = None
 
     def __post_init__(self):
         if self.submittal is None:
@@ -484,13 +491,15 @@ class DetentionResult:
 
     def to_dict(self) -> dict:
         """The ``--json`` document: site, rule set, verdict (and qualified verdict), submittal, files read
-        (names and SHA-256), every number, the checks and the conditions (with citations)."""
+        (names and SHA-256), every number, the checks, the approval date (``approved_on``, YYYY-MM-DD or
+        None) and the conditions (with citations; dates as YYYY-MM-DD)."""
         out = {"kind": "detention-design", "site": self.site.name, "site_file": self.site.path, "site_sha256": self.site.sha256,
                "rule_set": self.rules.name, "rule_set_files": self.rules.files(), "status": self.status,
                "verdict": self.status, "verdict_qualified": self.verdict_qualified, "problems": self.problems,
                "submittal": self.submittal.to_dict()}
         out.update(self.numbers)
         out["checks"] = [c.to_dict() for c in self.checks]
+        out["approved_on"] = None if self.approved_on is None else self.approved_on.isoformat()
         out["conditions"] = [dict(c) for c in self.conditions]
         out["unverified_rule_values"] = self.rules.unverified()
         out["unverified_values_used"] = self.unverified_values_used
@@ -504,6 +513,66 @@ def _step(steps, title, formula, value, unit, cite):
 def _condition(text: str, citation: str) -> dict:
     """One condition record of the result (``conditions`` of the JSON)."""
     return {"text": text, "citation": citation}
+
+
+#: The ``kind`` of the dated condition record of :func:`triennial_condition`.
+TRIENNIAL_KIND = "triennial certification"
+
+
+def triennial_condition(approved_on: datetime.date | None, source: str | None = None) -> dict:
+    """The owner's triennial inspection and certification as a dated condition record.
+
+    15 RCNY § 31-04(a)(8), third and fourth sentences: "Three years after the date of approval of a
+    retention or detention system and every three years thereafter the operation of the system shall
+    be inspected by a licensed professional engineer, a registered architect or a licensed master
+    plumber. Such architect, engineer or master plumber shall submit certification to DEP that the
+    system is free of debris and sediments, that its orifice is unobstructed and flowing and that the
+    system is otherwise operating in compliance with this rule."
+
+    Parameters
+    ----------
+    approved_on : datetime.date or None
+        Date DEP approved the system [date]; None for a design before approval.
+    source : str, optional
+        Where the date comes from (``the site file's [submittal] approved_on``, ``--approved-on``).
+
+    Returns
+    -------
+    dict
+        ``text`` (with the due dates when known), ``citation``, ``kind`` (:data:`TRIENNIAL_KIND`),
+        ``approved_on`` (YYYY-MM-DD or None), ``due_on`` (the first
+        :data:`~capacitysim.rules.nyc_stormwater.TRIENNIAL_DUE_DATES_LISTED` due dates, YYYY-MM-DD, by
+        :func:`~capacitysim.rules.nyc_stormwater.triennial_certifications`; None without an approval
+        date), ``certifier`` (:data:`~capacitysim.rules.nyc_stormwater.TRIENNIAL_CERTIFIERS`) and
+        ``due_on_basis`` (how the dates were counted, or why there are none; the named policy
+        :data:`~capacitysim.rules.nyc_stormwater.LEAP_DAY_POLICY` when the approval is on February 29).
+
+    References
+    ----------
+    15 RCNY § 31-04(a)(8).
+    """
+    base = nyc.MAINTENANCE_OBLIGATIONS[2]["text"]
+    record = {"text": base, "citation": nyc.TRIENNIAL_CITATION, "kind": TRIENNIAL_KIND, "approved_on": None,
+              "due_on": None, "certifier": list(nyc.TRIENNIAL_CERTIFIERS)}
+    years = nyc.TRIENNIAL_INTERVAL_YEARS
+    if approved_on is None:
+        record["text"] = (f"{base} Due {years} years after the approval date and every {years} years thereafter "
+                          "(no approval date given: the due dates are not known yet).")
+        record["due_on_basis"] = (f"no approval date: the site file's [submittal] gives no approved_on and --approved-on "
+                                  f"was not given (a design before approval); due {years} years after the approval date")
+        return record
+    due = [d.isoformat() for d in nyc.triennial_certifications(approved_on)]
+    record["approved_on"] = approved_on.isoformat()
+    record["due_on"] = due
+    record["text"] = (f"{base} Approved {approved_on.isoformat()}: due {', '.join(due)}, and every {years} years "
+                      "thereafter.")
+    basis = (f"approval date {approved_on.isoformat()}" + (f" from {source}" if source else "") +
+             f" plus {years} years, then every {years} years, each counted from the approval date; the first "
+             f"{len(due)} listed")
+    if (approved_on.month, approved_on.day) == (2, 29):
+        basis += f"; {nyc.LEAP_DAY_CITATION}"
+    record["due_on_basis"] = basis
+    return record
 
 
 def _conditions(site: Site) -> list[dict]:
@@ -555,7 +624,7 @@ def rule_values_used(site: Site, rules: RuleSet) -> list[str]:
 
 
 def design_site(site: Site, rules: RuleSet, *, swmm: bool = True, work_dir: str | Path | None = None,
-                submittal: Submittal | None = None) -> DetentionResult:
+                submittal: Submittal | None = None, approved_on: datetime.date | None = None) -> DetentionResult:
     """The whole detention design of one site: :func:`design_batch` with n = 1, each step written out
     with its citation, the critical hydrograph routed with its drain-down, the compliance checks and
     (``swmm``) the check of the design in EPA SWMM.
@@ -570,24 +639,32 @@ def design_site(site: Site, rules: RuleSet, *, swmm: bool = True, work_dir: str 
         Folder kept for the SWMM run (default: a temporary folder).
     submittal : Submittal, optional
         The submittal identification (default: the site file's [submittal]).
+    approved_on : datetime.date, optional
+        Date DEP approved the system [date] (or its text YYYY-MM-DD), replacing the site file's
+        [submittal] approved_on (the CLI's ``--approved-on``); checked by
+        :func:`capacitysim.io.submittal.approval_date` (not after today).
 
     Returns
     -------
     DetentionResult
         ``status`` "pass" when every design check passes and SWMM agrees; ``conditions`` ends with the
         owner's obligations of 15 RCNY § 31-04(a)(8) (maintenance and records, deed restriction,
-        triennial inspection and certification by a PE, RA or licensed master plumber).
+        triennial inspection and certification by a PE, RA or licensed master plumber, the last a
+        dated record, :func:`triennial_condition`, with its due dates when the approval date is known).
 
     Raises
     ------
     RefusedError
         As :func:`site_refusals`.
+    InputError
+        ``approved_on`` not a date, or after today.
 
     References
     ----------
     15 RCNY § 31-03, § 31-04(a)(8); NYC Plumbing Code § 1114.3.1; HEC-22 (2009) ch. 8; Chow, Maidment & Mays
     (1988) § 8.2.
     """
+    approved_on = approval_date(approved_on, "approved_on")  # before the design: a bad date is refused at once
     b = design_batch(site, rules)
     v = {k: float(a[0]) for k, a in b.values.items()}
     steps: list[dict] = []
@@ -726,9 +803,14 @@ def design_site(site: Site, rules: RuleSet, *, swmm: bool = True, work_dir: str 
         "swmm_agreement": None,
     }
     checks = _design_checks(site, b, numbers, conditions)
-    conditions.extend(dict(ob) for ob in nyc.MAINTENANCE_OBLIGATIONS)
+    if approved_on is not None:
+        source = "--approved-on"
+    else:
+        approved_on, source = site.approved_on, "the site file's [submittal] approved_on"
+    conditions.extend(dict(ob) for ob in nyc.MAINTENANCE_OBLIGATIONS if ob["citation"] != nyc.TRIENNIAL_CITATION)
+    conditions.append(triennial_condition(approved_on, source))
     result = DetentionResult(site, rules, numbers, steps, problems=problems, checks=checks, conditions=conditions,
-                             submittal=submittal, rule_values=rule_values_used(site, rules))
+                             submittal=submittal, rule_values=rule_values_used(site, rules), approved_on=approved_on)
     result.series = {
         "time_min": t_full[:end], "inflow_cfs": inflow[:end], "sewer_cfs": sewer[:end], "stage_ft": res.stage_ft[0, :end],
         "storage_cf": res.storage_cf[0, :end], "losses_cfs": (res.outflow_cfs[0, 2] + res.outflow_cfs[0, 3])[:end],
