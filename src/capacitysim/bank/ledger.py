@@ -1550,9 +1550,13 @@ class Ledger:
         return {"basin": basin, "owner": owner, "balance_gpd": 0}
 
     def add_project(self, ref: str, basin: str, jurisdiction: str, *, description: str = "", priority: int | None = None,
-                    estimated_gpd: float | None = None, reason: str = "", documents=()) -> dict:
-        """Record an identified/available I/I remediation project (annual report part A)."""
+                    estimated_gpd: float | None = None, property: str | None = None, reason: str = "",
+                    documents=()) -> dict:
+        """Record an identified/available I/I remediation project (annual report part A), on ``property``
+        ``public`` or ``private`` (records section A: "in the municipal users' public sewage collection
+        systems and private property")."""
         ref = _text("project", ref)
+        prop = _property(property)
         if estimated_gpd is not None:
             estimated_gpd = _positive_gpd("estimated_gpd", estimated_gpd)
         with self._tx() as c:
@@ -1563,15 +1567,48 @@ class Ledger:
             if same is not None:
                 raise RefusedError(f"project {ref!r} already exists" + ("" if same == ref else f" as {same!r}"))
             c.execute("INSERT INTO projects(ref, basin_id, jurisdiction_id, description, priority, estimated_gpd, status,"
-                      " created_at) VALUES (?,?,?,?,?,?,'identified',?)",
-                      (ref, b["id"], j["id"], description or "", priority, estimated_gpd, self._now()))
+                      " created_at, property) VALUES (?,?,?,?,?,?,'identified',?,?)",
+                      (ref, b["id"], j["id"], description or "", priority, estimated_gpd, self._now(), prop))
             self._log(c, "add-project", reason=reason, documents=documents, basin_id=b["id"], ref=ref,
-                      detail={"jurisdiction": jurisdiction, "priority": priority, "estimated_gpd": estimated_gpd})
-        return {"project": ref, "basin": basin, "jurisdiction": jurisdiction, "status": "identified"}
+                      detail={"jurisdiction": jurisdiction, "priority": priority, "estimated_gpd": estimated_gpd,
+                              "property": prop})
+        return {"project": ref, "basin": basin, "jurisdiction": jurisdiction, "status": "identified", "property": prop}
+
+    def furnish_letter(self, project: str, letter: str, *, on=None, reason: str = "") -> dict:
+        """Record the completed certification letter of a certified project (records section B: "If not
+        previously furnished, provide completed certification letter for I/I remediation projects
+        completed. (See Appendix A for letter format.)"): its path and SHA-256, once per project.
+
+        Raises
+        ------
+        RefusedError
+            The project is not certified, or its letter was already furnished.
+        """
+        ref = _text("project", project)
+        doc = _refs.resolve_document("letter", _text("letter", letter), "the completed certification letter (Appendix A)")
+        on = self._not_future("on", parse_date("on", on)) or self._today()
+        with self._tx() as c:
+            p = c.execute("SELECT * FROM projects WHERE ref=?", (ref,)).fetchone()
+            if p is None:
+                raise InputError(f"project: unknown project {ref!r}")
+            if p["status"] != "certified":
+                raise RefusedError(f"project {ref!r} is {p['status']}: a certification letter is furnished for a project "
+                                   "certified complete and deposited")
+            old = c.execute("SELECT ref, letter_on FROM certification_letters WHERE project_id=?", (p["id"],)).fetchone()
+            if old is not None:
+                raise RefusedError(f"project {ref!r}: its certification letter was furnished on {old['letter_on']} "
+                                   f"({old['ref']})")
+            c.execute("INSERT INTO certification_letters(project_id, ref, sha256, letter_on, recorded_at, recorded_by)"
+                      " VALUES (?,?,?,?,?,?)", (p["id"], doc["ref"], doc["sha256"], on.isoformat(), self._now(),
+                                                 self._require_actor()))
+            self._log(c, "furnish-letter", reason=reason, documents=[doc["ref"]], basin_id=p["basin_id"], ref=ref,
+                      detail={"letter": doc, "letter_on": on.isoformat()})
+        return {"project": ref, "letter": doc, "letter_on": on.isoformat()}
 
     # --- credits in -----------------------------------------------------------------------------------
-    def deposit(self, basin: str, owner: str, gpd: float, project: str, *, certified_on=None, certificate: str | None = None,
-                description: str = "", reason: str = "", documents=()) -> dict:
+    def deposit(self, basin: str, owner: str, gpd: float, project: str, *, quantification: str | dict | None = None,
+                letter: str | None = None, property: str | None = None, certified_on=None,
+                certificate: str | None = None, description: str = "", reason: str = "", documents=()) -> dict:
         """Record the deposit of the credits of a project certified complete (section B), pending sign-off.
 
         The credits go to the subaccount of the municipal user having jurisdiction over the project
@@ -1580,6 +1617,26 @@ class Ledger:
         certified with a lot of its credits, only when the bank administrator signs it off
         (:meth:`sign_off`; definitions, BANK ADMINISTRATOR): until then the balance does not count
         it (program policy ``pending_reserve``). A project is deposited once.
+
+        The deposit cites the project's quantification (``quantification``: the JSON of ``capacitysim
+        credits quantify --json``, its SHA-256 recorded; I/I quantification guidelines: "prepared by a
+        professional engineer, licensed in the State of New York, and presented in an I/I remediation
+        engineering report"): it must name the PE and licence, quantify this project for this municipal
+        user and basin, and total at least ``gpd`` (:func:`capacitysim.bank.refs.quantification_facts`).
+        ``letter`` is the completed certification letter (Appendix A; records section B: "If not
+        previously furnished, provide completed certification letter"), which may follow with
+        :meth:`furnish_letter`; annual report part B flags a certified project without it.
+
+        Parameters
+        ----------
+        quantification : str or dict
+            The path of the quantification JSON, or (the service) the facts already checked with
+            ``ref`` and ``sha256`` (:func:`capacitysim.bank.refs.quantification_facts`). Required.
+        letter : str, optional
+            The path of the certification letter (any format; SHA-256 recorded).
+        property : {"public", "private"}, optional
+            Where the project is (records section, parts A and B: "public sewage collection systems
+            and private property").
 
         Returns
         -------
@@ -1595,7 +1652,19 @@ class Ledger:
         ref = _text("project", project)
         on = self._not_future("certified_on", parse_date("certified_on", certified_on)) or self._today()
         certificate = _text("certificate", certificate, required=False)
-        docs = [*documents, *([certificate] if certificate else [])]
+        prop = _property(property)
+        if quantification is None:
+            raise InputError("quantification is required: the JSON of `capacitysim credits quantify PROJECT.toml --json` "
+                             "(the I/I remediation engineering report of a NYS licensed PE, I/I quantification guidelines)")
+        if isinstance(quantification, dict):
+            quant = quantification_facts_checked(quantification, project=ref, owner=owner, basin=basin, gpd=stated)
+        else:
+            quant = _refs.resolve_quantification(_text("quantification", quantification), project=ref, owner=owner,
+                                                 basin=basin, gpd=stated)
+        letter_doc = _refs.resolve_document("letter", _text("letter", letter, required=False),
+                                            "the completed certification letter (Appendix A)")
+        docs = [*documents, *([certificate] if certificate else []), quant["ref"],
+                *([letter_doc["ref"]] if letter_doc else [])]
         with self._tx() as c:
             b, e = self._basin(c, basin), self._entity(c, owner)
             if not e["municipal"]:
@@ -1619,13 +1688,15 @@ class Ledger:
                           " VALUES (?,?,?,?,'identified',?)", (ref, b["id"], e["id"], description or "", self._now()))
             sub = self._subaccount(c, basin, owner, open_if_missing=True, reason=f"deposit of project {ref}")
             detail = {"stated_gpd": stated, "booked_gpd": amount, "certified_on": on.isoformat(), "certificate": certificate,
-                      "description": description or "", "documents": docs, "reason": reason or ""}
+                      "description": description or "", "documents": docs, "reason": reason or "", "property": prop,
+                      "quantification": quant, "letter": letter_doc}
             txn = self._record_signoff(c, "deposit", ref, sub["id"], amount, detail)
             self._log(c, "record-deposit", reason=reason or f"project {ref} certified complete", documents=docs,
                       basin_id=b["id"], ref=ref, detail=detail | {"sign_off": "pending", "owner": owner})
             balance = c.execute("SELECT balance_gpd FROM subaccounts WHERE id=?", (sub["id"],)).fetchone()[0]
         return {"project": ref, "basin": basin, "owner": owner, "booked_gpd": amount, "stated_gpd": stated,
-                "status": "pending sign-off", "txn": txn, "balance_gpd": balance, "policies": policies("pending_reserve")}
+                "status": "pending sign-off", "txn": txn, "balance_gpd": balance, "quantification": quant,
+                "letter": letter_doc, "property": prop, "policies": policies("pending_reserve")}
 
     # --- credits out: flow credit notes ----------------------------------------------------------------
     def _offset_ratio(self, value) -> tuple[float, dict | None]:
@@ -2034,9 +2105,20 @@ class Ledger:
                                      "on or after it")
                 self._decide(c, s, "signed-off", reason, on, by=admin)
                 desc = detail.get("description") or ""
+                quant = detail.get("quantification") or {}
                 c.execute("UPDATE projects SET status='certified', certified_gpd=?, certified_on=?, certificate=?,"
-                          " description=CASE WHEN ?<>'' THEN ? ELSE description END WHERE id=?",
-                          (s["amount_gpd"], detail.get("certified_on"), detail.get("certificate"), desc, desc, p["id"]))
+                          " description=CASE WHEN ?<>'' THEN ? ELSE description END,"
+                          " property=coalesce(property, ?), quantification_ref=?, quantification_sha256=?,"
+                          " quantified_gpd=?, pe_name=?, pe_license=? WHERE id=?",
+                          (s["amount_gpd"], detail.get("certified_on"), detail.get("certificate"), desc, desc,
+                           detail.get("property"), quant.get("ref"), quant.get("sha256"), quant.get("total_gpd"),
+                           quant.get("engineer"), quant.get("pe_license"), p["id"]))
+                if detail.get("letter") and c.execute("SELECT 1 FROM certification_letters WHERE project_id=?",
+                                                      (p["id"],)).fetchone() is None:
+                    c.execute("INSERT INTO certification_letters(project_id, ref, sha256, letter_on, recorded_at,"
+                              " recorded_by) VALUES (?,?,?,?,?,?)",
+                              (p["id"], detail["letter"]["ref"], detail["letter"]["sha256"], detail.get("certified_on"),
+                               s["recorded_at"], s["recorded_by"]))
                 lot = self._new_lot(c, sub["id"], p["id"], detail.get("certified_on"))
                 self._lot_move(c, lot, s["amount_gpd"], "deposit", s["ref"])
                 self._log(c, "sign-off", reason=reason, documents=documents, basin_id=sub["basin_id"], ref=s["ref"],
@@ -2727,6 +2809,7 @@ class Ledger:
         out = []
         for r in self.conn.execute(sql, args):
             out.append({"seq": r["seq"], "txn": r["txn"], "at": r["at"], "actor": r["actor"], "action": r["action"],
+                        "hash": r["hash"],
                         "basin": r["basin"], "owner": r["owner"], "delta_gpd": r["delta_gpd"], "balance_after": r["balance_after"],
                         "ref": r["ref"], "reason": r["reason"], "documents": _json_or_raw(r["documents"]),
                         "detail": _json_or_raw(r["detail"])})
@@ -3271,3 +3354,27 @@ def _split_sql(script: str) -> list[str]:
             out.append(joined)
             buf = []
     return out
+
+
+#: Where an I/I remediation project is (records section, parts A and B).
+PROPERTIES = ("public", "private")
+
+
+def _property(value) -> str | None:
+    """``public`` or ``private`` (records section A and B: "the municipal users' public sewage collection
+    systems and private property"), or None when not stated."""
+    if value is None:
+        return None
+    v = str(value).strip().casefold()
+    if v not in PROPERTIES:
+        raise InputError(f"property {value!r}; allowed: {', '.join(PROPERTIES)} (records section, parts A and B)")
+    return v
+
+
+def quantification_facts_checked(facts: dict, **deposit) -> dict:
+    """A quantification the caller (the service) read and fingerprinted: ``{"ref", "sha256", "document"}``,
+    checked here with :func:`capacitysim.bank.refs.quantification_facts` like a cited file."""
+    ref, sha, doc = facts.get("ref"), facts.get("sha256"), facts.get("document")
+    if not isinstance(ref, str) or not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
+        raise InputError("quantification: a dict needs ref, sha256 (64 hex digits) and document")
+    return {"ref": ref, "sha256": sha} | _refs.quantification_facts("quantification", ref, doc, **deposit)

@@ -331,6 +331,129 @@ def _kind_of_bytes(path: Path, data: bytes) -> str:
     return "other"
 
 
+def _read_cited(field: str, ref: str, allowed: str, missing: str = "") -> tuple[Path, bytes]:
+    """The resolved path and bytes (at most :data:`MAX_REF_BYTES`) of a cited file, or an InputError naming
+    ``field``, the value and what is ``allowed``."""
+    p = Path(ref).expanduser()
+    try:
+        is_file, exists = p.is_file(), p.exists()
+    except (OSError, ValueError):  # a name too long for the OS, an embedded NUL
+        raise InputError(f"{field}: {ref!r} is not a usable path; allowed: {allowed}") from None
+    if not is_file:
+        if exists:
+            raise InputError(f"{field}: {ref!r} is not a regular file; allowed: {allowed}")
+        raise InputError(f"{field}: no file {ref!r}; allowed: {allowed}{missing}")
+    p = p.resolve()
+    try:
+        with open(p, "rb") as fh:
+            data = fh.read(MAX_REF_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"{field}: cannot read {p}: {exc.strerror or exc}") from None
+    if len(data) > MAX_REF_BYTES:
+        raise InputError(f"{field}: {p} is larger than {MAX_REF_BYTES // (1024 * 1024)} MB; allowed: {allowed}")
+    return p, data
+
+
+def resolve_document(field: str, ref: str | None, what: str) -> dict | None:
+    """Fingerprint a cited document of any format (a signed letter, a scan): ``{"ref", "sha256"}``.
+
+    ``ref`` is resolved to an absolute path and hashed (SHA-256 of its bytes), so that ``verify`` and
+    the administrator can tell whether it changed afterwards; ``what`` names the document in errors.
+    """
+    if ref is None:
+        return None
+    p, data = _read_cited(field, ref, f"the path of {what}")
+    return {"ref": str(p), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def _same_words(a, b) -> bool:
+    return " ".join(str(a).split()).casefold() == " ".join(str(b).split()).casefold()
+
+
+def quantification_facts(field: str, where: str, doc, *, project: str, owner: str, basin: str | None,
+                         gpd: float) -> dict:
+    """Check that a quantification document (``capacitysim credits quantify --json``) covers a deposit.
+
+    The I/I quantification guidelines: "The quantification of infiltration and inflow shall be prepared
+    by a professional engineer, licensed in the State of New York, and presented in an I/I remediation
+    engineering report"; credit bank section B deposits the credits of the certified project "for the use
+    by the municipal user having jurisdiction over the site"; section A keeps credits in the basin where
+    they were generated. So the document must name the PE (``project.engineer``) and the licence
+    (``project.pe_license_number``, six digits), quantify the project deposited (``project.id``), for
+    the same municipal user and basin when it names them, and a ``total_gpd`` [gpd] at least the deposit.
+
+    Parameters
+    ----------
+    field : str
+        The input named in errors (``quantification``, ``quantification_job``).
+    where : str
+        How the document is named in errors (a path, ``job <id>``).
+    doc : dict
+        The parsed JSON document.
+    project, owner, basin, gpd
+        The deposit: project id, municipal user, basin (None: not checked) and stated flow [gpd].
+
+    Returns
+    -------
+    dict
+        ``project``, ``engineer``, ``pe_license`` (the six digits), ``total_gpd`` [gpd] and
+        ``basis`` (the inflow credit basis the total is on).
+
+    Raises
+    ------
+    InputError
+        Not a quantification document (no ``project`` object or ``total_gpd``).
+    RefusedError
+        No PE or licence named; another project, municipal user or basin; a total below the deposit.
+    """
+    meta = doc.get("project") if isinstance(doc, dict) else None
+    total = _number(doc.get("total_gpd")) if isinstance(doc, dict) else None
+    if not isinstance(meta, dict) or total is None:
+        raise InputError(f"{field}: {where} is not a quantification document (no project and total_gpd); allowed: "
+                         "the JSON of `capacitysim credits quantify PROJECT.toml --json`")
+    engineer = str(meta.get("engineer") or "").strip()
+    licence = str(meta.get("pe_license_number") or "").strip()
+    if not engineer or not re.fullmatch(r"[0-9]{6}", licence) or licence == "000000":
+        raise RefusedError(f"{field}: {where} names no NYS licensed professional engineer (engineer {engineer!r}, "
+                           f"licence number {licence!r}); the I/I quantification guidelines require the quantification "
+                           "to be 'prepared by a professional engineer, licensed in the State of New York': quantify "
+                           "again with the PE's name and six-digit licence number")
+    if meta.get("id") != project:
+        raise RefusedError(f"{field}: {where} quantified project {meta.get('id')!r}, not {project!r}: a deposit cites the "
+                           "quantification of its own project")
+    if meta.get("municipal_user") and not _same_words(meta["municipal_user"], owner):
+        raise RefusedError(f"{field}: {where} quantified project {project!r} for the municipal user "
+                           f"{meta['municipal_user']!r}, not {owner!r} (credit bank section B: the credits go to the "
+                           "municipal user having jurisdiction over the project site)")
+    if basin is not None and meta.get("basin") and not _same_words(meta["basin"], basin):
+        raise RefusedError(f"{field}: {where} quantified project {project!r} in the basin {meta['basin']!r}, not "
+                           f"{basin!r} (credit bank section A: credits are deposited in the I/I remediation basin "
+                           "where the I/I was removed; moving them needs a transfer with the Board's approval)")
+    if gpd > total:
+        raise RefusedError(f"{field}: {where} quantified {total:,.2f} gpd of I/I removed for project {project!r} "
+                           f"(total_gpd, {doc.get('inflow_credit_basis', '?')} basis); the deposit states {gpd:,.2f} gpd "
+                           "(credit bank section B: only the I/I removal of the certified project is deposited)")
+    return {"project": project, "engineer": engineer, "pe_license": licence, "total_gpd": total,
+            "basis": doc.get("inflow_credit_basis")}
+
+
+def resolve_quantification(ref: str | None, *, project: str, owner: str, basin: str | None, gpd: float) -> dict | None:
+    """Read, fingerprint and check the quantification a deposit cites (:func:`quantification_facts`).
+
+    Returns ``{"ref", "sha256"}`` and the facts, or None when ``ref`` is None.
+    """
+    if ref is None:
+        return None
+    field = "quantification"
+    command = "capacitysim credits quantify PROJECT.toml --json"
+    p, data = _read_cited(field, ref, f"the path of the JSON document of `{command}`")
+    if _kind_of_bytes(p, data) != "json":
+        raise InputError(f"{field}: {p} is not a JSON document; allowed: the JSON document of `{command}`")
+    doc = parse_json_document(field, p, data)
+    return {"ref": str(p), "sha256": hashlib.sha256(data).hexdigest()} | quantification_facts(
+        field, str(p), doc, project=project, owner=owner, basin=basin, gpd=gpd)
+
+
 def resolve_ref(kind: str, ref: str | None, *, gpd: float | None = None, node: str | None = None,
                 average_gpd: float | None = None,
                 on: _dt.date | None = None, max_age_days: int = SPDES_EVIDENCE_MAX_AGE_DAYS) -> dict | None:
@@ -384,26 +507,9 @@ def resolve_ref(kind: str, ref: str | None, *, gpd: float | None = None, node: s
     field = f"{kind}_ref"
     command = "capacitysim capacity --connect NODE=GPD --json > capacity.json" if kind == "capacity" else \
         "capacitysim spdes check --added-gpd GPD --json > spdes.json"
-    p = Path(ref).expanduser()
-    try:
-        is_file, exists = p.is_file(), p.exists()
-    except (OSError, ValueError):  # a name too long for the OS, an embedded NUL
-        raise InputError(f"{field}: {ref!r} is not a usable path; allowed: the path of the JSON document of `{command}`") from None
-    if not is_file:
-        if exists:
-            raise InputError(f"{field}: {ref!r} is not a regular file; allowed: the path of the JSON document of `{command}`")
-        raise InputError(f"{field}: no file {ref!r}; allowed: the path of the JSON document of `{command}` (a run id is not "
-                         "accepted: the bank reads the result document itself; run ids of a future service job are "
-                         "not supported yet)")
-    p = p.resolve()
-    try:
-        with open(p, "rb") as fh:
-            data = fh.read(MAX_REF_BYTES + 1)
-    except OSError as exc:
-        raise InputError(f"{field}: cannot read {p}: {exc.strerror or exc}") from None
-    if len(data) > MAX_REF_BYTES:
-        raise InputError(f"{field}: {p} is larger than {MAX_REF_BYTES // (1024 * 1024)} MB; allowed: the JSON document "
-                         "of a capacitysim command")
+    p, data = _read_cited(field, ref, f"the path of the JSON document of `{command}`",
+                          missing=" (a run id is not accepted: the bank reads the result document itself; run ids of "
+                                  "a future service job are not supported yet)")
     digest = hashlib.sha256(data).hexdigest()
     out = {"ref": str(p), "sha256": digest, "verdict": "not read", "file": True}
     what = _kind_of_bytes(p, data)

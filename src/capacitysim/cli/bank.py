@@ -17,6 +17,7 @@ rule.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 from pathlib import Path
@@ -28,7 +29,8 @@ from capacitysim.bank.ledger import BankBusyError
 from capacitysim.cli import cli
 from capacitysim.cli.common import check_output, emit_json, emit_table, json_option
 from capacitysim.errors import CapacitysimError, InputError
-from capacitysim.rules import ii_offset
+from capacitysim.rules import credit_bank, ii_offset
+from capacitysim.workflows.note import note_stem
 
 # --- bank ------------------------------------------------------------------------------------------
 
@@ -391,19 +393,69 @@ def bindings(ctx, user, entity, closed, as_json):
 @click.option("--on", "on", default=None, help="Date of the sign-off, YYYY-MM-DD (default today): the date of the "
               "flow credit note for a withdrawal.")
 @late_option
+@click.option("--note-dir", default=None, type=click.Path(file_okay=False),
+              help="Where the flow credit note of a withdrawal is written, as HTML and PDF (default: the folder "
+                   "<bank file>-notes beside the bank).")
 @reason_option
 @documents_option
 @actor_option
 @json_option
 @click.pass_context
-def sign_off(ctx, txn, on, late_reason, reason, documents, as_json):
+def sign_off(ctx, txn, on, late_reason, note_dir, reason, documents, as_json):
     """Sign off a pending deposit, withdrawal or transfer (bank administrator only): it takes effect.
 
     The administrator who recorded it cannot sign it off (program policy signoff_separation): another
-    registered administrator does."""
+    registered administrator does. Signing off a withdrawal issues its flow credit note: written as HTML
+    and PDF (`bank note` writes it again)."""
     with _ledger(ctx) as led:
         out = led.sign_off(txn, on=on, late_reason=late_reason, reason=reason, documents=documents)
+        if out["kind"] == "withdrawal":
+            folder = Path(note_dir) if note_dir else _default_note_dir(ctx)
+            out["note_files"] = _write_notes(ctx, led, out["ref"], [folder / f"{note_stem(out['ref'])}{sfx}"
+                                                                    for sfx in (".html", ".pdf")])
     _emit(out, as_json, title=f"{out['kind']} signed off")
+
+
+def _default_note_dir(ctx) -> Path:
+    db = Path(str(ctx.obj["db"]))
+    return db.with_name(f"{db.name}-notes")
+
+
+def _write_notes(ctx, led, application: str, outs) -> list[dict]:
+    """Write the flow credit note of ``application`` to each path (``.html``/``.pdf``), never over the bank, its
+    side files or a file a withdrawal cites; returns ``[{"path", "sha256"}]``."""
+    from capacitysim.report.note import write_note
+    from capacitysim.workflows.note import flow_credit_note
+
+    cited = led.cited_files()
+    for out in outs:
+        if Path(out).parent.is_symlink():
+            raise InputError(f"--note-dir {Path(out).parent}: is a symbolic link; give a plain folder path")
+        _check_bank_output(ctx, out, "--out", cited)
+    note = flow_credit_note(led, application)
+    written = []
+    for out in outs:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        p = Path(write_note(note, Path(out)))
+        written.append({"path": str(p), "sha256": hashlib.sha256(p.read_bytes()).hexdigest()})
+    return written
+
+
+@bank.command("note")
+@click.argument("application")
+@click.option("--out", "outs", multiple=True, required=True, type=click.Path(dir_okay=False),
+              help="The note's file, .html or .pdf (repeat for both).")
+@json_option
+@click.pass_context
+def note(ctx, application, outs, as_json):
+    """Write the flow credit note of a signed-off withdrawal (HTML or PDF): the parties, the credits, the evidence
+    with SHA-256, the due date, what default does and the program's sections G and I."""
+    with _ledger(ctx) as led:
+        files = _write_notes(ctx, led, application, [Path(o) for o in outs])
+    if as_json:
+        emit_json({"application": application, "files": files})
+    else:
+        emit_table([(f["path"], f"sha256 {f['sha256']}") for f in files], f"flow credit note of {application}")
 
 
 @bank.command()
@@ -599,17 +651,35 @@ def open_subaccount(ctx, basin, owner, reason, as_json):
 @click.option("--jurisdiction", required=True, help="Municipal user with jurisdiction over the project site.")
 @click.option("--priority", type=int, default=None, help="Rank in the prioritized list (1 first).")
 @click.option("--estimated-gpd", type=float, default=None, help="Estimated I/I removal [gpd].")
+@click.option("--property", "property_", type=click.Choice(["public", "private"]), default=None,
+              help="Public sewage collection system or private property (annual report parts A and B).")
 @click.option("--description", default="")
 @reason_option
 @json_option
 @actor_option
 @click.pass_context
-def add_project(ctx, project, basin, jurisdiction, priority, estimated_gpd, description, reason, as_json):
+def add_project(ctx, project, basin, jurisdiction, priority, estimated_gpd, property_, description, reason, as_json):
     """Record an identified/available I/I remediation project (annual report part A)."""
     with _ledger(ctx) as led:
         out = led.add_project(project, basin, jurisdiction, description=description, priority=priority,
-                              estimated_gpd=estimated_gpd, reason=reason)
+                              estimated_gpd=estimated_gpd, property=property_, reason=reason)
     _emit(out, as_json, title="project recorded")
+
+
+@bank.command("letter")
+@click.argument("project")
+@click.option("--letter", required=True, type=click.Path(dir_okay=False),
+              help="The completed certification letter (Appendix A), any format (SHA-256 recorded).")
+@click.option("--on", "on", default=None, help="The letter's date, YYYY-MM-DD (default today).")
+@reason_option
+@json_option
+@actor_option
+@click.pass_context
+def letter(ctx, project, letter, on, reason, as_json):
+    """Furnish the certification letter of a certified project (records section B; once per project)."""
+    with _ledger(ctx) as led:
+        out = led.furnish_letter(project, letter, on=on, reason=reason)
+    _emit(out, as_json, title="certification letter recorded")
 
 
 @bank.command()
@@ -617,18 +687,29 @@ def add_project(ctx, project, basin, jurisdiction, priority, estimated_gpd, desc
 @click.option("--owner", required=True, help="Municipal user with jurisdiction over the project site (section B).")
 @click.option("--gpd", type=float, required=True, help="Certified I/I removed [gpd] (booked rounded down).")
 @click.option("--project", required=True, help="Project id (deposited once).")
+@click.option("--quantification", required=True, type=click.Path(dir_okay=False),
+              help="The project's quantification: the JSON of `capacitysim credits quantify PROJECT.toml --json` "
+                   "(SHA-256 recorded): it names the NYS licensed PE, this project, municipal user and basin, and a "
+                   "total_gpd of at least --gpd.")
+@click.option("--letter", default=None, type=click.Path(dir_okay=False),
+              help="The completed certification letter (Appendix A), any format (SHA-256 recorded); it may follow "
+                   "with `bank letter` (annual report part B flags a project without it).")
+@click.option("--property", "property_", type=click.Choice(["public", "private"]), default=None,
+              help="Public sewage collection system or private property (annual report parts A and B).")
 @click.option("--certified-on", default=None, help="Date certified complete, YYYY-MM-DD (default today).")
-@click.option("--certificate", default=None, help="Certification letter (Appendix A) reference.")
+@click.option("--certificate", default=None, help="Certificate reference (text), besides the letter.")
 @click.option("--description", default="")
 @reason_option
 @documents_option
 @json_option
 @actor_option
 @click.pass_context
-def deposit(ctx, basin, owner, gpd, project, certified_on, certificate, description, reason, documents, as_json):
+def deposit(ctx, basin, owner, gpd, project, quantification, letter, property_, certified_on, certificate, description,
+            reason, documents, as_json):
     """Record the deposit of a certified project's credits (effective at the administrator's sign-off)."""
     with _ledger(ctx) as led:
-        out = led.deposit(basin, owner, gpd, project, certified_on=certified_on, certificate=certificate,
+        out = led.deposit(basin, owner, gpd, project, quantification=quantification, letter=letter,
+                          property=property_, certified_on=certified_on, certificate=certificate,
                           description=description, reason=reason, documents=documents)
     _emit(out, as_json, title=f"deposit recorded, awaiting sign-off (bank sign-off {out['txn']})")
 
@@ -892,7 +973,7 @@ def balance(ctx, basin, owner, show_lots, as_json):
     """Balance of one subaccount (--basin and --owner), or of every subaccount."""
     with _ledger(ctx) as led:
         if basin is not None and owner is not None:
-            out = led.balance(basin, owner, lots=show_lots)
+            out = led.balance(basin, owner, lots=show_lots) | {"section_g": _SECTION_G}
             if as_json:
                 emit_json(out)
                 return
@@ -901,14 +982,15 @@ def balance(ctx, basin, owner, show_lots, as_json):
                     ("awaiting sign-off in", f"{out['pending_in_gpd']:,} gpd (not counted)"),
                     ("awaiting sign-off out", f"{out['pending_out_gpd']:,} gpd (already taken out)")]
             rows += [(f"lot {x['lot']}", _lot_text(x)) for x in out.get("lots", [])]
-            emit_table(rows + _policy_rows(out.get("policies") or _policies("allocation_policy")), "balance")
+            emit_table(rows + [_section_g_row()] + _policy_rows(out.get("policies") or _policies("allocation_policy")),
+                       "balance")
             return
         rows = led.balances(lots=show_lots)
         if (basin is None) != (owner is None):
             rows = [r for r in rows if r["basin"] == basin or r["owner"] == owner]
     pols = _policies("allocation_policy", "pending_reserve")
     if as_json:
-        emit_json({"balances": rows, "policies": pols})
+        emit_json({"balances": rows, "section_g": _SECTION_G, "policies": pols})
     else:
         table = []
         for r in rows:
@@ -916,7 +998,15 @@ def balance(ctx, basin, owner, show_lots, as_json):
                     f"{r['pending_in_gpd']:,}, out {r['pending_out_gpd']:,})")
             table.append((f"{r['basin']} / {r['owner']}", text))
             table += [(f"  lot {x['lot']}", _lot_text(x)) for x in r.get("lots", [])]
-        emit_table((table or [("subaccounts", "none")]) + _policy_rows(pols), "balances")
+        emit_table((table or [("subaccounts", "none")]) + [_section_g_row()] + _policy_rows(pols), "balances")
+
+
+#: Credit bank section G on every balance: credits on deposit have no monetary value (rules.credit_bank).
+_SECTION_G = {"text": credit_bank.SECTION_G, "citation": credit_bank.SECTION_G_CITATION}
+
+
+def _section_g_row() -> tuple[str, str]:
+    return ("credits on deposit", f"{credit_bank.SECTION_G} ({credit_bank.SECTION_G_CITATION})")
 
 
 def _lot_text(x: dict) -> str:

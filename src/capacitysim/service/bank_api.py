@@ -73,6 +73,7 @@ from typing import Any
 
 from fastapi import Body, Depends, Query
 
+from capacitysim.bank.refs import quantification_facts
 from capacitysim.errors import InputError, RefusedError
 from capacitysim.service.problems import ApiError
 from capacitysim.service.processes import MAX_GPD, ServiceInputError, check_value
@@ -122,6 +123,8 @@ DEPOSIT_SCHEMA = {
         "quantification_job": {"type": "string", "minLength": 32, "maxLength": 32,
                                "description": "The id of a successful credits-quantification job of the project."},
         "certificate": _TEXT | {"description": "The certification (Appendix A) reference."},
+        "property": {"type": "string", "enum": ["public", "private"],
+                     "description": "Public sewage collection system or private property (annual report parts A, B)."},
         "certified_on": {"type": "string", "format": "date", "description": "Date certified complete (default today)."},
         "description": {"type": "string", "maxLength": 2000},
         "reason": {"type": "string", "maxLength": 2000},
@@ -249,15 +252,17 @@ def decide(svc, u, application: str, body) -> dict:
 
 
 def check_quantification(job: dict, project: str, owner: str, gpd: float, basin: str | None = None) -> dict:
-    """Refuse a cited job that is not a successful quantification of ``project`` covering ``gpd``.
+    """The quantification a service deposit cites: a successful ``credits-quantification`` job of ``project``.
 
-    Returns the job's result document. The deposit's flow must not exceed the job's ``total_gpd``
-    (the qualifying items on the job's inflow credit basis, BJC Tables 174-19.1 to 174-19.3), the job must
-    have quantified the project deposited (``[project] id``) and, when its file names one, for the same
-    municipal user (``municipal_user``: the jurisdiction of section B) and into the same I/I remediation basin
-    (``basin``: credits stay in the basin where the I/I was removed, section A; moving them is a transfer
-    with the Board's approval), and its result document must still have the SHA-256 recorded when the job
-    ended.
+    The service checks the job (its process, that it succeeded, that its result document still has the
+    SHA-256 recorded when it ended); what the document must say (the PE and licence, the project,
+    municipal user and basin, a total at least ``gpd``) is the bank's rule,
+    :func:`capacitysim.bank.refs.quantification_facts`, as for a file cited through the CLI.
+
+    Returns
+    -------
+    dict
+        ``{"ref": "service job <id>", "sha256", "document"}``, to give to ``Ledger.deposit(quantification=)``.
 
     Raises
     ------
@@ -277,25 +282,8 @@ def check_quantification(job: dict, project: str, owner: str, gpd: float, basin:
         raise RefusedError(f"{field}: the result document of job {job['id']} changed since the job ended (SHA-256 "
                            f"{job['result_sha256'][:12]}... recorded); it is not evidence")
     doc = json.loads(data)
-    meta = doc.get("project") if isinstance(doc.get("project"), dict) else {}
-    total = float(doc["total_gpd"])
-    if meta.get("id") != project:
-        raise RefusedError(f"{field}: job {job['id']} quantified project {meta.get('id')!r}, not {project!r}: a deposit "
-                           "cites the quantification of its own project")
-    if meta.get("municipal_user") and str(meta["municipal_user"]).casefold() != owner.casefold():
-        raise RefusedError(f"{field}: job {job['id']} quantified project {project!r} for the municipal user "
-                           f"{meta['municipal_user']!r}, not {owner!r} (credit bank section B: the credits go to the "
-                           "municipal user having jurisdiction over the project site)")
-    if basin is not None and meta.get("basin") and " ".join(str(meta["basin"]).split()).casefold() \
-            != " ".join(str(basin).split()).casefold():
-        raise RefusedError(f"{field}: job {job['id']} quantified project {project!r} in the basin {meta['basin']!r}, not "
-                           f"{basin!r} (credit bank section A: credits are deposited in the I/I remediation basin "
-                           "where the I/I was removed; moving them needs a transfer with the Board's approval)")
-    if gpd > total:
-        raise RefusedError(f"{field}: job {job['id']} quantified {total:,.2f} gpd of I/I removed for project {project!r} "
-                           f"(total_gpd, {doc.get('inflow_credit_basis', '?')} basis); the deposit states {gpd:,.2f} gpd "
-                           "(credit bank section B: only the I/I removal of the certified project is deposited)")
-    return doc
+    quantification_facts(field, f"job {job['id']}", doc, project=project, owner=owner, basin=basin, gpd=gpd)
+    return {"ref": f"service job {job['id']}", "sha256": job["result_sha256"], "document": doc}
 
 
 def _quantification_job(documents) -> str | None:
@@ -548,9 +536,10 @@ def install(app, svc, user, require) -> None:
         require_bound(svc, u, body["owner"], "deposit", target)
         job = job_for("quantification_job", body["quantification_job"], u)
         try:
-            check_quantification(job, body["project"], body["owner"], body["gpd"], body["basin"])
+            quant = check_quantification(job, body["project"], body["owner"], body["gpd"], body["basin"])
             with svc.ledger(u) as lg:
-                out = lg.deposit(body["basin"], body["owner"], body["gpd"], body["project"],
+                out = lg.deposit(body["basin"], body["owner"], body["gpd"], body["project"], quantification=quant,
+                                 property=body.get("property"),
                                  certified_on=body.get("certified_on"), certificate=body.get("certificate"),
                                  description=body.get("description", ""),
                                  reason=body.get("reason") or f"recorded through the service by {u['name']}",

@@ -36,6 +36,8 @@ MUNICIPAL = "Village of Johnson City"
 BASIN = "Johnson City CSO 4"
 PROJECT = "JC-2024-07"
 DEPOSIT_GPD = 20000
+#: The bundled project file of :data:`PROJECT` (its quantification is the deposit's evidence).
+PROJECT_FILE = "oak-street-sump-and-manholes.toml"
 #: The bundled model registered as the basin's model of record, and the basin's outlet in it (the CSO1 regulator's
 #: manhole: MH0010 and MH0011 drain to it; MH0003, which drains straight to the plant, does not: credit bank section A).
 MODEL = "synthetic-50"
@@ -120,6 +122,19 @@ def seed(data_dir, *, register_model: bool = True) -> dict:
         store.close()
 
 
+def quantification_of_record(data: Path) -> Path:
+    """The PE's quantification the demo deposit cites: the bundled project file of :data:`PROJECT`
+    quantified (``capacitysim credits quantify --json``), written once into the demo's data folder."""
+    from capacitysim.io.project_files import read_project
+    from capacitysim.rules import ii_offset
+
+    out = data / f"{PROJECT}-quantification.json"
+    if not out.is_file():
+        proj = read_project(Path(__file__).resolve().parents[1] / "data" / "models" / "projects" / PROJECT_FILE)
+        atomic_write_text(out, json.dumps(ii_offset.quantify_project(proj["project"], proj["items"]), indent=2))
+    return out
+
+
 def _seed(store, data: Path, tokens_file: Path, register_model: bool = True) -> dict:
     from capacitysim.bank import Ledger
     from capacitysim.service.auth import new_token
@@ -140,9 +155,10 @@ def _seed(store, data: Path, tokens_file: Path, register_model: bool = True) -> 
                 lg.add_basin(BASIN, reason="demo")
         # recorded by the municipal user, signed off by the administrator (the recorder never signs off)
         with Ledger(bank, actor=DEMO_USERS["municipal"]) as lg:
-            txn = lg.deposit(BASIN, MUNICIPAL, DEPOSIT_GPD, PROJECT, certified_on=on)["txn"]
+            txn = lg.deposit(BASIN, MUNICIPAL, DEPOSIT_GPD, PROJECT, quantification=str(quantification_of_record(data)),
+                             certified_on=on)["txn"]
         with Ledger(bank, actor=admin) as lg:
-            lg.sign_off(txn, on=on)
+            lg.sign_off(txn)  # signed off today: a row is dated on its day (program policy no_backdating)
             # the demo's engineer and municipal user act for the municipal user (program policy service_user_binding)
             for role in ("engineer", "municipal"):
                 if not lg.acts_for(names[role], MUNICIPAL):

@@ -370,10 +370,10 @@ def _run_credits(inputs, files, work, progress, bank=None):
     proj = read_project(files["project"])
     meta = proj["project"]
     progress.stage("inputs-checked", f"project {meta.get('id')}: {len(proj['items'])} item(s)")
-    result = ii_offset.quantify_items(proj["items"], engineer=meta.get("engineer", ""),
-                                      inflow_credit_basis=inputs.get("inflow_basis", ii_offset.DEFAULT_INFLOW_CREDIT_BASIS))
-    progress.stage("quantified", f"{result['total_gpd']:,.0f} gpd of I/I removal quantified")
-    return {"project": meta, "storm": ii_offset.program_storm(), **result}, None
+    doc = ii_offset.quantify_project(meta, proj["items"],
+                                     inflow_credit_basis=inputs.get("inflow_basis", ii_offset.DEFAULT_INFLOW_CREDIT_BASIS))
+    progress.stage("quantified", f"{doc['total_gpd']:,.0f} gpd of I/I removal quantified")
+    return doc, None
 
 
 def _run_sweep(inputs, files, work, progress, bank=None):
