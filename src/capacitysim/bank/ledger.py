@@ -281,6 +281,26 @@ POLICIES = {
         "alternative": {"value": "bound-entities-only",
                         "text": "engineers and municipal users read only the subaccounts of the entities they are "
                                 "bound to"}},
+    "no_backdating": {
+        "name": "no_backdating", "value": "journal-order",
+        "text": (f"{POLICY_FLAG}: the records section has the Board keep the program's records and the program dates "
+                 "notes, defaults and approvals, but does not say whether an entry may be dated before entries already "
+                 "recorded; a row (a withdrawal, sign-off, connection, model registration, expiry or default run) "
+                 "cannot be dated before the day the journal's last row was recorded, so a date cannot be moved back "
+                 "past evidence-age and expiry checks; a late entry is recorded by a bank administrator with its "
+                 "reason (late_reason), and its journal rows keep both the date it takes effect and when it was "
+                 "recorded"),
+        "alternative": {"value": "any-past-date",
+                        "text": "any date up to today is accepted (an entry can then be dated before rows recorded "
+                                "earlier, and old evidence made to look recent)"}},
+    "annual_report_due": {
+        "name": "annual_report_due", "value": "anniversary",
+        "text": (f"{POLICY_FLAG}: each municipal user submits its records to the bank administrator 'on at least an "
+                 "annual basis' (records section), on no fixed date; the next submission is due one year after the "
+                 "last one (the first one year after the municipal user entered the bank), and a submission after "
+                 "that date is recorded as late"),
+        "alternative": {"value": "calendar-year",
+                        "text": "the records of each calendar year are due by December 31 of that year"}},
 }
 
 
@@ -2779,12 +2799,72 @@ class Ledger:
         return policies()
 
     def projects(self) -> list[dict]:
+        """Every project with its property (public/private), the quantification its deposit cited (SHA-256,
+        total, the PE) and its certification letter (``letter_ref``, ``letter_sha256``, ``letter_on``; None
+        when not furnished: annual report part B flags it)."""
         rows = self.conn.execute(
-            "SELECT p.*, b.name AS basin, e.name AS jurisdiction FROM projects p JOIN basins b ON b.id=p.basin_id"
-            " JOIN entities e ON e.id=p.jurisdiction_id ORDER BY p.status, coalesce(p.priority, 1e9), p.ref").fetchall()
+            "SELECT p.*, b.name AS basin, e.name AS jurisdiction, l.ref AS letter_ref, l.sha256 AS letter_sha256,"
+            " l.letter_on FROM projects p JOIN basins b ON b.id=p.basin_id JOIN entities e ON e.id=p.jurisdiction_id"
+            " LEFT JOIN certification_letters l ON l.project_id = p.id"
+            " ORDER BY p.status, coalesce(p.priority, 1e9), p.ref").fetchall()
         keys = ("ref", "basin", "jurisdiction", "description", "priority", "estimated_gpd", "status", "certified_gpd",
-                "certified_on", "certificate")
+                "certified_on", "certificate", "property", "quantification_ref", "quantification_sha256",
+                "quantified_gpd", "pe_name", "pe_license", "letter_ref", "letter_sha256", "letter_on")
         return [{k: r[k] for k in keys} for r in rows]
+
+    # --- the municipal users' annual records (records section) -------------------------------------------
+    def record_annual_report(self, municipal_user: str, period: int, *, submitted_on=None, document: str | None = None,
+                             reason: str = "") -> dict:
+        """Record a municipal user's submission of its records to the bank administrator (records section:
+        "submit them to the bank administrator on at least an annual basis"), for ``period`` (a calendar
+        year), with the date it was due under program policy ``annual_report_due`` (:meth:`annual_reports`)
+        and the document's SHA-256 when a file is given. Once per municipal user and period.
+        """
+        try:
+            period = int(period)
+        except (TypeError, ValueError):
+            raise InputError(f"period {period!r}; allowed: a calendar year (2013 or later)") from None
+        if not 2013 <= period <= 9999:
+            raise InputError(f"period {period}; allowed: a calendar year from 2013 (the program's start) on")
+        submitted = self._not_future("submitted_on", parse_date("submitted_on", submitted_on)) or self._today()
+        doc = _refs.resolve_document("document", _text("document", document, required=False),
+                                     "the submitted records (any format)")
+        with self._tx() as c:
+            e = self._entity(c, municipal_user)
+            if not e["municipal"]:
+                raise RefusedError(f"{municipal_user} is not a municipal user: the records section asks each municipal user "
+                                   "to submit its records")
+            if c.execute("SELECT 1 FROM annual_reports WHERE entity_id=? AND period=?", (e["id"], period)).fetchone():
+                raise RefusedError(f"{municipal_user}: the records of {period} were already submitted")
+            due = _annual_due(c, e)
+            c.execute("INSERT INTO annual_reports(entity_id, period, due_on, submitted_on, document, sha256, recorded_at,"
+                      " recorded_by) VALUES (?,?,?,?,?,?,?,?)",
+                      (e["id"], period, due.isoformat(), submitted.isoformat(), doc and doc["ref"], doc and doc["sha256"],
+                       self._now(), self._require_actor()))
+            self._log(c, "annual-report", reason=reason, documents=[doc["ref"]] if doc else [], ref=municipal_user,
+                      detail={"period": period, "due_on": due.isoformat(), "submitted_on": submitted.isoformat(),
+                              "late": submitted > due, "policy": "annual_report_due"})
+        return {"municipal_user": municipal_user, "period": period, "due_on": due.isoformat(),
+                "submitted_on": submitted.isoformat(), "late": submitted > due, "document": doc,
+                "policies": policies("annual_report_due")}
+
+    def annual_reports(self, as_of=None) -> list[dict]:
+        """Each municipal user's annual records: its submissions and the next due date (program policy
+        ``annual_report_due``), with ``status`` ``due`` (by the date), ``overdue`` (past it on ``as_of``,
+        default today)."""
+        as_of = parse_date("as_of", as_of) or self._today()
+        out = []
+        c = self.conn
+        for e in c.execute("SELECT * FROM entities WHERE municipal ORDER BY name").fetchall():
+            subs = [{"period": r["period"], "due_on": r["due_on"], "submitted_on": r["submitted_on"],
+                     "late": r["submitted_on"] > r["due_on"], "document": r["document"], "sha256": r["sha256"]}
+                    for r in c.execute("SELECT * FROM annual_reports WHERE entity_id=? ORDER BY submitted_on, period",
+                                       (e["id"],))]
+            due = _annual_due(c, e)
+            out.append({"municipal_user": e["name"], "submissions": subs, "next_due_on": due.isoformat(),
+                        "status": "overdue" if due < as_of else "due",
+                        "last_submitted_on": subs[-1]["submitted_on"] if subs else None})
+        return out
 
     def entities(self) -> list[dict]:
         return [{"name": r["name"], "municipal": bool(r["municipal"])}
@@ -3378,3 +3458,11 @@ def quantification_facts_checked(facts: dict, **deposit) -> dict:
     if not isinstance(ref, str) or not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
         raise InputError("quantification: a dict needs ref, sha256 (64 hex digits) and document")
     return {"ref": ref, "sha256": sha} | _refs.quantification_facts("quantification", ref, doc, **deposit)
+
+
+def _annual_due(c, entity) -> _dt.date:
+    """The next date a municipal user's records are due (program policy ``annual_report_due``,
+    ``anniversary``): one year after its last submission; the first, one year after it entered the bank."""
+    last = c.execute("SELECT max(submitted_on) FROM annual_reports WHERE entity_id=?", (entity["id"],)).fetchone()[0]
+    since = _dt.date.fromisoformat(last[:10]) if last else _dt.date.fromisoformat(str(entity["created_at"])[:10])
+    return _commit.add_years(since, 1)

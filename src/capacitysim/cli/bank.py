@@ -666,6 +666,40 @@ def add_project(ctx, project, basin, jurisdiction, priority, estimated_gpd, prop
     _emit(out, as_json, title="project recorded")
 
 
+@bank.command("submit-records")
+@click.argument("municipal_user")
+@click.option("--period", type=int, required=True, help="The calendar year the records cover.")
+@click.option("--on", "on", default=None, help="The date they were submitted, YYYY-MM-DD (default today).")
+@click.option("--document", default=None, type=click.Path(dir_okay=False),
+              help="The submitted records (any format; SHA-256 recorded).")
+@reason_option
+@json_option
+@actor_option
+@click.pass_context
+def submit_records(ctx, municipal_user, period, on, document, reason, as_json):
+    """Record a municipal user's annual submission of its records (records section), with its due date."""
+    with _ledger(ctx) as led:
+        out = led.record_annual_report(municipal_user, period, submitted_on=on, document=document, reason=reason)
+    _emit(out, as_json, title="records submitted")
+
+
+@bank.command("submissions")
+@click.option("--as-of", default=None, help="Date the due dates are judged on, YYYY-MM-DD (default today).")
+@json_option
+@click.pass_context
+def submissions(ctx, as_of, as_json):
+    """Each municipal user's submissions of its records and the next due date (program policy annual_report_due)."""
+    with _ledger(ctx) as led:
+        rows = led.annual_reports(as_of)
+    pols = _policies("annual_report_due")
+    if as_json:
+        emit_json({"municipal_users": rows, "policies": pols})
+        return
+    emit_table(([(r["municipal_user"], f"next due {r['next_due_on']} ({r['status']}); last submitted "
+                  f"{r['last_submitted_on'] or 'never'}") for r in rows] or [("municipal users", "none")])
+               + _policy_rows(pols), "annual records")
+
+
 @bank.command("letter")
 @click.argument("project")
 @click.option("--letter", required=True, type=click.Path(dir_okay=False),

@@ -28,11 +28,15 @@ from capacitysim.rules.ii_offset import PROGRAM_EFFECTIVE_DATE
 
 #: Titles of the annual report parts (records section A-D) and of the other tables.
 TITLES = {
-    "a_available_projects": "A. Prioritized list of identified/available I/I remediation projects",
-    "b_completed_projects": "B. I/I remediation projects completed, with estimated I/I removed",
+    "a_available_projects": ("A. Prioritized list of identified/available I/I remediation projects, in the public "
+                             "sewage collection systems, then on private property"),
+    "b_completed_projects": ("B. I/I remediation projects completed, public sewage collection systems, then private "
+                             "property, with estimated I/I removed, the PE's quantification and the certification letter"),
     "c_applications": ("C. Applications for new or modified sewer connections and sewer extensions (all, with or "
                        "without credits, whatever their status)"),
     "d_connections_completed": f"D. New or modified sewer connections and extensions completed since {PROGRAM_EFFECTIVE_DATE:%B %-d, %Y}",
+    "submissions": ("Each municipal user's records: submissions to the bank administrator ('on at least an annual "
+                    "basis') and the next due date (program policy annual_report_due)"),
     "balances": "Flow credit balances by basin and subaccount",
     "lots": "Lots: credits by originating project and its jurisdiction (provenance, credit bank section D)",
     "pending_sign_off": "Deposits, withdrawals and transfers awaiting the bank administrator's sign-off",
@@ -42,15 +46,18 @@ TITLES = {
 
 #: Columns of every table, so an empty table still writes its header.
 COLUMNS = {
-    "a_available_projects": ["priority", "project", "basin", "jurisdiction", "description", "estimated_gpd"],
-    "b_completed_projects": ["project", "basin", "jurisdiction", "description", "certified_on", "ii_removed_gpd",
-                             "certification_letter"],
+    "a_available_projects": ["property", "priority", "project", "basin", "jurisdiction", "description", "estimated_gpd"],
+    "b_completed_projects": ["property", "project", "basin", "jurisdiction", "description", "certified_on", "ii_removed_gpd",
+                             "quantified_gpd", "engineer", "pe_license", "quantification_sha256", "certification_letter",
+                             "letter_sha256", "letter_on", "flag"],
     "c_applications": ["application", "type", "basin", "principal_municipal_user", "credit_holder", "description",
                        "peak_flow_gpd", "offset_required", "credits_reserved_gpd", "status", "received_on",
                        "application_approval", "capacity_ref", "capacity_sha256", "spdes_ref", "spdes_sha256", "spdes_as_of",
                        "sign_off", "signed_off_by", "signed_off_at", "note_issued_on", "co_due_on", "closed_at"],
     "d_connections_completed": ["application", "type", "basin", "principal_municipal_user", "credit_holder", "description",
                                 "peak_flow_gpd", "credits_used_gpd", "note_issued_on", "co_issued_on"],
+    "submissions": ["municipal_user", "period", "due_on", "submitted_on", "late", "document", "sha256", "next_due_on",
+                    "status"],
     "balances": ["basin", "owner", "municipal", "balance_gpd", "reserved_gpd", "pending_in_gpd", "pending_out_gpd"],
     "lots": ["lot", "basin", "owner", "gpd", "project", "project_basin", "jurisdiction", "deposited_on", "source_lot",
              "origin", "note"],
@@ -59,6 +66,24 @@ COLUMNS = {
     "journal": ["seq", "txn", "at", "actor", "action", "basin", "owner", "delta_gpd", "balance_after", "ref", "reason",
                 "documents", "detail"],
 }
+
+
+#: Parts A and B list projects "in the municipal users' public sewage collection systems and private property"
+#: (records section): public first, then private, then those recorded without saying (older banks).
+_PROPERTY_ORDER = {"public": 0, "private": 1}
+NOT_STATED = "not stated"
+
+
+def _part_b_flag(p: dict) -> str:
+    """What part B's reader must see about a completed project: the certification letter not furnished
+    (records section B: "If not previously furnished, provide completed certification letter"), no PE
+    quantification cited (a deposit recorded before schema 6)."""
+    flags = []
+    if not p["letter_ref"]:
+        flags.append("certification letter (Appendix A) not furnished")
+    if not p["quantification_sha256"]:
+        flags.append("no PE quantification cited (deposited before the bank required it)")
+    return "; ".join(flags)
 
 
 def annual_report(ledger: Ledger, municipal_user: str | None = None, year: int | None = None) -> dict:
@@ -100,13 +125,27 @@ def annual_report(ledger: Ledger, municipal_user: str | None = None, year: int |
 
     projects = ledger.projects()
     withdrawals = ledger.withdrawals()
-    a = [{"priority": p["priority"], "project": p["ref"], "basin": p["basin"], "jurisdiction": p["jurisdiction"],
-          "description": p["description"], "estimated_gpd": p["estimated_gpd"]}
+    a = [{"property": p["property"] or NOT_STATED, "priority": p["priority"], "project": p["ref"], "basin": p["basin"],
+          "jurisdiction": p["jurisdiction"], "description": p["description"], "estimated_gpd": p["estimated_gpd"]}
          for p in projects if p["status"] == "identified" and mine(p["jurisdiction"])]
-    a.sort(key=lambda r: (r["priority"] is None, r["priority"] or 0, r["project"]))
-    b = [{"project": p["ref"], "basin": p["basin"], "jurisdiction": p["jurisdiction"], "description": p["description"],
-          "certified_on": p["certified_on"], "ii_removed_gpd": p["certified_gpd"], "certification_letter": p["certificate"] or ""}
+    a.sort(key=lambda r: (_PROPERTY_ORDER.get(r["property"], 2), r["priority"] is None, r["priority"] or 0, r["project"]))
+    b = [{"property": p["property"] or NOT_STATED, "project": p["ref"], "basin": p["basin"], "jurisdiction": p["jurisdiction"],
+          "description": p["description"], "certified_on": p["certified_on"], "ii_removed_gpd": p["certified_gpd"],
+          "quantified_gpd": p["quantified_gpd"], "engineer": p["pe_name"] or "", "pe_license": p["pe_license"] or "",
+          "quantification_sha256": p["quantification_sha256"] or "",
+          "certification_letter": p["letter_ref"] or p["certificate"] or "", "letter_sha256": p["letter_sha256"] or "",
+          "letter_on": p["letter_on"] or "", "flag": _part_b_flag(p)}
          for p in projects if p["status"] == "certified" and mine(p["jurisdiction"]) and in_year(p["certified_on"])]
+    b.sort(key=lambda r: (_PROPERTY_ORDER.get(r["property"], 2), str(r["certified_on"]), r["project"]))
+    submissions = []
+    for u in ledger.annual_reports():
+        if not mine(u["municipal_user"]):
+            continue
+        for x in u["submissions"] or [{}]:
+            submissions.append({"municipal_user": u["municipal_user"], "period": x.get("period", ""),
+                                "due_on": x.get("due_on", ""), "submitted_on": x.get("submitted_on", "none yet"),
+                                "late": x.get("late", ""), "document": x.get("document") or "",
+                                "sha256": x.get("sha256") or "", "next_due_on": u["next_due_on"], "status": u["status"]})
     applications = ledger.applications()
     open_statuses = ("received", "pending", "approved")
 
@@ -161,6 +200,7 @@ def annual_report(ledger: Ledger, municipal_user: str | None = None, year: int |
             "b_completed_projects": b,
             "c_applications": c,
             "d_connections_completed": d,
+            "submissions": submissions,
             "balances": ledger.balances(),
             "lots": ledger.lots(),
             "pending_sign_off": pending,
