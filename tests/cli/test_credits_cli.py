@@ -36,10 +36,11 @@ def test_six_bedrooms_default_average_basis_json(run_cli):
     assert doc["threshold_basis"] == "average" and doc["threshold_flow_gpd"] == 660.0
     assert doc["offset_required"] is False and doc["credits_required_gpd"] == 0.0
     assert doc["offset_required_on_average"] is False and doc["offset_required_on_peak"] is True
-    (p,) = doc["policies"]
+    p, peaking = doc["policies"]  # issue 25: the peaking method is a policy too, after the threshold basis
     assert p["name"] == "threshold_basis" and p["value"] == "average" and p["text"].startswith(FLAG)
     assert p["alternative"]["credits_required_gpd"] == pytest.approx(2924.02, abs=0.01)
     assert p["alternative"]["changes_outcome"] is True
+    assert (peaking["name"], peaking["value"], peaking["alternative"]["value"]) == ("peaking_method", "harmon_100gpcd", "fixed")
 
 
 def test_six_bedrooms_peak_basis_json(run_cli):
@@ -69,10 +70,12 @@ def test_text_output_prints_both_outcomes_and_the_policy_line(run_cli):
     out = res.stdout
     assert "on the average (used)        no: 660 gpd <= 2,500 gpd; credits 0 gpd" in out
     assert "on the peak                  yes: 2,924 gpd > 2,500 gpd; credits 2,924 gpd" in out
-    (line,) = _policy_lines(out)
+    line, peaking = _policy_lines(out)
     assert line.startswith("policy: threshold_basis = average: the definitions of new or modified sewer connection")
     assert "'greater than 2,500 gallons per day of flow'" in line and line.endswith(f"({FLAG})")
     assert line.count(FLAG) == 1
+    assert peaking.startswith("policy: peaking_method = harmon_100gpcd: section F sets the credits")
+    assert peaking.endswith(f"({FLAG})") and peaking.count(FLAG) == 1
 
 
 def test_offset_ratio_half_is_refused_with_exit_3(run_cli):

@@ -113,7 +113,8 @@ def test_credits_are_one_to_one_on_the_peak_on_both_bases(basis):
     assert res.offset_required is True and res.offset_ratio == 1.0
     assert res.credits_required_gpd == res.peak_flow_gpd
     assert policy(res, "threshold_basis")["alternative"]["changes_outcome"] is False
-    assert [p["name"] for p in res.policies] == ["threshold_basis"]  # 1:1 and 2,500 gpd are the rule
+    # 1:1 and 2,500 gpd are the rule; how the peak is estimated is a policy (issue 25)
+    assert [p["name"] for p in res.policies] == ["threshold_basis", "peaking_method"]
 
 
 def test_credits_required_gpd_compares_the_flow_it_is_given():

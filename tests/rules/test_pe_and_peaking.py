@@ -171,3 +171,109 @@ def test_bundled_examples_give_a_fictitious_valid_license_and_say_so(name):
     assert "000000" not in text and above.startswith("#") and "fictitious" in above and "example" in above
     project = read_project(path)["project"]
     assert len(project["pe_license_number"]) == 6 and project["engineer"].strip()
+
+
+# --- the peaking method, a named program policy (issue 25, item 2) ------------------------------------
+
+# The bundled design flow table's bedroom row (design_flows.toml, NYSDEC 2014 Table B-3 style): 110 gpd.
+BEDROOM = {"residence_bedroom": {"gpd_per_unit": 110.0, "unit": "bedroom", "source": "NYSDEC 2014 Table B-3"}}
+
+
+def _policy(res, name):
+    policies = res.policies if hasattr(res, "policies") else res["policies"]
+    return {p["name"]: p for p in policies}[name]
+
+
+def test_section_f_estimates_the_peak_without_saying_how(shared_dir):
+    """Section F: credits 'equal to the estimated peak sewage flow rate increase'; the method of the estimate
+    is nowhere in the program, so it is a policy, and its text quotes section F."""
+    text = (shared_dir / REG).read_text()
+    assert "equal to the estimated peak sewage flow rate increase" in text
+    assert "Harmon" not in text and "gpcd" not in text and "per capita" not in text
+    for method in r.PEAKING_METHODS:
+        assert r.PEAKING_METHOD_TEXT[method].startswith(FLAG + ": section F sets the credits 'equal to the estimated "
+                                                        "peak sewage flow rate increase' and does not say how")
+    assert r.DEFAULT_PEAKING_METHOD == "harmon_100gpcd" and r.TSS_PER_CAPITA_GPCD == 100.0
+
+
+def test_harmon_hand_case_24_2_persons():
+    """22 bedrooms x 110 gpd = 2,420 gpd; at 100 gpcd that is 24.2 persons, P = 0.0242 thousand.
+    sqrt(0.0242) = 0.1555635; 4 + 0.1555635 = 4.1555635; 14 / 4.1555635 = 3.3689775;
+    PF = 1 + 3.3689775 = 4.3689775 (the same as (18 + 0.1555635) / 4.1555635).
+    Peak = 2,420 x 4.3689775 = 10,572.93 gpd."""
+    assert r.harmon_peaking_factor(0.0242) == pytest.approx(4.3689775, abs=1e-7)
+    assert r.harmon_peaking_factor(0.0242) == pytest.approx(1 + 14 / (4 + math.sqrt(0.0242)), rel=1e-15)
+    assert r.equivalent_population_thousands(2420.0) == pytest.approx(0.0242, rel=1e-15)
+    res = r.connection_offset({"residence_bedroom": 22}, BEDROOM)
+    assert res.average_gpd == 2420.0 and res.peaking_factor == pytest.approx(4.3689775, abs=1e-7)
+    assert res.peak_flow_gpd == pytest.approx(10572.93, abs=0.01)
+    pol = _policy(res, "peaking_method")
+    assert pol["value"] == "harmon_100gpcd" and "100 gallons per capita per day" in pol["text"]
+    assert "PF = 1 + 14 / (4 + sqrt(P))" in pol["text"]
+    # the alternative is the applicant's own factor: named, nothing to compute without it
+    assert pol["alternative"] == {"value": "fixed", "text": r.PEAKING_METHOD_TEXT["fixed"]}
+    assert [p["name"] for p in res.policies] == ["threshold_basis", "peaking_method"]
+
+
+def test_a_fixed_factor_is_the_policy_fixed_with_harmon_beside_it():
+    """30 bedrooms = 3,300 gpd; --peaking-factor 2: peak 6,600 gpd, credits 6,600 gpd (3,300 > 2,500 on the
+    average). Beside it, Harmon at 100 gpcd: 33 persons, P = 0.033, sqrt = 0.1816590, PF = 1 + 14 / 4.1816590
+    = 4.3479535, peak 3,300 x 4.3479535 = 14,348.25 gpd, credits 14,348.25 gpd: the outcome changes."""
+    res = r.connection_offset({"residence_bedroom": 30}, BEDROOM, peaking_factor=2)
+    assert res.peak_flow_gpd == 6600.0 and res.credits_required_gpd == 6600.0
+    pol = _policy(res, "peaking_method")
+    assert pol["value"] == "fixed" and pol["text"] == r.PEAKING_METHOD_TEXT["fixed"]
+    alt = pol["alternative"]
+    assert alt["value"] == "harmon_100gpcd" and alt["peaking_factor"] == pytest.approx(4.3479535, abs=1e-7)
+    assert alt["peak_flow_gpd"] == pytest.approx(14348.25, abs=0.01) == alt["credits_required_gpd"]
+    assert alt["offset_required"] is True and alt["changes_outcome"] is True
+
+
+def test_no_offset_either_way_does_not_change_the_outcome():
+    """22 bedrooms = 2,420 gpd average, not more than 2,500 gpd: no offset on the average whatever the peak, so
+    a factor of 2.5 (peak 6,050 gpd) or Harmon's (10,572.93 gpd) needs 0 credits: changes_outcome false."""
+    res = r.connection_offset({"residence_bedroom": 22}, BEDROOM, peaking_factor=2.5)
+    alt = _policy(res, "peaking_method")["alternative"]
+    assert res.credits_required_gpd == 0.0 and alt["credits_required_gpd"] == 0.0
+    assert alt["peak_flow_gpd"] == pytest.approx(10572.93, abs=0.01) and alt["changes_outcome"] is False
+
+
+def test_a_stated_population_is_the_policy_harmon_population():
+    """24 bedrooms = 2,640 gpd, 60 persons served: P = 0.06, sqrt = 0.2449490, PF = 1 + 14 / 4.2449490 =
+    4.2980373, peak 2,640 x 4.2980373 = 11,346.82 gpd."""
+    res = r.connection_offset({"residence_bedroom": 24}, BEDROOM, population_persons=60)
+    assert res.peaking_factor == pytest.approx(4.2980373, abs=1e-7)
+    assert res.peak_flow_gpd == pytest.approx(11346.82, abs=0.01)
+    pol = _policy(res, "peaking_method")
+    assert pol["value"] == "harmon_population" and pol["alternative"]["value"] == "harmon_100gpcd"
+    assert r.peaking_method_for() == "harmon_100gpcd" and r.peaking_method_for(population_persons=60) == "harmon_population"
+    assert r.peaking_method_for(2.0, 60) == "fixed"  # a stated factor wins, as peaking_factor_for applies it
+    with pytest.raises(InputError, match="peaking_factor"):
+        r.peaking_method_for(0.5)
+
+
+def test_credits_connection_shows_the_peaking_policy_and_its_alternative(run_cli):
+    """Text: the peaking factor row names the policy, the next row its alternative, and a policy line; JSON: the
+    policy with its alternative after threshold_basis. 22 bedrooms: PF 4.369, peak 10,573 gpd."""
+    res = run_cli("credits", "connection", "--use", "residence_bedroom=22")
+    assert res.exit_code == 0, res.output
+    out = res.stdout
+    assert "peaking factor                  4.369 (Harmon (Ten States Standards Figure 1); program policy " \
+           "peaking_method = harmon_100gpcd, below)" in out
+    assert "  or fixed                      a factor you state (--peaking-factor F): peak = 2,420 gpd x F" in out
+    (line,) = [x for x in out.splitlines() if x.startswith("policy: peaking_method")]
+    assert line.startswith("policy: peaking_method = harmon_100gpcd: section F sets the credits")
+    assert line.endswith(f"({FLAG})") and line.count(FLAG) == 1
+    doc = json.loads(run_cli("credits", "connection", "--use", "residence_bedroom=22", "--json").stdout)
+    assert [p["name"] for p in doc["policies"]] == ["threshold_basis", "peaking_method"]
+    assert doc["policies"][1]["alternative"]["value"] == "fixed"
+    res = run_cli("credits", "connection", "--use", "residence_bedroom=30", "--peaking-factor", "2")
+    assert "  on harmon_100gpcd             PF 4.348: peak 14,348 gpd; credits 14,348 gpd" in res.stdout
+    assert "policy: peaking_method = fixed: " in res.stdout
+
+
+def test_the_policy_is_documented():
+    """docs/reference/policies.md lists every named policy of credits connection, with its alternative."""
+    text = (ROOT / "docs" / "reference" / "policies.md").read_text(encoding="utf-8")
+    row = next(x for x in text.splitlines() if x.startswith("| `peaking_method` |"))
+    assert f"`{r.DEFAULT_PEAKING_METHOD}`" in row and "`fixed`" in row and "`harmon_population`" in row

@@ -100,8 +100,13 @@ def _parse_uses(uses: tuple[str, ...]) -> dict[str, float]:
 @click.option("--use", "uses", multiple=True, required=True, help="NAME=COUNT of a design flow use (repeatable).")
 @click.option("--flows", "flows_path", default=None, type=click.Path(dir_okay=False),
               help="Your design flow table (TOML) instead of the bundled one.")
-@click.option("--peaking-factor", type=float, default=None, help="A fixed peaking factor instead of Harmon's.")
-@click.option("--population", type=float, default=None, help="Persons served, for Harmon's factor (default flow / 100 gpcd).")
+@click.option("--peaking-factor", type=float, default=None,
+              help="A peaking factor you state (>= 1, e.g. from metering a like connection) instead of Harmon's: program "
+                   "policy peaking_method = fixed (the program does not say how the peak of section F is estimated; "
+                   "confirm with the bank administrator). Harmon's at 100 gpcd is printed beside it.")
+@click.option("--population", type=float, default=None,
+              help="Persons served, for Harmon's factor: program policy peaking_method = harmon_population (default "
+                   "harmon_100gpcd: the average flow / 100 gpcd).")
 @click.option("--offset-ratio", type=float, default=ii_offset.DEFAULT_OFFSET_RATIO, show_default=True,
               help="Section F fixes one-to-one (1); below 1 is refused (exit 3); above 1 (up to 10) only as a "
                    "program policy, flagged in the output.")
@@ -124,6 +129,13 @@ def connection(uses, flows_path, peaking_factor, population, offset_ratio, thres
     else:
         yes = {True: "yes", False: "no"}
         alt = next(p["alternative"] for p in result.policies if p["name"] == "threshold_basis")
+        peaking = next(p for p in result.policies if p["name"] == "peaking_method")
+        other = peaking["alternative"]
+        if "peak_flow_gpd" in other:  # the default, computed beside the method used
+            other_row = (f"  on {other['value']}", (f"PF {other['peaking_factor']:.3f}: peak {other['peak_flow_gpd']:,.0f} gpd; "
+                                                      f"credits {other['credits_required_gpd']:,.0f} gpd"))
+        else:  # the applicant's own factor
+            other_row = (f"  or {other['value']}", f"a factor you state (--peaking-factor F): peak = {result.average_gpd:,.0f} gpd x F")
         credits_on = {result.threshold_basis: result.credits_required_gpd, alt["value"]: alt["credits_required_gpd"]}
         required_on = {"average": result.offset_required_on_average, "peak": result.offset_required_on_peak}
         flow_on = {"average": result.average_gpd, "peak": result.peak_flow_gpd}
@@ -136,7 +148,9 @@ def connection(uses, flows_path, peaking_factor, population, offset_ratio, thres
         emit_table([(f"{u.use} x {u.count:g} {u.unit}", f"{u.gpd_per_unit:g} gpd each = {u.average_gpd:,.0f} gpd"
                      + ("" if u.verified else "  (unverified)")) for u in result.uses]
                    + [("average design flow", f"{result.average_gpd:,.0f} gpd"),
-                      ("peaking factor", f"{result.peaking_factor:.3f} ({result.peaking_basis})"),
+                      ("peaking factor", (f"{result.peaking_factor:.3f} ({result.peaking_basis}; program policy "
+                                          f"peaking_method = {peaking['value']}, below)")),
+                      other_row,
                       ("peak sewage flow", f"{result.peak_flow_gpd:,.0f} gpd"),
                       ("offset required", (f"{yes[result.offset_required]} (the {result.threshold_basis} compared "
                                            f"with {result.threshold_gpd:,.0f} gpd: program policy threshold_basis, below)")),

@@ -34,6 +34,13 @@ Notes on the program text
   :func:`pe_license_number`); only the form is checked, not that the license exists or is registered.
   Records item B asks for a completed certification letter "(See Appendix A for letter format.)";
   Appendix A is not in the text held, so the letter's wording is not checked.
+* The peak: section F sets the credits "equal to the estimated peak sewage flow rate increase" without
+  saying how the peak is estimated. Program policy ``peaking_method`` (:data:`PEAKING_METHODS`): by
+  default ``harmon_100gpcd``, the average design flow times Harmon's peaking factor for the population
+  equivalent of that flow at 100 gallons per capita per day [Harmon]_ [TSS]_; ``harmon_population`` for
+  the persons served the applicant states; ``fixed`` for a factor the applicant states. Harmon's
+  formula was fitted to community sewers: for one building (tens of persons) it gives about 4.4, near
+  its limit of 4.5 at no population, which is why the alternative is printed beside it.
 * Offset ratio: section F fixes one to one. A ratio below one is refused
   (:class:`~capacitysim.errors.RefusedError`); a ratio above one is a program policy, flagged
   (:func:`check_offset_ratio`).
@@ -51,7 +58,14 @@ References
 .. [TR55] USDA SCS (1986), Urban Hydrology for Small Watersheds, TR-55, 2nd ed., Chapter 2.
 .. [TSS] Great Lakes-Upper Mississippi River Board (Ten States Standards), Recommended Standards
    for Wastewater Facilities (2014), section 11.243 and Figure 1 (ratio of peak hourly to average
-   daily flow, Harmon's formula).
+   daily flow, Harmon's formula; new systems designed on 100 gallons per capita per day). The section
+   number and the 100 gpcd are as this module has cited them; not checked against the 2014 text here
+   (source to confirm). The same ratio, (18 + sqrt P) / (4 + sqrt P) with P the population in
+   thousands, is Equation 110-1 of Missouri's 10 CSR 20-8.110 ("Ratio of peak hourly flow to design
+   average flow"), a state rule that follows the Ten States Standards (checked).
+.. [Harmon] W. G. Harmon (1918), "Forecasting sewage at Toledo under dry-weather conditions",
+   Engineering News-Record 80, p. 1233 (journal details to confirm): PF = 1 + 14 / (4 + sqrt P),
+   P the population in thousands, the same as (18 + sqrt P) / (4 + sqrt P).
 """
 
 from __future__ import annotations
@@ -232,6 +246,24 @@ TSS_PER_CAPITA_GPCD = 100.0
 PEAKING_BASIS_GIVEN = "given"
 #: ... or by Harmon's formula [TSS, Figure 1].
 PEAKING_BASIS_HARMON = "Harmon (Ten States Standards Figure 1)"
+#: Program policy ``peaking_method``: how the "estimated peak sewage flow rate increase" of section F is
+#: estimated from the connection's average design flow: Harmon's factor for the population equivalent at
+#: 100 gpcd, Harmon's factor for the persons served the applicant states, or a factor the applicant states.
+PEAKING_METHODS = ("harmon_100gpcd", "harmon_population", "fixed")
+#: Default ``peaking_method`` (what ``credits connection`` did before issue 25): Harmon at 100 gpcd.
+DEFAULT_PEAKING_METHOD = "harmon_100gpcd"
+_PEAKING_SILENT = (f"{POLICY_FLAG}: section F sets the credits 'equal to the estimated peak sewage flow rate "
+                   "increase' and does not say how the peak is estimated; ")
+_HARMON = ("the peak is taken as the average design flow times Harmon's ratio of peak hourly to average daily flow, "
+           "PF = 1 + 14 / (4 + sqrt(P)) (Harmon 1918; Ten States Standards Figure 1), ")
+#: Why each ``peaking_method`` is a reading of the text, not the text (the policy's text).
+PEAKING_METHOD_TEXT = {
+    "harmon_100gpcd": _PEAKING_SILENT + _HARMON + ("P the population equivalent of the average flow at 100 gallons "
+                                                   "per capita per day, in thousands (Ten States Standards)"),
+    "harmon_population": _PEAKING_SILENT + _HARMON + "P the persons served the applicant states, in thousands",
+    "fixed": _PEAKING_SILENT + ("the peak is taken as the average design flow times a peaking factor the applicant states "
+                                "(--peaking-factor; e.g. from flow metering of a like connection)"),
+}
 
 
 def _lookup(name: str, values, allowed) -> np.ndarray:
@@ -497,6 +529,47 @@ def peaking_factor_for(average_flow_gpd, peaking_factor=None, population_thousan
     if population_thousands is None:
         population_thousands = equivalent_population_thousands(average_flow_gpd)
     return harmon_peaking_factor(population_thousands)
+
+
+def peaking_method_for(peaking_factor=None, population_persons=None) -> str:
+    r"""The program policy ``peaking_method`` a connection's inputs select (:data:`PEAKING_METHODS`).
+
+    Section F sets the credits "equal to the estimated peak sewage flow rate increase"; the program does
+    not say how the peak is estimated. :func:`peak_sewage_flow_gpd` multiplies the average design flow by
+
+    * ``"fixed"`` (``peaking_factor`` given): the factor the applicant states (e.g. from flow metering of a
+      like connection), >= 1;
+    * ``"harmon_population"`` (``population_persons`` given): Harmon's factor for the persons served;
+    * ``"harmon_100gpcd"`` (neither; :data:`DEFAULT_PEAKING_METHOD`): Harmon's factor for the population
+      equivalent of the average flow at 100 gallons per capita per day,
+
+    .. math:: PF = 1 + \frac{14}{4 + \sqrt{P}} = \frac{18 + \sqrt{P}}{4 + \sqrt{P}}, \qquad
+              P = \frac{Q_{avg}\ [\mathrm{gpd}]}{100\ \mathrm{gpcd} \times 1{,}000}
+
+    with P in thousands of persons. For 22 bedrooms at 110 gpd (2,420 gpd), P = 24.2 persons = 0.0242
+    thousand and PF = 4.369.
+
+    Sources: Harmon (1918) for the formula (the ratio of peak hourly to average daily flow; journal
+    details to confirm); Ten States Standards (2014), Recommended Standards for Wastewater Facilities,
+    Figure 1 for the same ratio and the 100 gpcd of new systems (section 11.243 as this module cites it;
+    to confirm against the 2014 text). Missouri 10 CSR 20-8.110, Equation 110-1, a state rule following
+    the Ten States Standards, gives the same ratio of peak hourly flow to design average flow with P in
+    thousands (checked). Harmon's formula was fitted to community sewers; for one building it is near its
+    limit of 4.5, so the alternative (a factor the applicant states, ``--peaking-factor``) is printed
+    beside it.
+
+    Raises
+    ------
+    InputError
+        A peaking factor below one or not a number; a negative population.
+    """
+    if peaking_factor is not None:
+        check_range("peaking_factor", peaking_factor, 1.0)
+        return "fixed"
+    if population_persons is not None:
+        check_range("population_persons", population_persons, 0.0, unit="persons")
+        return "harmon_population"
+    return DEFAULT_PEAKING_METHOD
 
 
 def offset_required(flow_gpd, threshold_gpd=OFFSET_THRESHOLD_GPD):
@@ -790,7 +863,10 @@ class ConnectionOffset:
         ``peak_flow_gpd > threshold_gpd``.
     policies : tuple of dict
         The program policies applied, each ``{"name", "value", "text", "alternative"}``:
-        ``threshold_basis`` always, ``offset_ratio`` above one, ``threshold_gpd`` other than 2,500.
+        ``threshold_basis`` and ``peaking_method`` always, ``offset_ratio`` above one, ``threshold_gpd``
+        other than 2,500. The alternative of ``peaking_method`` = ``harmon_100gpcd`` is ``fixed`` (the
+        applicant's factor: no figures); of the others, ``harmon_100gpcd`` with its ``peaking_factor``,
+        ``peak_flow_gpd``, ``offset_required``, ``credits_required_gpd`` and ``changes_outcome``.
     """
 
     uses: tuple[DesignFlowUse, ...]
@@ -846,9 +922,10 @@ def connection_offset(unit_counts: Mapping[str, float], design_flows: Mapping[st
        modified sewer connection application program" [BJC, applications paragraph], which is not in
        the text held; the flows per unit come from the design flow table given (NYSDEC 2014 Table B-3
        style by default).
-    2. Peaking factor [-] (:func:`peaking_factor_for`): ``peaking_factor`` if given, else Harmon's
-       for ``population_persons`` / 1,000 [thousands], else for the population equivalent of the
-       average flow at 100 gpcd [TSS 11.243 and Figure 1].
+    2. Peaking factor [-] (:func:`peaking_factor_for`), program policy ``peaking_method``
+       (:func:`peaking_method_for`): ``peaking_factor`` if given (``fixed``), else Harmon's for
+       ``population_persons`` / 1,000 [thousands] (``harmon_population``), else for the population
+       equivalent of the average flow at 100 gpcd (``harmon_100gpcd``, the default) [Harmon, TSS Figure 1].
     3. Peak sewage flow = average x peaking factor [gpd] (:func:`peak_sewage_flow_gpd`): the
        "estimated peak sewage flow rate increase" of credit bank section F [BJC].
     4. Offset required (:func:`offset_required`): the flow of the program policy ``threshold_basis``
@@ -892,7 +969,8 @@ def connection_offset(unit_counts: Mapping[str, float], design_flows: Mapping[st
     ConnectionOffset
         Each use's average flow, the average and peak flows [gpd], the peaking factor [-] and its
         basis, whether an offset is required (on the basis chosen, and on each basis) and the credits
-        required [gpd], with the program policies applied and their alternatives.
+        required [gpd], with the program policies applied and their alternatives (``threshold_basis``
+        first, then ``peaking_method``; ``offset_ratio`` and ``threshold_gpd`` when not the rule's).
 
     Raises
     ------
@@ -936,6 +1014,21 @@ def connection_offset(unit_counts: Mapping[str, float], design_flows: Mapping[st
                  "alternative": {"value": other, "text": THRESHOLD_BASIS_TEXT[other], "threshold_flow_gpd": flows[other],
                                  "offset_required": required[other], "credits_required_gpd": need[other],
                                  "changes_outcome": required[other] != required[basis_policy]}}]
+    method = peaking_method_for(peaking_factor, population_persons)
+    if method == DEFAULT_PEAKING_METHOD:  # the alternative's factor is the applicant's: nothing to compute
+        alternative = {"value": "fixed", "text": PEAKING_METHOD_TEXT["fixed"]}
+    else:  # the alternative is the default, computed
+        alt_peak = float(peak_sewage_flow_gpd(average_gpd))
+        alt_flows = {"average": average_gpd, "peak": alt_peak}
+        alt_required = bool(offset_required(alt_flows[basis_policy], threshold_gpd))
+        alt_need = float(credits_required_gpd(alt_peak, ratio["offset_ratio"], threshold_gpd,
+                                              threshold_flow_gpd=alt_flows[basis_policy]))
+        alternative = {"value": DEFAULT_PEAKING_METHOD, "text": PEAKING_METHOD_TEXT[DEFAULT_PEAKING_METHOD],
+                       "peaking_factor": float(peaking_factor_for(average_gpd)), "peak_flow_gpd": alt_peak,
+                       "offset_required": alt_required, "credits_required_gpd": alt_need,
+                       "changes_outcome": alt_required != required[basis_policy] or alt_need != need[basis_policy]}
+    policies.append({"name": "peaking_method", "value": method, "text": PEAKING_METHOD_TEXT[method],
+                     "alternative": alternative})
     if ratio["policy"] is not None:
         one_to_one = float(credits_required_gpd(peak_gpd, DEFAULT_OFFSET_RATIO, threshold_gpd,
                                                 threshold_flow_gpd=flows[basis_policy]))
