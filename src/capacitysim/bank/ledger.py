@@ -539,9 +539,15 @@ class Ledger:
                                  "(registered system models, committed flows): migrate it with `capacitysim bank --db "
                                  f"{self.path} migrate --actor NAME` (NAME: a registered bank administrator; one "
                                  "transaction; keep a copy of the file first)")
-            if state not in ("empty", "2", "3", "4", str(SCHEMA_VERSION)):
+            if state == "5" and not migrate:
+                raise InputError(f"{self.path}: bank schema version 5; this capacitysim uses version {SCHEMA_VERSION} "
+                                 "(the parties of a note, public or private property, the PE's quantification, "
+                                 "certification letters, annual records): migrate it with `capacitysim bank --db "
+                                 f"{self.path} migrate --actor NAME` (NAME: a registered bank administrator; one "
+                                 "transaction; keep a copy of the file first)")
+            if state not in ("empty", "2", "3", "4", "5", str(SCHEMA_VERSION)):
                 raise InputError(f"{self.path}: bank schema version {state}, this capacitysim reads version {SCHEMA_VERSION}"
-                                 " (and migrates versions 2 to 4)")
+                                 " (and migrates versions 2 to 5)")
             mode = c.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             c.execute("PRAGMA foreign_keys = ON")
             c.execute("PRAGMA synchronous = FULL")
