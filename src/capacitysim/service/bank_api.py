@@ -449,6 +449,28 @@ def install(app, svc, user, require) -> None:
                 raise ApiError(404, "Not found", str(exc)) from None
         return w | jobs_citing(w)
 
+    @app.get("/bank/withdrawals/{application}/note", summary="The flow credit note of a signed-off withdrawal (HTML or PDF)")
+    def withdrawal_note(application: str, format: str = Query("html", pattern="^(html|pdf)$"), u=Depends(user)):
+        """The note the administrator's sign-off issued (workflows.note, report.note: the CLI's ``bank note``),
+        rendered from the public record: the same bytes every time."""
+        from fastapi.responses import Response
+
+        from capacitysim.report.note import note_html, note_pdf
+        from capacitysim.workflows.note import flow_credit_note, note_stem
+
+        require(u, "bank-read", "read the bank")
+        with svc.ledger() as lg:
+            try:
+                note = flow_credit_note(lg, application)
+            except InputError as exc:  # unknown application
+                raise ApiError(404, "Not found", str(exc)) from None
+        name = f"{note_stem(note['application'])}.{format}"
+        if format == "pdf":
+            return Response(note_pdf(note), media_type="application/pdf",
+                            headers={"Content-Disposition": f'attachment; filename="{name}"'})
+        return Response(note_html(note), media_type="text/html; charset=utf-8",
+                        headers={"Content-Disposition": f'inline; filename="{name}"'})
+
     @app.post("/bank/withdrawals", status_code=201, summary="Request a withdrawal citing a capacity and a SPDES job")
     def withdraw(body: Any = Body(None, examples=[{"basin": "Johnson City CSO 4", "owner": "Village of Johnson City",
                                                    "peak_flow_gpd": 4000, "application": "APP-1", "node": "MH0003",
