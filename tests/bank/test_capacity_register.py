@@ -25,6 +25,7 @@ from capacitysim.errors import InputError, RefusedError
 from capacitysim.network.basins import find_basins
 from capacitysim.network.model import load_model
 from capacitysim.io.bundled import model_path as bundled_model_path
+from tests.bank_support import quantification
 
 ANN, BOB = "Ann Admin", "Bob Checker"
 JC, DEV = "Village of Johnson City", "Acme Development"
@@ -64,7 +65,7 @@ def bank(tmp_path, model_file):
         ann.add_entity(JC, municipal=True)
         ann.add_entity(DEV)
         ann.add_basin("CSO1", outlet="MH0004", model=model_file, plant=PLANT)
-        txn = ann.deposit("CSO1", JC, 100000, "P-1")["txn"]
+        txn = ann.deposit("CSO1", JC, 100000, "P-1", quantification=quantification(tmp_path, "P-1", 100000))["txn"]
     ann, bob = Ledger(path, actor=ANN), Ledger(path, actor=BOB)
     bob.sign_off(txn)
     yield {"ann": ann, "bob": bob, "path": path, "tmp": tmp_path, "model": model_file}
@@ -165,7 +166,7 @@ def test_a_changed_model_file_is_refused_until_its_new_version_is_registered(ban
 def test_a_basin_without_a_registered_model_records_that_section_a_was_not_checked(bank):
     ann = bank["ann"]
     ann.add_basin("OLD", outlet="X1")
-    txn = ann.deposit("OLD", JC, 10000, "P-9")["txn"]
+    txn = ann.deposit("OLD", JC, 10000, "P-9", quantification=quantification(bank["tmp"], "P-9", 10000))["txn"]
     bank["bob"].sign_off(txn)
     ann.withdraw("OLD", JC, 3000, "A-9", node="anything")
     d = ann.journal()[-1]["detail"]
@@ -214,7 +215,8 @@ def test_an_approval_expires_after_the_policy_period_and_releases_its_commitment
     ann, bob = bank["ann"], bank["bob"]
     sha = _sha(bank["model"])
     long_ago = TODAY - dt.timedelta(days=365 * 6)
-    txn = ann.deposit("CSO1", JC, 20000, "P-old", certified_on=long_ago - dt.timedelta(days=30))["txn"]
+    txn = ann.deposit("CSO1", JC, 20000, "P-old", quantification=quantification(bank["tmp"], "P-old", 20000),
+                      certified_on=long_ago - dt.timedelta(days=30))["txn"]
     late = "paper records of 2020 entered in the bank"  # program policy no_backdating: late entries, both dates kept
     bob.sign_off(txn, on=long_ago - dt.timedelta(days=30), late_reason=late)
     w = _apply(ann, "A-1", on=long_ago, late_reason=late)

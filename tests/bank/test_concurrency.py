@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from capacitysim.bank import Ledger
+from tests.bank_support import quantification
 
 WORKER = Path(__file__).with_name("bank_worker.py")
 B, JC, DEV = "JC CSO 4", "Village of Johnson City", "Acme Development"
@@ -30,7 +31,8 @@ def _bank(path, deposit_gpd):
     led.add_entity(JC, municipal=True)
     led.add_entity(DEV)
     led.add_basin(B)
-    txn = led.deposit(B, JC, deposit_gpd, "P-SEED")["txn"]
+    txn = led.deposit(B, JC, deposit_gpd, "P-SEED",
+                      quantification=quantification(Path(path).parent, "P-SEED", deposit_gpd))["txn"]
     led.close()
     with Ledger(path, actor=CHECKER) as checker:
         checker.sign_off(txn)

@@ -19,6 +19,7 @@ import pytest
 
 from capacitysim.bank import Ledger
 from capacitysim.errors import RefusedError
+from tests.bank_support import quantification
 
 #: entries are recorded on their own days (program policy no_backdating): tests/conftest.py bank_calendar
 pytestmark = pytest.mark.usefixtures("bank_calendar")
@@ -45,7 +46,8 @@ def bank(tmp_path):
         ann.add_administrator(BOB)
         ann.add_entity(JC, municipal=True)
         ann.add_basin(B)
-        txn = ann.deposit(B, JC, 10000, "P-1", certified_on="2024-03-01")["txn"]
+        txn = ann.deposit(B, JC, 10000, "P-1", quantification=quantification(tmp_path, "P-1", 10000),
+                          certified_on="2024-03-01")["txn"]
     ann, bob = Ledger(path, actor=ANN), Ledger(path, actor=BOB)
     bob.sign_off(txn, on="2024-03-01")
     yield {"ann": ann, "bob": bob, "path": path, "tmp": tmp_path}

@@ -19,6 +19,7 @@ import pytest
 from capacitysim.bank import Ledger
 from capacitysim.bank.ledger import journal_hash
 from capacitysim.errors import InputError
+from tests.bank_support import quantification
 
 B, JC, DEV = "JC CSO 4", "Village of Johnson City", "Acme Development"
 CLERK = "Cal Clerk"  # the person acting, registered as bank administrator at init
@@ -43,7 +44,8 @@ def bank(tmp_path, run_cli):
 
     for args in (("init", "--administrator", CLERK), ("add-administrator", CHECKER), ("add-entity", JC, "--municipal"),
                  ("add-entity", DEV),
-                 ("add-basin", B), ("deposit", "--basin", B, "--owner", JC, "--gpd", "9000", "--project", "P1"),
+                 ("add-basin", B), ("deposit", "--basin", B, "--owner", JC, "--gpd", "9000", "--project", "P1",
+                                    "--quantification", quantification(tmp_path, "P1", 9000)),
                  ("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A1", "--node", "MH0001"),
                  ("transfer", "--basin", B, "--from", JC, "--to", DEV, "--gpd", "1000", "--document", "bill 1")):
         res = run(*args)
@@ -196,7 +198,8 @@ def _rewrite_consistently(db, seq, reason):
 
 def test_verify_expect_head_detects_a_consistent_rewrite_that_plain_verify_cannot(bank):
     anchor = json.loads(bank("head", "--json").stdout)["head"]
-    assert bank("deposit", "--basin", B, "--owner", JC, "--gpd", "500", "--project", "P2").exit_code == 0
+    assert bank("deposit", "--basin", B, "--owner", JC, "--gpd", "500", "--project", "P2",
+                "--quantification", quantification(bank.tmp, "P2", 500)).exit_code == 0
     sign_off_all(bank)
     assert bank("verify", "--expect-head", anchor).exit_code == 0
     assert bank("verify", "--expect-head", anchor.upper(), "--json").exit_code == 0
@@ -280,7 +283,8 @@ def test_csv_exports_neutralise_spreadsheet_formulas(bank):
     assert bank("add-entity", "--reason", "\tleading tab", "--", "-5").exit_code == 0
     assert bank("transfer", "--basin", B, "--from", JC, "--to", "@SUM(A1)", "--gpd", "10", "--reason", "-2+3",
                 "--document", '=HYPERLINK("http://x","y")').exit_code == 0
-    assert bank("deposit", "--basin", B, "--owner", JC, "--gpd", "400", "--project", "=1+1", "--reason", "-1.5e3").exit_code == 0
+    assert bank("deposit", "--basin", B, "--owner", JC, "--gpd", "400", "--project", "=1+1", "--reason", "-1.5e3",
+                "--quantification", quantification(bank.tmp, "=1+1", 400)).exit_code == 0
     sign_off_all(bank)
     path = bank.tmp / "journal.csv"
     assert bank("journal", "--csv", str(path)).exit_code == 0

@@ -14,6 +14,7 @@ import pytest
 
 from capacitysim.bank import POLICIES, Ledger, person_name
 from capacitysim.errors import InputError, RefusedError
+from tests.bank_support import quantification
 
 #: entries are recorded on their own days (program policy no_backdating): tests/conftest.py bank_calendar
 pytestmark = pytest.mark.usefixtures("bank_calendar")
@@ -56,7 +57,8 @@ def bank(tmp_path):
 
 
 def deposit(bank, owner, gpd, project, on):
-    return bank.admin.sign_off(bank.deposit(B, owner, gpd, project, certified_on=on)["txn"], on=on)
+    q = quantification(bank.tmp, project, gpd)
+    return bank.admin.sign_off(bank.deposit(B, owner, gpd, project, quantification=q, certified_on=on)["txn"], on=on)
 
 
 def transfer(bank, src, dst, gpd):
@@ -140,7 +142,8 @@ def test_nothing_takes_effect_before_the_administrators_sign_off(bank):
     creation, bank deposits, withdrawals and transfers". A deposit counts only once signed off; a
     transfer is reserved at the sender at once (program policy pending_reserve) and reaches the receiver
     at the sign-off; who signed off and when is in the journal and the sign-off record."""
-    out = bank.deposit(B, JC, 9000, "JC-1", certified_on="2024-01-10")
+    out = bank.deposit(B, JC, 9000, "JC-1", quantification=quantification(bank.tmp, "JC-1", 9000),
+                       certified_on="2024-01-10")
     assert bank.balance(B, JC)["balance_gpd"] == 0 and bank.balance(B, JC)["pending_in_gpd"] == 9000
     assert [p["ref"] for p in bank.pending()] == ["JC-1"]
     with pytest.raises(RefusedError, match="'Cal Clerk' is not a registered bank administrator"):
@@ -158,7 +161,7 @@ def test_nothing_takes_effect_before_the_administrators_sign_off(bank):
     assert bank.balance(B, JC)["balance_gpd"] == 9000 and bank.balance(B, DEV)["balance_gpd"] == 0
     assert [(x["project"], x["gpd"]) for x in bank.lots(B, JC)] == [("JC-1", 9000)]
     # SQL refuses a sign-off by a name that is not a registered administrator, even around the code
-    d = bank.deposit(B, JC, 100, "JC-2")
+    d = bank.deposit(B, JC, 100, "JC-2", quantification=quantification(bank.tmp, "JC-2", 100))
     with pytest.raises(sqlite3.IntegrityError, match="only a registered bank administrator"):
         bank.conn.execute("UPDATE signoffs SET status='signed-off', decided_at='x', decided_by=? WHERE txn=?", (CLERK, d["txn"]))
 
@@ -436,7 +439,8 @@ def test_verify_finds_a_withdrawal_approved_around_the_sign_off(bank):
 
 
 def test_a_pending_deposit_sign_off_date_cannot_precede_certification(bank):
-    out = bank.deposit(B, JC, 100, "JC-9", certified_on="2024-05-01")
+    out = bank.deposit(B, JC, 100, "JC-9", quantification=quantification(bank.tmp, "JC-9", 100),
+                       certified_on="2024-05-01")
     with pytest.raises(RefusedError, match="on 2024-04-30 is before the journal's last row .* cannot be back-dated"):
         bank.admin.sign_off(out["txn"], on="2024-04-30")
     with pytest.raises(InputError, match="before the project's certification"):

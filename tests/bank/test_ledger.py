@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from capacitysim.bank import Ledger
 from capacitysim.errors import InputError, RefusedError
+from tests.bank_support import quantification
 
 #: entries are recorded on their own days (program policy no_backdating): tests/conftest.py bank_calendar
 pytestmark = pytest.mark.usefixtures("bank_calendar")
@@ -50,8 +51,15 @@ def checked(led, txn, *, reject: str | None = None, **kw) -> dict:
         led.actor = before
 
 
+def q(led, project, gpd) -> str:
+    """A PE's quantification of ``project`` (``gpd``) beside the bank file, for a deposit to cite."""
+    return quantification(led.path.parent, project, gpd)
+
+
 def dep(led, basin, owner, gpd, project, **kw) -> dict:
-    """Deposit and sign off (the deposit takes effect)."""
+    """Deposit (citing a quantification of ``gpd`` unless ``quantification`` is given) and sign off (the deposit
+    takes effect)."""
+    kw.setdefault("quantification", q(led, project, gpd))
     out = led.deposit(basin, owner, gpd, project, **kw)
     checked(led, out["txn"], on=kw.get("certified_on"))
     return out
@@ -119,32 +127,33 @@ def test_missing_or_foreign_file_is_input_error(tmp_path):
 
 
 def test_deposit_books_whole_gpd_rounded_down_once(led):
-    out = led.deposit(B, JC, 388.8, "P2")  # one minor paved manhole: 0.27 gpm x 1440
+    p2 = q(led, "P2", 388.8)
+    out = led.deposit(B, JC, 388.8, "P2", quantification=p2)  # one minor paved manhole: 0.27 gpm x 1440
     assert out["booked_gpd"] == 388 and out["status"] == "pending sign-off" and bal(led) == 10000  # not yet counted
     with pytest.raises(RefusedError, match="already awaiting"):
-        led.deposit(B, JC, 388.8, "P2")
+        led.deposit(B, JC, 388.8, "P2", quantification=p2)
     checked(led, out["txn"])
     assert bal(led) == 10388
     with pytest.raises(RefusedError, match="already certified"):
-        led.deposit(B, JC, 388.8, "P2")
+        led.deposit(B, JC, 388.8, "P2", quantification=p2)
     # float noise from gpm x 1440 does not lose a gallon: 2.2 gpm x 1440 = 3168.0000000000005
-    assert led.deposit(B, JC, 2.2 * 1440, "P3")["booked_gpd"] == 3168
+    assert led.deposit(B, JC, 2.2 * 1440, "P3", quantification=q(led, "P3", 2.2 * 1440))["booked_gpd"] == 3168
 
 
 def test_deposit_goes_to_a_municipal_user(led):
     with pytest.raises(RefusedError, match="municipal user"):
-        led.deposit(B, DEV, 500, "P9")
+        led.deposit(B, DEV, 500, "P9", quantification=q(led, "P9", 500))
     with pytest.raises(InputError, match="gpd"):
-        led.deposit(B, JC, -5, "P9")
+        led.deposit(B, JC, -5, "P9", quantification=q(led, "P9", 500))
     with pytest.raises(InputError, match="unknown basin"):
-        led.deposit("Nowhere", JC, 5, "P9")
+        led.deposit("Nowhere", JC, 5, "P9", quantification=q(led, "P9", 500))
 
 
 def test_identified_project_then_certified(led):
     led.add_project("P5", B, JC, priority=1, estimated_gpd=2000, description="Main St sumps")
     with pytest.raises(RefusedError, match="another basin or jurisdiction"):
-        led.deposit(B, BG, 2000, "P5")
-    out = led.deposit(B, JC, 1800, "P5", certified_on="2024-06-01")
+        led.deposit(B, BG, 2000, "P5", quantification=q(led, "P5", 2000))
+    out = led.deposit(B, JC, 1800, "P5", quantification=q(led, "P5", 1800), certified_on="2024-06-01")
     assert {x["ref"]: x for x in led.projects()}["P5"]["status"] == "identified"  # certified only at the sign-off
     checked(led, out["txn"])
     p = {x["ref"]: x for x in led.projects()}["P5"]
@@ -386,9 +395,9 @@ def test_any_sequence_keeps_balances_lots_and_journal_in_step(tmp_path_factory, 
     for i, (op, n, who) in enumerate(seq):
         try:
             if op == "deposit":
-                led.deposit(B, JC, n, f"P{i}")
+                led.deposit(B, JC, n, f"P{i}", quantification=q(led, f"P{i}", n))
             elif op == "deposit-bg":
-                led.deposit(B, BG, n, f"BGP{i}")
+                led.deposit(B, BG, n, f"BGP{i}", quantification=q(led, f"BGP{i}", n))
             elif op == "withdraw":
                 led.withdraw(B, who, n + 2500, f"A{i}", principal=JC, node=NODE)
             elif op == "transfer":
@@ -530,7 +539,7 @@ def test_hash_chain_links_every_row_and_survives_a_purge(tmp_path):
 
 def test_amounts_are_bounded_and_whole(led):
     with pytest.raises(InputError, match="<= 1,000,000,000 gpd"):
-        led.deposit(B, JC, 1e300, "HUGE")
+        led.deposit(B, JC, 1e300, "HUGE", quantification=q(led, "HUGE", 1e300))
     with pytest.raises(InputError, match="<= 1,000,000,000 gpd"):
         led.withdraw(B, JC, 2e9, "HUGE-A", node=NODE)
     with pytest.raises(InputError, match="at most 1,000,000,000"):

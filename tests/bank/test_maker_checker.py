@@ -22,6 +22,7 @@ import pytest
 from capacitysim.bank import Ledger
 from capacitysim.bank import ledger as ledger_module
 from capacitysim.errors import InputError, RefusedError
+from tests.bank_support import quantification
 
 B = "JC CSO 4"
 JC, BG, DEV = "Village of Johnson City", "City of Binghamton", "Acme Development"
@@ -51,7 +52,7 @@ def bank(tmp_path):
         for name, municipal in ((JC, True), (BG, True), (DEV, False)):
             ann.add_entity(name, municipal=municipal)
         ann.add_basin(B)
-        txn = ann.deposit(B, JC, 30000, "P-1")["txn"]
+        txn = ann.deposit(B, JC, 30000, "P-1", quantification=quantification(tmp_path, "P-1", 30000))["txn"]
     ann, bob, clerk = (Ledger(path, actor=a) for a in (ANN, BOB, CLERK))
     bob.sign_off(txn)
     yield {"ann": ann, "bob": bob, "clerk": clerk, "path": path, "tmp": tmp_path}
@@ -71,7 +72,7 @@ def withdraw(lg, app, gpd=3000, refs=None, **kw):
 
 def test_an_administrator_cannot_sign_off_a_deposit_withdrawal_or_transfer_they_recorded(bank):
     ann, bob = bank["ann"], bank["bob"]
-    dep = ann.deposit(B, JC, 5000, "P-2")
+    dep = ann.deposit(B, JC, 5000, "P-2", quantification=quantification(bank["tmp"], "P-2", 5000))
     wd = withdraw(ann, "A-1")
     tr = ann.transfer(B, JC, DEV, 1000, document="bill of sale 1")
     for kind, ref, out in (("deposit", "P-2", dep), ("withdrawal", "A-1", wd), ("transfer", tr["transfer"], tr)):
@@ -97,7 +98,7 @@ def test_an_administrator_cannot_sign_off_a_deposit_withdrawal_or_transfer_they_
 
 def test_an_administrator_cannot_reject_what_they_recorded(bank):
     ann, bob = bank["ann"], bank["bob"]
-    dep = ann.deposit(B, JC, 5000, "P-2")
+    dep = ann.deposit(B, JC, 5000, "P-2", quantification=quantification(bank["tmp"], "P-2", 5000))
     wd = withdraw(ann, "A-1")
     tr = ann.transfer(B, JC, DEV, 1000, document="bill of sale 1")
     for out in (dep, wd, tr):
@@ -118,7 +119,7 @@ def test_a_bank_with_one_administrator_cannot_sign_off_its_own_entries(tmp_path)
     with Ledger(path, create=True, actor=ANN, administrator=ANN) as ann:
         ann.add_entity(JC, municipal=True)
         ann.add_basin(B)
-        txn = ann.deposit(B, JC, 5000, "P-1")["txn"]
+        txn = ann.deposit(B, JC, 5000, "P-1", quantification=quantification(tmp_path, "P-1", 5000))["txn"]
         with pytest.raises(RefusedError, match="no other administrator is registered: register a second one with "
                                                "`bank add-administrator NAME`"):
             ann.sign_off(txn)
@@ -339,14 +340,16 @@ def cli(tmp_path, run_cli):
     for args in (("init", "--administrator", ANN), ("add-administrator", BOB), ("add-entity", JC, "--municipal"),
                  ("add-entity", DEV), ("add-basin", B)):
         assert run(*args).exit_code == 0
-    res = run("deposit", "--basin", B, "--owner", JC, "--gpd", "30000", "--project", "P-1", "--json")
+    res = run("deposit", "--basin", B, "--owner", JC, "--gpd", "30000", "--project", "P-1", "--quantification",
+              quantification(tmp_path, "P-1", 30000), "--json")
     assert run("sign-off", json.loads(res.stdout)["txn"], actor=BOB).exit_code == 0
     run.db, run.tmp = db, tmp_path
     return run
 
 
 def test_cli_self_sign_off_exits_3_naming_the_recorder_and_the_transaction(cli):
-    res = cli("deposit", "--basin", B, "--owner", JC, "--gpd", "5000", "--project", "P-2", "--json")
+    res = cli("deposit", "--basin", B, "--owner", JC, "--gpd", "5000", "--project", "P-2", "--quantification",
+              quantification(cli.tmp, "P-2", 5000), "--json")
     txn = json.loads(res.stdout)["txn"]
     one_line(cli("sign-off", txn), 3, f"'{ANN}' recorded deposit P-2 (txn {txn})", "cannot sign it off", BOB,
              "signoff_separation")

@@ -20,6 +20,7 @@ import pytest
 
 from capacitysim.bank import Ledger
 from capacitysim.errors import InputError, RefusedError
+from tests.bank_support import quantification
 
 DATA = Path(__file__).with_name("data") / "bank-schema2.sqlite"
 HEAD_BEFORE = "8d4f05ff6e1fb7ce271cf99a4b5ea5c62dc2965a7807be79f205014bf513be15"
@@ -121,7 +122,7 @@ def test_after_migration_withdrawals_need_sign_off_and_old_ones_are_marked(v2, t
     led.return_credits("A-2024-2", reason="applicant did not pursue")
     assert {(x["project"], x["gpd"]) for x in led.lots(B, JC)} == {(None, 7000), ("JC-2024-2", 6000), ("BG-2024-1", 500)}
     # new deposits and transfers are pending until signed off, by an administrator who did not record them
-    out = led.deposit(B, JC, 1000, "JC-2025-1")
+    out = led.deposit(B, JC, 1000, "JC-2025-1", quantification=quantification(tmp_path, "JC-2025-1", 1000))
     assert led.balance(B, JC)["balance_gpd"] == 13500 and led.balance(B, JC)["pending_in_gpd"] == 1000
     with pytest.raises(RefusedError, match="'Maria Lopez' recorded deposit JC-2025-1 .* no other administrator"):
         led.sign_off(out["txn"])

@@ -18,6 +18,7 @@ import pytest
 from capacitysim.bank import Ledger
 from capacitysim.errors import RefusedError
 from capacitysim.rules import ii_offset
+from tests.bank_support import quantification
 
 #: entries are recorded on their own days (program policy no_backdating): tests/conftest.py bank_calendar
 pytestmark = pytest.mark.usefixtures("bank_calendar")
@@ -47,7 +48,8 @@ def bank(tmp_path):
         ann.add_administrator(BOB)
         ann.add_entity(JC, municipal=True)
         ann.add_basin(B)
-        txn = ann.deposit(B, JC, 30000, "P-1", certified_on="2024-01-02")["txn"]
+        txn = ann.deposit(B, JC, 30000, "P-1", quantification=quantification(tmp_path, "P-1", 30000),
+                          certified_on="2024-01-02")["txn"]
     with Ledger(path, actor=BOB) as bob:
         bob.sign_off(txn, on="2024-01-02")
     with Ledger(path, actor=ANN) as ann:

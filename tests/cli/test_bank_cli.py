@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.bank_support import quantification
+
 #: entries are recorded on their own days (program policy no_backdating): tests/conftest.py bank_calendar
 pytestmark = pytest.mark.usefixtures("bank_calendar")
 
@@ -25,6 +27,11 @@ B, JC, DEV = "JC CSO 4", "Village of Johnson City", "Acme Development"
 CLERK = "Cal Clerk"  # the person acting; registered as bank administrator at init
 CHECKER = "Cora Checker"  # a second bank administrator: signs off what the clerk records
 NODE = "MH0001"
+
+
+def quantified(run, project, gpd) -> tuple[str, str]:
+    """``--quantification FILE`` for `bank deposit`: a PE's quantification of ``project`` (``gpd``) in ``run.tmp``."""
+    return ("--quantification", quantification(run.tmp, project, gpd))
 
 
 def sign_off(run, res, *extra):
@@ -71,12 +78,12 @@ def bank(tmp_path, run_cli):
     assert run("add-entity", DEV).exit_code == 0
     assert run("add-basin", B, "--outlet", "CSO4").exit_code == 0
     assert run("add-basin", "Other").exit_code == 0
-    res = run("deposit", "--basin", B, "--owner", JC, "--gpd", "9000", "--project", "P1", "--certificate", "cert.pdf",
-              "--certified-on", "2023-12-01", "--json")
-    assert res.exit_code == 0 and json.loads(res.stdout)["balance_gpd"] == 0  # pending: not counted
-    assert sign_off(run, res)["balance_gpd"] == 9000
     run.tmp = tmp_path
     run.db = db
+    res = run("deposit", "--basin", B, "--owner", JC, "--gpd", "9000", "--project", "P1", "--certificate", "cert.pdf",
+              "--certified-on", "2023-12-01", *quantified(run, "P1", 9000), "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout)["balance_gpd"] == 0  # pending: not counted
+    assert sign_off(run, res)["balance_gpd"] == 9000
     return run
 
 
@@ -130,7 +137,8 @@ def test_refusals_exit_3_with_one_line(bank):
     refused(bank("transfer", "--basin", B, "--from", JC, "--to", DEV, "--gpd", "100", "--document", "bill",
                  "--to-basin", "Other"), "Board approval")
     refused(bank("transfer", "--basin", B, "--from", JC, "--to", DEV, "--gpd", "9001", "--document", "bill"), "insufficient")
-    refused(bank("deposit", "--basin", B, "--owner", JC, "--gpd", "5", "--project", "P1"), "already")
+    refused(bank("deposit", "--basin", B, "--owner", JC, "--gpd", "5", "--project", "P1", *quantified(bank, "P1", 5)),
+            "already")
     refused(bank("add-entity", JC), "already exists")
     assert balance(bank) == 9000
 
@@ -151,6 +159,8 @@ def test_refusals_exit_3_with_one_line(bank):
     ],
 )
 def test_bad_input_exits_2(bank, args):
+    if args[0] == "deposit":  # a deposit citing its quantification: bad for the reason its arguments give
+        args = (*args, *quantified(bank, "P9", 5))
     res = bank(*args)
     assert res.exit_code == 2, res.output
     assert "Traceback" not in res.output
@@ -517,6 +527,8 @@ def test_hostile_reference_files_exit_2_with_one_line(bank, tmp_path, case):
     ],
 )
 def test_crafted_input_exits_2_with_one_line_naming_the_field(bank, args, word):
+    if args[0] == "deposit":  # a deposit citing its quantification: bad for the reason its arguments give
+        args = (*args, *quantified(bank, "P9", 1e9))
     res = bank(*args)
     assert res.exit_code == 2, res.output
     lines = res.stderr.strip().splitlines()
@@ -538,7 +550,8 @@ def test_lookalike_names_are_one_entity(bank):
 def test_huge_deposits_never_overflow_the_integer_books(bank):
     # 1e9 gpd is the largest single amount; repeated, the sum stays an exact integer
     for i in range(3):
-        sign_off(bank, bank("deposit", "--basin", B, "--owner", JC, "--gpd", "1e9", "--project", f"BIG{i}", "--json"))
+        sign_off(bank, bank("deposit", "--basin", B, "--owner", JC, "--gpd", "1e9", "--project", f"BIG{i}",
+                            *quantified(bank, f"BIG{i}", 1e9), "--json"))
     assert balance(bank) == 9000 + 3 * 10**9
     v = json.loads(bank("verify", "--json").stdout)
     assert v["ok"] and v["held_gpd"] == 9000 + 3 * 10**9
@@ -575,8 +588,9 @@ def test_cli_johnson_city_condemning_dev_llcs_binghamton_credits_exits_3_naming_
     """Section D: only credits "generated in relation to an I/I remediation project within such municipal
     user's boundaries". Dev LLC bought 5,000 gpd of Binghamton's BG-1; Johnson City's own project is JC-1."""
     bjc.admin_signs(bjc("deposit", "--basin", B, "--owner", "City of Binghamton", "--gpd", "8000", "--project", "BG-1",
-                        "--certified-on", "2024-02-01", "--json"))
-    bjc.admin_signs(bjc("deposit", "--basin", B, "--owner", JC, "--gpd", "6000", "--project", "JC-1", "--json"))
+                        "--certified-on", "2024-02-01", *quantified(bjc, "BG-1", 8000), "--json"))
+    bjc.admin_signs(bjc("deposit", "--basin", B, "--owner", JC, "--gpd", "6000", "--project", "JC-1",
+                        *quantified(bjc, "JC-1", 6000), "--json"))
     bjc.admin_signs(bjc("transfer", "--basin", B, "--from", "City of Binghamton", "--to", "Dev LLC", "--gpd", "5000",
                         "--document", "bill of sale 2024-3 (notarized)", "--json"))
     for project in (("--project", "JC-1"), ()):
@@ -593,7 +607,8 @@ def test_cli_johnson_city_condemning_dev_llcs_binghamton_credits_exits_3_naming_
 
 def test_cli_an_80000_gpd_withdrawal_on_a_0_gpd_spdes_check_exits_3(bjc):
     """The reported case: 80,000 gpd approved on a SPDES check with 0 gpd added; now refused (section H(1))."""
-    bjc.admin_signs(bjc("deposit", "--basin", B, "--owner", JC, "--gpd", "100000", "--project", "JC-1", "--json"))
+    bjc.admin_signs(bjc("deposit", "--basin", B, "--owner", JC, "--gpd", "100000", "--project", "JC-1",
+                        *quantified(bjc, "JC-1", 100000), "--json"))
     cap, spd = evidence(bjc.tmp, gpd=80000.0, added=0.0, as_of="2025-03-01")
     res = bjc("withdraw", "--basin", B, "--owner", JC, "--gpd", "80000", "--application", "A-80k", "--node", NODE,
               "--capacity-ref", cap, "--spdes-ref", spd, "--on", "2025-03-10")
@@ -603,7 +618,8 @@ def test_cli_an_80000_gpd_withdrawal_on_a_0_gpd_spdes_check_exits_3(bjc):
 
 def test_cli_sign_off_by_a_non_administrator_exits_3_and_by_the_administrator_records_who_and_when(bjc):
     """Definitions, BANK ADMINISTRATOR: "review and sign off on all ... bank deposits, withdrawals and transfers"."""
-    res = bjc("deposit", "--basin", B, "--owner", JC, "--gpd", "9000", "--project", "JC-1", "--json")
+    res = bjc("deposit", "--basin", B, "--owner", JC, "--gpd", "9000", "--project", "JC-1", *quantified(bjc, "JC-1", 9000),
+              "--json")
     txn = json.loads(res.stdout)["txn"]
     refused(bjc("sign-off", txn), "'Cal Clerk' is not a registered bank administrator")
     refused(bjc("sign-off", txn, actor="Eve Intruder"), "is not a registered bank administrator")
@@ -626,7 +642,7 @@ def test_cli_annual_report_c_lists_small_and_returned_applications_and_d_a_conne
     import csv
 
     bjc.admin_signs(bjc("deposit", "--basin", B, "--owner", JC, "--gpd", "9000", "--project", "JC-1", "--certified-on",
-                        "2024-01-02", "--json"))
+                        "2024-01-02", *quantified(bjc, "JC-1", 9000), "--json"))
     assert bjc("record-application", "A-2000", "--principal", JC, "--gpd", "2000", "--basin", B, "--received-on",
                "2024-01-05", "--application-approval", "Village permit 2024-3").exit_code == 0
     assert bjc("withdraw", "--basin", B, "--owner", JC, "--gpd", "3000", "--application", "A-ret", "--node", NODE,

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from capacitysim.cli import cli
 from capacitysim.io.bundled import model_path
 from capacitysim.report.format import DECIMALS, canonical_unit
+from tests.bank_support import quantification
 from tests.report.report_text import (
     BOOL_WORD,
     MICROSECONDS,
@@ -164,7 +165,8 @@ def test_bank_report_formats(tmp_path):
     bank("add-administrator", "Cora Checker")  # signs off what the clerk records (program policy signoff_separation)
     bank("add-entity", "Village of Johnson City", "--municipal")
     bank("add-basin", "JC CSO 4")
-    bank("deposit", "--basin", "JC CSO 4", "--owner", "Village of Johnson City", "--gpd", "9000", "--project", "P1")
+    bank("deposit", "--basin", "JC CSO 4", "--owner", "Village of Johnson City", "--gpd", "9000", "--project", "P1",
+         "--quantification", quantification(tmp_path, "P1", 9000))
     for p in json.loads(bank("pending", "--json").stdout)["pending"]:
         bank("sign-off", p["txn"], "--actor", "Cora Checker")
     bank("report", "--out", tmp_path / "rep")

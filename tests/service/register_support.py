@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from capacitysim.io.bundled import model_path
 from capacitysim.service.demo import DEMO_USERS, MUNICIPAL
 from capacitysim.workflows.spdes import resolve_plant_path
+from tests.bank_support import quantification
 
 #: The basin's outlet in synthetic-50: the CSO1 regulator's manhole (MH0010 and MH0011 drain to it, MH0003 does not).
 OUTLET = "MH0004"
@@ -59,7 +60,8 @@ def registered_basin(server, prefix: str = "Register") -> Registered:
     with Ledger(bank, actor=admin) as lg:
         lg.add_basin(basin, reason="test: a basin of the capacity register tests")
     with Ledger(bank, actor=DEMO_USERS["municipal"]) as lg:  # recorded by one, signed off by another
-        txn = lg.deposit(basin, MUNICIPAL, CREDITS_GPD, f"P-{tag}")["txn"]
+        q = quantification(server.data / "quantifications", f"P-{tag}", CREDITS_GPD, owner=MUNICIPAL, basin=basin)
+        txn = lg.deposit(basin, MUNICIPAL, CREDITS_GPD, f"P-{tag}", quantification=q)["txn"]
     with Ledger(bank, actor=admin) as lg:
         lg.sign_off(txn)
     reg = Registered(tag, basin, plant, f"system-{tag}.inp", model, f"plant-{tag}.toml", (plant_text + "\n").encode(),

@@ -21,6 +21,7 @@ import pytest
 
 from capacitysim.bank import Ledger
 from capacitysim.io.bundled import model_path as bundled_model_path
+from tests.bank_support import quantification
 
 ANN, BOB = "Ann Admin", "Bob Checker"
 JC = "Village of Johnson City"
@@ -43,7 +44,7 @@ def setup(tmp_path_factory):
         ann.add_administrator(BOB)
         ann.add_entity(JC, municipal=True)
         ann.add_basin("CSO1", outlet="MH0004", model=model, plant=PLANT)
-        txn = ann.deposit("CSO1", JC, 100000, "P-1")["txn"]
+        txn = ann.deposit("CSO1", JC, 100000, "P-1", quantification=quantification(tmp, "P-1", 100000))["txn"]
     with Ledger(bank, actor=BOB) as bob:
         bob.sign_off(txn)
     return {"tmp": tmp, "model": model, "flows": flows, "bank": bank}

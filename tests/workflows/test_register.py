@@ -25,6 +25,7 @@ from capacitysim.bank import Ledger
 from capacitysim.errors import InputError, RefusedError
 from capacitysim.io.bundled import model_path as bundled_model_path
 from capacitysim.workflows import register as wr
+from tests.bank_support import quantification
 
 ANN, BOB = "Ann Admin", "Bob Checker"
 JC = "Village of Johnson City"
@@ -57,7 +58,7 @@ def make_bank(folder):
         ann.add_administrator(BOB)
         ann.add_entity(JC, municipal=True)
         ann.add_basin("CSO1", outlet="MH0004", model=model, plant=PLANT)
-        txn = ann.deposit("CSO1", JC, 100000, "P-1")["txn"]
+        txn = ann.deposit("CSO1", JC, 100000, "P-1", quantification=quantification(folder, "P-1", 100000))["txn"]
     with Ledger(bank, actor=BOB) as bob:
         bob.sign_off(txn)
     sha = hashlib.sha256(model.read_bytes()).hexdigest()
@@ -186,7 +187,7 @@ def test_the_stored_figures_are_reused_while_the_commitments_are_unchanged(setup
     assert same["models"][0]["freshness"]["text"].endswith("(current)")
     # the head moves (a deposit), no commitment changes: still re-used, and it says so
     with Ledger(bank, actor=ANN) as ann:
-        ann.deposit("CSO1", JC, 5000, "P-2")
+        ann.deposit("CSO1", JC, 5000, "P-2", quantification=quantification(tmp_path, "P-2", 5000))
     moved = wr.capacity_register(bank, plants={PLANT: "sample-wwtp"}, as_of=AS_OF, workers=0).to_dict()
     assert moved["bank_head"] != same["bank_head"] and moved["runs_total"] == 0 and moved["cache"]["reused"] == 2
     assert "current: the bank's head is now" in moved["models"][0]["freshness"]["text"]

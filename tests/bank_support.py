@@ -1,0 +1,56 @@
+"""Helpers of the credit bank tests: a PE's quantification a deposit cites.
+
+Import it as ``from tests.bank_support import quantification`` (pytest runs from the project root with
+``--import-mode=importlib``, like ``tests.report.report_text``; the name ``bank_support`` alone is
+tests/service/bank_support.py).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+
+def quantification(folder, project: str, gpd: float, *, owner: str | None = None, basin: str | None = None,
+                   engineer: str = "Pat Engineer, PE", licence: str = "012345") -> str:
+    """Write a minimal valid quantification document of ``project`` into ``folder``; returns its path (str).
+
+    The credit bank requires every deposit to cite the project's quantification: the JSON of
+    ``capacitysim credits quantify PROJECT.toml --json`` (the I/I remediation engineering report of a NYS
+    licensed PE; :func:`capacitysim.bank.refs.quantification_facts`). This document stands in for a PE's
+    quantification so that tests about other things (balances, sign-off, withdrawals, reports...) can
+    deposit; tests about the quantification itself run the real ``credits quantify``.
+
+    It has the shape of ``credits quantify --json``: ``project`` (``id``, ``name``, ``engineer``,
+    ``pe_license``, ``pe_license_number`` and, only when given, ``municipal_user`` = ``owner`` and
+    ``basin``), ``total_gpd`` = ``gpd`` [gpd], ``inflow_credit_basis``, ``items`` and ``policies``.
+    ``owner`` and ``basin`` are left out by default: the bank checks them only when the document names
+    them, so a test depositing for another owner or basin still fails for the reason it tests.
+
+    Parameters
+    ----------
+    folder : str or Path
+        Where to write (created if missing); the file gets a unique name, so several deposits of the
+        same project (a refused duplicate, say) can each cite one.
+    project : str
+        The project id quantified (the deposit's project).
+    gpd : float
+        The total quantified [gpd]: at least the deposit's gpd.
+    owner, basin : str, optional
+        The municipal user and basin the document names.
+    engineer, licence : str
+        The PE's name and six-digit NYS licence number.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    meta = {"id": project, "name": f"Project {project}", "engineer": engineer, "pe_license": f"NY {licence}",
+            "pe_license_number": licence}
+    if owner is not None:
+        meta["municipal_user"] = owner
+    if basin is not None:
+        meta["basin"] = basin
+    doc = {"project": meta, "total_gpd": gpd, "inflow_credit_basis": "volume", "items": [], "policies": []}
+    path = folder / f"quantification-{uuid.uuid4().hex[:12]}.json"
+    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    return str(path)
