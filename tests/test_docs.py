@@ -346,7 +346,7 @@ def test_every_program_policy_is_documented():
         assert row.group(1).strip().strip("`") == str(pol["value"]), f"bank policy {name}: value"
     for name in (spdes.POLICY_RECORD_MAX_AGE, spdes.POLICY_AS_OF, spdes.POLICY_PERMITTED_FLOW_HEADROOM,
                  spdes.POLICY_FLOW_VIOLATION, nyc_stormwater.MASTER_PLAN_POLICY, "threshold_basis", "threshold_gpd",
-                 "offset_ratio", "inflow_credit_basis"):
+                 "offset_ratio", "inflow_credit_basis", "peaking_method", "LEAP_DAY_FEB_28"):
         assert f"`{name}`" in text, f"policy {name} not in policies.md"
     assert f"| {spdes.RECORD_MAX_AGE_DAYS} days" in text
     assert f"| `{ii_offset.DEFAULT_THRESHOLD_BASIS}` |" in text

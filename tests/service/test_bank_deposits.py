@@ -301,14 +301,17 @@ def test_a_cited_quantification_is_not_dismissed(server):
 
 
 def test_a_deposit_recorded_with_the_cli_is_signed_off_through_the_service(server):
-    """`capacitysim bank deposit` records a deposit with its certificate reference and no service job: the
+    """`capacitysim bank deposit` records a deposit citing the PE's quantification file and no service job: the
     administrator decides it from the queue like any other (the ledger's record is the evidence); a clerk at the
     counter recorded it, so the administrator may sign it off (program policy signoff_separation)."""
     from capacitysim.bank import Ledger
+    from tests.bank_support import quantification
 
     pid = new_project_id("JC-CLI")
+    q = quantification(server.data / "counter", pid, 1234.0, owner=MUNICIPAL, basin=BASIN)
     with Ledger(server.data / "bank.sqlite", actor="Cal Clerk") as lg:
-        txn = lg.deposit(BASIN, MUNICIPAL, 1234.0, pid, certificate="letter 2026-11", reason="recorded at the counter")["txn"]
+        txn = lg.deposit(BASIN, MUNICIPAL, 1234.0, pid, quantification=q, certificate="letter 2026-11",
+                         reason="recorded at the counter")["txn"]
     with server.client("administrator") as adm, server.client("reviewer") as rev:
         before = balances(rev)
         d = rev.get(f"/bank/deposits/{txn}").json()

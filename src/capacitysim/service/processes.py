@@ -256,6 +256,10 @@ def catalogue() -> dict[str, Process]:
              "rule": {"type": "string", "enum": sorted(bundled("rule")) or ["nyc-2012"], "default": "nyc-2012",
                       "description": "Bundled rule set."},
              "swmm": {"type": "boolean", "default": True, "description": "Check the design in SWMM."},
+             "approved_on": {"type": "string", "format": "date",
+                             "description": "Date DEP approved the system (not after today), over the site file's "
+                                            "[submittal] approved_on: dates the triennial certification of 15 RCNY "
+                                            "§ 31-04(a)(8) (CLI --approved-on)."},
              "submittal": submittal},
             ("site",), "", True, {"site": "site"}),
         Process(

@@ -291,17 +291,19 @@ def _run_capacity(inputs, files, work, progress, bank=None):
 
 
 def _run_detention(inputs, files, work, progress, bank=None):
-    """``capacitysim detention SITE --rule R [--no-swmm] --json``."""
+    """``capacitysim detention SITE --rule R [--no-swmm] [--approved-on D] --json``."""
     from capacitysim.io.site_files import load_rule_set, load_site
+    from capacitysim.io.submittal import approval_date
     from capacitysim.report.detention import write_report
     from capacitysim.workflows.detention import design_site
 
+    approved = approval_date(inputs.get("approved_on"), "approved_on")
     rules = load_rule_set(inputs.get("rule", "nyc-2012"))
     site = load_site(files["site"], rules)
     swmm = inputs.get("swmm", True)
     progress.stage("inputs-checked", f"site and rule set {inputs.get('rule', 'nyc-2012')} read; designing"
                    + (" and checking in SWMM" if swmm else ""))
-    result = design_site(site, rules, swmm=swmm, submittal=_submittal(inputs, site.submittal))
+    result = design_site(site, rules, swmm=swmm, submittal=_submittal(inputs, site.submittal), approved_on=approved)
     progress.stage("designed", f"design done: verdict {result.status}")
     report = write_report(result, work / "report.html")
     progress.stage("report-written", "report written")
