@@ -78,6 +78,16 @@ def test_withdrawal_cites_jobs_and_the_administrator_signs_off(server):
         assert after[(BASIN, MUNICIPAL)] == before[(BASIN, MUNICIPAL)] - 4000
         assert rev.get("/bank/withdrawals/APP-1").json()["capacity_job"] == cap["jobID"]
         problem_ok(rev.get("/bank/withdrawals/NOPE"), 404)
+        # the note the sign-off issued: any reader of the bank, HTML or PDF, the same bytes each time
+        # (definitions, FLOW CREDIT NOTE; sections G and I on it)
+        html = rev.get("/bank/withdrawals/APP-1/note")
+        assert html.status_code == 200 and html.headers["content-type"].startswith("text/html")
+        assert "Section G: no monetary value" in html.text and "Section I: no vested rights" in html.text
+        assert "4,000" in html.text and server.names["administrator"] in html.text
+        pdf = [eng.get("/bank/withdrawals/APP-1/note", params={"format": "pdf"}) for _ in range(2)]
+        assert pdf[0].content.startswith(b"%PDF") and pdf[0].content == pdf[1].content
+        problem_ok(rev.get("/bank/withdrawals/NOPE/note"), 404)
+        problem_ok(rev.get("/bank/withdrawals/APP-1/note", params={"format": "docx"}), 400)
         # the jobs are APP-1's evidence: another application needs jobs of its own (program policy evidence_single_use)
         body = problem_ok(eng.post("/bank/withdrawals", json=_withdrawal("APP-2", cap["jobID"], spd["jobID"], gpd=3000)), 409)
         assert "already the evidence of application 'APP-1'" in body["detail"]
@@ -88,6 +98,7 @@ def test_withdrawal_cites_jobs_and_the_administrator_signs_off(server):
         problem_ok(adm.post("/bank/withdrawals/APP-2/sign-off", json={"decision": "reject"}), 400)
         r = adm.post("/bank/withdrawals/APP-2/sign-off", json={"decision": "reject", "note": "H(2) approval not shown"})
         assert r.status_code == 200 and r.json()["withdrawal"]["signoff_status"] == "rejected"
+        assert "no flow credit note was issued" in problem_ok(rev.get("/bank/withdrawals/APP-2/note"), 409)["detail"]
         final = {(b["basin"], b["owner"]): b["balance_gpd"] for b in rev.get("/bank/balances").json()["balances"]}
         assert final == after
         rows = adm.get("/journal").json()["journal"]

@@ -54,6 +54,15 @@ def test_administrator_signs_off_a_withdrawal(browser, server):
     page.wait_for_url(f"{server.url}/ui/bank")
     assert page.locator("#queue tr", has_text="BROWSER-1").count() == 0
     assert "signed-off (approved)" in page.locator("#decided tr", has_text="BROWSER-1").inner_text()
+    # the flow credit note the sign-off issued, from the bank page: HTML in the browser, PDF downloaded
+    page.locator("#decided tr", has_text="BROWSER-1").locator("text=HTML").click()
+    page.wait_for_url(f"{server.url}/ui/bank/notes/BROWSER-1")
+    assert "Section G: no monetary value" in page.content() and "2,600" in page.content()
+    page.go_back()
+    with page.expect_download() as dl:
+        page.locator("#decided tr", has_text="BROWSER-1").locator("text=PDF").click()
+    assert dl.value.suggested_filename == "flow-credit-note-BROWSER-1.pdf"
+    assert open(dl.value.path(), "rb").read(5) == b"%PDF-"
     page.context.close()
     with server.client("reviewer") as rev:
         w = rev.get("/bank/withdrawals/BROWSER-1").json()

@@ -207,12 +207,12 @@ def init(ctx, administrator, as_json):
 @bank.command()
 @click.option("--administrator", default=None, metavar="NAME",
               help="A schema-2 bank only: the first bank administrator registered in the migrated bank (a person's "
-                   "name). A schema-3 or 4 bank is migrated by a registered administrator (--actor).")
+                   "name). A schema-3, 4 or 5 bank is migrated by a registered administrator (--actor).")
 @actor_option
 @json_option
 @click.pass_context
 def migrate(ctx, administrator, as_json):
-    """Migrate a schema-2, 3 or 4 bank to the current schema (5), in one transaction.
+    """Migrate a schema-2, 3, 4 or 5 bank to the current schema (6), in one transaction.
 
     \b
     Schema 2 -> 3 (sign-off, credit lots): existing balances become lots of the projects their
@@ -229,6 +229,11 @@ def migrate(ctx, administrator, as_json):
     \b
     Schema 4 -> 5 (by a registered administrator): registered models of record and committed flows
     (the capacity register). Basins have no registered model until `register-model` names one.
+
+    \b
+    Schema 5 -> 6 (by a registered administrator): the parties of a flow credit note, public or private
+    property, the PE's quantification a deposit cites, certification letters and the municipal users'
+    annual records. Deposits made before cite no quantification: annual report part B flags them.
     """
     from capacitysim.bank.schema import SCHEMA_VERSION
 
@@ -680,7 +685,7 @@ def submit_records(ctx, municipal_user, period, on, document, reason, as_json):
     """Record a municipal user's annual submission of its records (records section), with its due date."""
     with _ledger(ctx) as led:
         out = led.record_annual_report(municipal_user, period, submitted_on=on, document=document, reason=reason)
-    _emit(out, as_json, title="records submitted")
+    _emit(out, as_json, rows=_rows(out | {"period": str(out["period"])}), title="records submitted")  # a year, not 2,025
 
 
 @bank.command("submissions")

@@ -110,8 +110,8 @@ BANK = """{% extends "base.html" %}
 <td>{% if can_sign %}{{ sign_form("transfer", t.transfer) }}{% endif %}</td></tr>
 {% else %}<tr><td colspan="6">No transfer awaits sign-off.</td></tr>{% endfor %}</tbody></table>
 {% if not can_sign %}<p class="note">Only an administrator signs off.</p>{% endif %}
-<h2>Decided withdrawals</h2><table id="decided"><thead><tr><th>application</th><th>status</th><th>signed off by</th><th>at</th></tr></thead><tbody>
-{% for w in decided %}<tr><td>{{ w.application }}</td><td>{{ w.signoff_status }} ({{ w.status }})</td><td>{{ w.signed_off_by or '' }}</td><td>{{ w.signed_off_at or '' }}</td></tr>{% endfor %}
+<h2>Decided withdrawals</h2><table id="decided"><thead><tr><th>application</th><th>status</th><th>signed off by</th><th>at</th><th>flow credit note</th></tr></thead><tbody>
+{% for w in decided %}<tr><td>{{ w.application }}</td><td>{{ w.signoff_status }} ({{ w.status }})</td><td>{{ w.signed_off_by or '' }}</td><td>{{ w.signed_off_at or '' }}</td><td>{% if w.note_issued_on %}<a href="/ui/bank/notes/{{ w.application | urlencode }}">HTML</a> · <a href="/ui/bank/notes/{{ w.application | urlencode }}?format=pdf">PDF</a>{% endif %}</td></tr>{% endfor %}
 </tbody></table>
 <h2>Decided deposits and transfers</h2><table id="decided-other"><thead><tr><th>kind</th><th>id</th><th>credits [gpd]</th><th>status</th><th>by</th><th>at</th></tr></thead><tbody>
 {% for d in decided_deposits %}<tr><td>deposit</td><td>{{ d.project }}</td><td>{{ '{:,}'.format(d.gpd) }}</td><td>{{ d.signoff_status }}</td><td>{{ d.decided_by or '' }}</td><td>{{ d.decided_at or '' }}</td></tr>{% endfor %}

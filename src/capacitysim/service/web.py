@@ -28,7 +28,7 @@ from typing import NamedTuple
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from capacitysim.errors import CapacitysimError
+from capacitysim.errors import CapacitysimError, InputError
 from capacitysim.service import auth
 from capacitysim.service.processes import ServiceInputError, bundled, prepare, versions
 from capacitysim.service.store import ActiveJobsLimit
@@ -300,6 +300,34 @@ def install(app, svc, ApiError) -> None:
         if not auth.can(who.user, "bank-read"):
             return page("jobs.html", who, 403, title="Jobs", jobs=[], error="This role does not read the bank.")
         return register_page(who)
+
+    @app.get("/ui/bank/notes/{application}", include_in_schema=False)
+    def note_page(request: Request, application: str, format: str = "html"):
+        """The flow credit note of a signed-off withdrawal (``GET /bank/withdrawals/{application}/note``, for the
+        signed-in reader of the bank), HTML in the browser or a PDF download."""
+        from fastapi.responses import Response
+
+        from capacitysim.report.note import note_html, note_pdf
+        from capacitysim.workflows.note import flow_credit_note, note_stem
+
+        who = session(request)
+        if who is None:
+            return to_login(request)
+        if not auth.can(who.user, "bank-read") or format not in ("html", "pdf"):
+            return page("jobs.html", who, 403 if format in ("html", "pdf") else 400, title="Jobs", jobs=[],
+                        error="This role does not read the bank." if format in ("html", "pdf")
+                        else "format: html or pdf")
+        try:
+            with svc.ledger() as lg:
+                note = flow_credit_note(lg, application)
+        except CapacitysimError as exc:
+            return bank_page(who, error=str(exc), status=404 if isinstance(exc, InputError) else 409)
+        name = f"{note_stem(note['application'])}.{format}"
+        if format == "pdf":
+            return Response(note_pdf(note), media_type="application/pdf",
+                            headers={"Content-Disposition": f'attachment; filename="{name}"'})
+        return Response(note_html(note), media_type="text/html; charset=utf-8",
+                        headers={"Content-Disposition": f'inline; filename="{name}"'})
 
     @app.post("/ui/bank/register", include_in_schema=False)
     @threaded
