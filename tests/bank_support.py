@@ -54,3 +54,18 @@ def quantification(folder, project: str, gpd: float, *, owner: str | None = None
     path = folder / f"quantification-{uuid.uuid4().hex[:12]}.json"
     path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     return str(path)
+
+
+def evidence(folder, gpd: float, as_of: str, node: str = "MH-1") -> tuple[str, str]:
+    """Write a passing capacity demonstration connecting ``gpd`` at ``node`` and a SPDES check as of ``as_of``
+    adding ``gpd`` (the smallest JSON documents the bank reads, :mod:`capacitysim.bank.refs`), under unique
+    names in ``folder``; returns their paths (capacity, SPDES). For tests about the bank's dates and
+    records, not about the evidence (those run ``capacity`` and ``spdes check``)."""
+    k = uuid.uuid4().hex[:8]
+    folder = Path(folder)
+    cap, spd = folder / f"cap-{k}.json", folder / f"spdes-{k}.json"
+    cap.write_text(json.dumps({"kind": "capacity-demonstration", "verdict": "pass", "run": k,
+                               "scenario": {"connections": [{"node": node, "flow_gpd": gpd}]}}))
+    spd.write_text(json.dumps({"kind": "spdes-check", "run": k, "as_of": as_of, "added_gpd": gpd,
+                               "connection_prohibited": False}))
+    return str(cap), str(spd)

@@ -11,31 +11,19 @@ withdrawn before they exist, and the evidence an administrator signs off on must
 from __future__ import annotations
 
 import datetime as dt
-import json
 import sqlite3
-import uuid
 
 import pytest
 
 from capacitysim.bank import Ledger
 from capacitysim.errors import RefusedError
-from tests.bank_support import quantification
+from tests.bank_support import evidence, quantification
 
 #: entries are recorded on their own days (program policy no_backdating): tests/conftest.py bank_calendar
 pytestmark = pytest.mark.usefixtures("bank_calendar")
 
 ANN, BOB = "Ann Admin", "Bob Checker"
 JC, B, NODE = "Village of Johnson City", "JC CSO 4", "MH-1"
-
-
-def evidence(folder, gpd, as_of) -> tuple[str, str]:
-    k = uuid.uuid4().hex[:8]
-    cap, spd = folder / f"cap-{k}.json", folder / f"spdes-{k}.json"
-    cap.write_text(json.dumps({"kind": "capacity-demonstration", "verdict": "pass", "run": k,
-                               "scenario": {"connections": [{"node": NODE, "flow_gpd": gpd}]}}))
-    spd.write_text(json.dumps({"kind": "spdes-check", "run": k, "as_of": as_of, "added_gpd": gpd,
-                               "connection_prohibited": False}))
-    return str(cap), str(spd)
 
 
 @pytest.fixture

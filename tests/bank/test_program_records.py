@@ -7,13 +7,12 @@ import datetime as dt
 import hashlib
 import json
 import sqlite3
-import uuid
 
 import pytest
 
 from capacitysim.bank import Ledger
 from capacitysim.errors import InputError, RefusedError
-from tests.bank_support import quantification
+from tests.bank_support import evidence, quantification
 
 ANN, BOB, CLERK = "Ann Admin", "Bob Checker", "Jo Clerk"
 JC, B, NODE = "Village of Johnson City", "Johnson City CSO 4", "MH-1"
@@ -21,16 +20,6 @@ JC, B, NODE = "Village of Johnson City", "Johnson City CSO 4", "MH-1"
 
 def clock_at(state):
     return lambda: state["now"]
-
-
-def evidence(folder, gpd, as_of):
-    k = uuid.uuid4().hex[:8]
-    cap, spd = folder / f"cap-{k}.json", folder / f"spdes-{k}.json"
-    cap.write_text(json.dumps({"kind": "capacity-demonstration", "verdict": "pass", "run": k,
-                               "scenario": {"connections": [{"node": NODE, "flow_gpd": gpd}]}}))
-    spd.write_text(json.dumps({"kind": "spdes-check", "run": k, "as_of": as_of, "added_gpd": gpd,
-                               "connection_prohibited": False}))
-    return str(cap), str(spd)
 
 
 @pytest.fixture

@@ -286,6 +286,22 @@ def check_quantification(job: dict, project: str, owner: str, gpd: float, basin:
     return {"ref": f"service job {job['id']}", "sha256": job["result_sha256"], "document": doc}
 
 
+def note_response(note: dict, format: str):
+    """A flow credit note as an HTTP response: HTML shown inline, or a PDF download, named by
+    :func:`capacitysim.workflows.note.note_stem` (letters, digits, ``.-_`` only)."""
+    from fastapi.responses import Response
+
+    from capacitysim.report.note import note_html, note_pdf
+    from capacitysim.workflows.note import note_stem
+
+    name = f"{note_stem(note['application'])}.{format}"
+    if format == "pdf":
+        return Response(note_pdf(note), media_type="application/pdf",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    return Response(note_html(note), media_type="text/html; charset=utf-8",
+                    headers={"Content-Disposition": f'inline; filename="{name}"'})
+
+
 def _quantification_job(documents) -> str | None:
     for d in documents if isinstance(documents, list) else []:
         m = _JOB_DOC.match(str(d))
@@ -453,10 +469,7 @@ def install(app, svc, user, require) -> None:
     def withdrawal_note(application: str, format: str = Query("html", pattern="^(html|pdf)$"), u=Depends(user)):
         """The note the administrator's sign-off issued (workflows.note, report.note: the CLI's ``bank note``),
         rendered from the public record: the same bytes every time."""
-        from fastapi.responses import Response
-
-        from capacitysim.report.note import note_html, note_pdf
-        from capacitysim.workflows.note import flow_credit_note, note_stem
+        from capacitysim.workflows.note import flow_credit_note
 
         require(u, "bank-read", "read the bank")
         with svc.ledger() as lg:
@@ -464,12 +477,7 @@ def install(app, svc, user, require) -> None:
                 note = flow_credit_note(lg, application)
             except InputError as exc:  # unknown application
                 raise ApiError(404, "Not found", str(exc)) from None
-        name = f"{note_stem(note['application'])}.{format}"
-        if format == "pdf":
-            return Response(note_pdf(note), media_type="application/pdf",
-                            headers={"Content-Disposition": f'attachment; filename="{name}"'})
-        return Response(note_html(note), media_type="text/html; charset=utf-8",
-                        headers={"Content-Disposition": f'inline; filename="{name}"'})
+        return note_response(note, format)
 
     @app.post("/bank/withdrawals", status_code=201, summary="Request a withdrawal citing a capacity and a SPDES job")
     def withdraw(body: Any = Body(None, examples=[{"basin": "Johnson City CSO 4", "owner": "Village of Johnson City",

@@ -305,10 +305,8 @@ def install(app, svc, ApiError) -> None:
     def note_page(request: Request, application: str, format: str = "html"):
         """The flow credit note of a signed-off withdrawal (``GET /bank/withdrawals/{application}/note``, for the
         signed-in reader of the bank), HTML in the browser or a PDF download."""
-        from fastapi.responses import Response
-
-        from capacitysim.report.note import note_html, note_pdf
-        from capacitysim.workflows.note import flow_credit_note, note_stem
+        from capacitysim.service.bank_api import note_response
+        from capacitysim.workflows.note import flow_credit_note
 
         who = session(request)
         if who is None:
@@ -322,12 +320,7 @@ def install(app, svc, ApiError) -> None:
                 note = flow_credit_note(lg, application)
         except CapacitysimError as exc:
             return bank_page(who, error=str(exc), status=404 if isinstance(exc, InputError) else 409)
-        name = f"{note_stem(note['application'])}.{format}"
-        if format == "pdf":
-            return Response(note_pdf(note), media_type="application/pdf",
-                            headers={"Content-Disposition": f'attachment; filename="{name}"'})
-        return Response(note_html(note), media_type="text/html; charset=utf-8",
-                        headers={"Content-Disposition": f'inline; filename="{name}"'})
+        return note_response(note, format)
 
     @app.post("/ui/bank/register", include_in_schema=False)
     @threaded
