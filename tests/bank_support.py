@@ -24,7 +24,8 @@ def quantification(folder, project: str, gpd: float, *, owner: str | None = None
 
     It has the shape of ``credits quantify --json``: ``project`` (``id``, ``name``, ``engineer``,
     ``pe_license``, ``pe_license_number`` and, only when given, ``municipal_user`` = ``owner`` and
-    ``basin``), ``total_gpd`` = ``gpd`` [gpd], ``inflow_credit_basis``, ``items`` and ``policies``.
+    ``basin``), ``kind``, ``total_gpd`` = ``gpd`` [gpd] with one qualifying item of that figure (consistent,
+    as the bank checks), ``inflow_credit_basis``, ``items`` and ``policies``.
     ``owner`` and ``basin`` are left out by default: the bank checks them only when the document names
     them, so a test depositing for another owner or basin still fails for the reason it tests.
 
@@ -50,7 +51,9 @@ def quantification(folder, project: str, gpd: float, *, owner: str | None = None
         meta["municipal_user"] = owner
     if basin is not None:
         meta["basin"] = basin
-    doc = {"project": meta, "total_gpd": gpd, "inflow_credit_basis": "volume", "items": [], "policies": []}
+    doc = {"kind": "ii-quantification", "project": meta, "total_gpd": gpd, "inflow_credit_basis": "volume",
+           "total_gpd_on_volume": gpd, "items": [{"type": "case_by_case", "gpd": gpd, "qualifies": True}],
+           "policies": []}
     path = folder / f"quantification-{uuid.uuid4().hex[:12]}.json"
     path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     return str(path)

@@ -222,7 +222,7 @@ def test_an_approval_expires_after_the_policy_period_and_releases_its_commitment
     w = _apply(ann, "A-1", on=long_ago, late_reason=late)
     bob.sign_off(w["txn"], on=long_ago, late_reason=late)
     ann.record_application("S-1", JC, 1500, basin="CSO1", node="MH0011", received_on=long_ago,
-                           application_approval="H2-S-1")
+                           application_approval="H2-S-1", late_reason=late)
     # void on the day the period ends, even before `bank expire` records it
     assert ann.commitments(model_sha256=sha)["flows"] == []
     assert [f["application"] for f in ann.commitments(model_sha256=sha, as_of=long_ago)["flows"]] == ["A-1", "S-1"]

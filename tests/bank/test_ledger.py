@@ -571,8 +571,10 @@ def test_condemnation_capped_by_the_holders_lots_of_the_project(led):
 
 def test_completion_dates_are_checked(led):
     approve(led, B, JC, 3000, "A-C", on="2024-05-01")
+    with pytest.raises(RefusedError, match="co_issued_on 2024-04-30 is before the journal's last row"):
+        led.complete("A-C", "2024-04-30")  # program policy no_backdating
     with pytest.raises(InputError, match="before the flow credit note"):
-        led.complete("A-C", "2024-04-30")
+        led.complete("A-C", "2024-04-30", late_reason="a certificate entered late")
     with pytest.raises(InputError, match="future"):
         led.complete("A-C", (dt.date.today() + dt.timedelta(days=2)).isoformat())
     led.complete("A-C", "2024-05-01")

@@ -191,7 +191,8 @@ def test_sign_off_writes_the_note_and_balances_print_section_g(tmp_path, run_cli
                            "--json").stdout)["txn"]
     out = json.loads(bank_("sign-off", txn, "--actor", BOB, "--json").stdout)
     files = {f["path"][-4:]: f for f in out["note_files"]}
-    assert set(files) == {"html", ".pdf"} and all("bank.sqlite-notes/flow-credit-note-A_1." in f["path"]
+    stem = "flow-credit-note-A_1-" + hashlib.sha256(b"A/1").hexdigest()[:10]  # A/1 and A_1 get different files
+    assert set(files) == {"html", ".pdf"} and all(f"bank.sqlite-notes/{stem}." in f["path"]
                                                   for f in files.values())
     again = json.loads(bank_("note", "A/1", "--out", str(tmp_path / "n.pdf"), "--json").stdout)["files"][0]
     assert again["sha256"] == files[".pdf"]["sha256"]
@@ -257,3 +258,102 @@ def test_a_schema_5_bank_migrated_to_6_keeps_every_balance_and_lot(bank):
         assert (led.balances(), led.lots()) == before[:2]
         assert led.verify(expect_head=before[2])["ok"]
         assert led.journal()[-1]["detail"]["from"] == 5
+
+
+# --- the attacks of the review (issue 25): every dated entry, the documents, the journal's order --------------------
+
+
+def test_a_clerk_cannot_dodge_a_default_by_dating_an_extension_or_a_certificate_back(bank):
+    """DEFAULT: no certificate of occupancy "within one year from the time of issuance of the flow credit note or,
+    if later, within the additional time allowed ... when extended". The note of 2025-03-01 is due 2026-03-01; on
+    2026-03-10 a clerk cannot record an extension granted, or a certificate issued, "on 2026-02-27": both dates are
+    before the journal's last row (program policy no_backdating); an administrator can, with the reason, and the
+    journal keeps it."""
+    ann, bob, clerk, state = bank["led"][ANN], bank["led"][BOB], bank["led"][CLERK], bank["state"]
+    cap, spd = evidence(bank["tmp"], 3000, "2025-03-01")
+    w = ann.withdraw(B, JC, 3000, "A-1", node=NODE, capacity_ref=cap, spdes_ref=spd, application_approval="H2")
+    bob.sign_off(w["txn"])
+    state["now"] = dt.datetime(2026, 3, 9, 9, tzinfo=dt.timezone.utc)
+    clerk.record_application("S-1", JC, 1200, basin=B)  # any entry on 2026-03-09
+    state["now"] = dt.datetime(2026, 3, 10, 9, tzinfo=dt.timezone.utc)
+    with pytest.raises(RefusedError, match="granted_on 2026-02-27 is before the journal's last row"):
+        clerk.extend("A-1", "2027-03-01", document="Board letter", granted_on="2026-02-27")
+    with pytest.raises(RefusedError, match="co_issued_on 2026-02-27 is before the journal's last row"):
+        clerk.complete("A-1", "2026-02-27")
+    with pytest.raises(RefusedError, match="received_on 2019-01-02 is before the journal's last row"):
+        clerk.record_application("OLD", JC, 1200, basin=B, received_on="2019-01-02", application_approval="OK")
+    out = ann.complete("A-1", "2026-02-27", late_reason="certificate of occupancy of 2026-02-27 received by mail")
+    assert out["status"] == "completed" and out["co_issued_on"] == "2026-02-27"
+    row = ann.journal(ref="A-1")[-1]
+    assert row["action"] == "complete" and row["detail"]["late"]["reason"].startswith("certificate of occupancy")
+
+
+def test_a_changed_quantification_or_letter_cannot_be_signed_off_and_verify_finds_it(bank, tmp_path):
+    """A deposit rests on the PE's document as recorded (SHA-256): changed before the sign-off, it is refused;
+    changed after, verify names it. A document whose total is not the sum of its qualifying items was edited."""
+    clerk, bob = bank["led"][CLERK], bank["led"][BOB]
+    q = quantification(tmp_path, "JC-5", 5000)
+    doc = json.loads(open(q).read())
+    doc["total_gpd"] = 9e8
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(doc))
+    with pytest.raises(RefusedError, match="its qualifying items sum to 5,000.00 gpd: the document was changed"):
+        clerk.deposit(B, JC, 900000, "JC-5", quantification=str(forged))
+    doc["kind"] = "capacity-demonstration"
+    forged.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="is not a quantification document"):
+        clerk.deposit(B, JC, 100, "JC-5", quantification=str(forged))
+    letter = tmp_path / "letter-5.pdf"
+    letter.write_bytes(b"signed")
+    txn = clerk.deposit(B, JC, 5000, "JC-5", quantification=q, letter=str(letter))["txn"]
+    letter.write_bytes(b"changed")
+    with pytest.raises(RefusedError, match="the cited certification letter .* is changed since the deposit was recorded"):
+        bob.sign_off(txn)
+    letter.write_bytes(b"signed")
+    bob.sign_off(txn)
+    assert str(letter) in clerk.cited_files() and q in clerk.cited_files()
+    with open(q, "a") as fh:
+        fh.write(" ")
+    v = clerk.verify()
+    assert not v["ok"] and any("project JC-5: quantification" in p and "changed" in p for p in v["problems"])
+
+
+def test_notes_of_two_applications_never_share_a_file_name():
+    """`A/1` and `A_1`, `Ä-1` and `Ö-1`: one file each."""
+    from capacitysim.workflows.note import note_stem
+
+    names = [note_stem(a) for a in ("A/1", "A_1", "Ä-1", "Ö-1", "x" * 90, "x" * 91)]
+    assert len(set(names)) == len(names) and names[1] == "flow-credit-note-A_1"
+    assert all("/" not in n and not n.startswith(".") for n in names)
+
+
+def test_verify_finds_a_row_dated_back_or_recorded_out_of_order(bank):
+    """Rows written outside capacitysim (or by one without the policy): a row dated before the row before it was
+    recorded, not marked late; a journal whose clock went backwards. And a clock behind the journal is refused."""
+    ann, state = bank["led"][ANN], bank["state"]
+    assert ann.verify()["ok"]
+    state["now"] = dt.datetime(2025, 6, 1, 9, tzinfo=dt.timezone.utc)
+    ann.add_entity("Other LLC")  # a row recorded on 2025-06-01
+    cap, spd = evidence(bank["tmp"], 3000, "2025-05-30")
+    ann._dated = lambda c, name, d, late: setattr(ann, "_dating", {"on": d.isoformat()}) or d  # an old capacitysim
+    ann.withdraw(B, JC, 3000, "A-1", node=NODE, capacity_ref=cap, spdes_ref=spd, on="2025-05-31")
+    problems = " | ".join(ann.verify(check_files=False)["problems"])
+    assert "dated 2025-05-31, before row" in problems and "not recorded as a late entry" in problems
+    del ann._dated
+    state["now"] = dt.datetime(2025, 5, 1, 9, tzinfo=dt.timezone.utc)
+    with pytest.raises(RefusedError, match=r"clock says 2025-05-01 \(UTC\), before the journal's last row"):
+        ann.connect("A-1")
+
+
+def test_annual_records_and_letters_are_dated_in_order(bank, tmp_path):
+    """A submission cannot cover a year after it, nor precede the user's entry into the bank; a letter certifies a
+    completion, so it is not dated before it."""
+    ann = bank["led"][ANN]
+    with pytest.raises(InputError, match="to the year of the submission \\(2025\\)"):
+        ann.record_annual_report(JC, 2026)
+    with pytest.raises(InputError, match="period 2024.7"):
+        ann.record_annual_report(JC, 2024.7)
+    letter = tmp_path / "l.pdf"
+    letter.write_bytes(b"x")
+    with pytest.raises(RefusedError, match="dated 2025-02-01 is before the certification of 2025-03-01"):
+        ann.furnish_letter("JC-1", str(letter), on="2025-02-01", late_reason="paper letter")

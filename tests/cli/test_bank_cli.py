@@ -370,7 +370,7 @@ def test_withdraw_cites_real_capacity_and_spdes_files_with_sha256(bank, real_evi
         res = bank("verify", "--json")
         assert res.exit_code == 1
         v = json.loads(res.stdout)
-        assert {r["kind"]: r["status"] for r in v["refs"]} == {"capacity": "changed", "spdes": "ok"}
+        assert {r["kind"]: r["status"] for r in v["refs"]} == {"capacity": "changed", "spdes": "ok", "quantification": "ok"}
         assert any("changed since it was recorded" in p for p in v["problems"])
     finally:
         cap.write_bytes(cap.read_bytes()[:-1])

@@ -1600,7 +1600,8 @@ class Ledger:
                               "property": prop})
         return {"project": ref, "basin": basin, "jurisdiction": jurisdiction, "status": "identified", "property": prop}
 
-    def furnish_letter(self, project: str, letter: str, *, on=None, reason: str = "") -> dict:
+    def furnish_letter(self, project: str, letter: str, *, on=None, late_reason: str | None = None,
+                       reason: str = "") -> dict:
         """Record the completed certification letter of a certified project (records section B: "If not
         previously furnished, provide completed certification letter for I/I remediation projects
         completed. (See Appendix A for letter format.)"): its path and SHA-256, once per project.
@@ -1614,9 +1615,13 @@ class Ledger:
         doc = _refs.resolve_document("letter", _text("letter", letter), "the completed certification letter (Appendix A)")
         on = self._not_future("on", parse_date("on", on)) or self._today()
         with self._tx() as c:
+            self._dated(c, "on", on, late_reason)
             p = c.execute("SELECT * FROM projects WHERE ref=?", (ref,)).fetchone()
             if p is None:
                 raise InputError(f"project: unknown project {ref!r}")
+            if p["status"] == "certified" and on.isoformat() < str(p["certified_on"])[:10]:
+                raise RefusedError(f"project {ref!r}: a certification letter dated {on} is before the certification of "
+                                   f"{str(p['certified_on'])[:10]} it certifies")
             if p["status"] != "certified":
                 raise RefusedError(f"project {ref!r} is {p['status']}: a certification letter is furnished for a project "
                                    "certified complete and deposited")
@@ -1677,6 +1682,9 @@ class Ledger:
             raise InputError(f"gpd must be at least 1 whole gpd to deposit, got {gpd!r}")
         ref = _text("project", project)
         on = self._not_future("certified_on", parse_date("certified_on", certified_on)) or self._today()
+        if on < ii_offset.PROGRAM_EFFECTIVE_DATE:
+            raise InputError(f"certified_on {on} is before the program took effect ({ii_offset.PROGRAM_EFFECTIVE_DATE}); "
+                             "allowed: a certification under the program")
         certificate = _text("certificate", certificate, required=False)
         prop = _property(property)
         if quantification is None:
@@ -2043,6 +2051,10 @@ class Ledger:
         """
         last = c.execute("SELECT seq, at, action FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
         floor = last["at"][:10] if last is not None else d.isoformat()
+        if self._today().isoformat() < floor:
+            raise RefusedError(f"this computer's clock says {self._today()} (UTC), before the journal's last row (seq "
+                               f"{last['seq']}, recorded {floor}): a clock behind the record would date rows out of order; "
+                               "set the clock right (UTC) and try again")
         late = _text("late_reason", late_reason, required=False) if late_reason is not None else None
         if late_reason is not None and late is None:
             raise InputError("late_reason is empty; allowed: the reason a late entry is recorded after the event")
@@ -2126,6 +2138,13 @@ class Ledger:
                       "recorded_by": s["recorded_by"], "recorded_at": s["recorded_at"]}
             if s["kind"] == "deposit":
                 p = c.execute("SELECT * FROM projects WHERE ref=?", (s["ref"],)).fetchone()
+                for key, what in (("quantification", "quantification"), ("letter", "certification letter")):
+                    doc = detail.get(key)
+                    if isinstance(doc, dict) and not str(doc.get("ref", "")).startswith("service job "):
+                        status = _refs.check_ref(doc.get("ref"), doc.get("sha256"))
+                        if status != "ok":
+                            raise RefusedError(f"project {s['ref']!r}: the cited {what} {doc.get('ref')} is {status} since "
+                                               "the deposit was recorded; the administrator cannot sign off on it")
                 if on.isoformat() < detail.get("certified_on", ""):
                     raise InputError(f"on {on} is before the project's certification ({detail['certified_on']}); allowed: "
                                      "on or after it")
@@ -2293,7 +2312,8 @@ class Ledger:
                                                  **({"policy": "default_credits", "default_credits": DEFAULT_CREDITS}
                                                     if action == "default" else {})})
 
-    def extend(self, application: str, until, *, document: str, granted_on=None, reason: str = "") -> dict:
+    def extend(self, application: str, until, *, document: str, granted_on=None, late_reason: str | None = None,
+               reason: str = "") -> dict:
         """Record an extension of the time allowed for the certificate of occupancy (DEFAULT).
 
         The DEFAULT definition allows additional time "when extended as provided herein" but sets no
@@ -2306,6 +2326,7 @@ class Ledger:
         document = _text("document", document)
         granted = self._not_future("granted_on", parse_date("granted_on", granted_on)) or self._today()
         with self._tx() as c:
+            self._dated(c, "granted_on", granted, late_reason)
             w = self._withdrawal(c, application)
             if w["status"] != "approved":
                 raise RefusedError(f"application {application!r} is {w['status']}; only an issued flow credit note can be extended")
@@ -2325,7 +2346,8 @@ class Ledger:
                               "policy": "extension_after_due_date"})
         return self.withdrawal(application) | {"policies": policies("extension_after_due_date")}
 
-    def complete(self, application: str, co_issued_on, *, reason: str = "", documents=()) -> dict:
+    def complete(self, application: str, co_issued_on, *, late_reason: str | None = None, reason: str = "",
+                 documents=()) -> dict:
         """Record the certificate of occupancy (or, without credits, the completion): the connection is
         complete (annual report part D)."""
         co = parse_date("co_issued_on", co_issued_on)
@@ -2334,6 +2356,7 @@ class Ledger:
         self._not_future("co_issued_on", co)
         application = _text("application", application)
         with self._tx() as c:
+            self._dated(c, "co_issued_on", co, late_reason)
             app = self._application_row(c, application)
             if app is not None:
                 if app["status"] != "approved":
@@ -2394,7 +2417,7 @@ class Ledger:
 
     def record_application(self, application: str, principal: str, peak_flow_gpd: float, *, basin: str | None = None,
                            node: str | None = None, average_gpd: float | None = None, app_type: str = "connection",
-                           received_on=None,
+                           received_on=None, late_reason: str | None = None,
                            application_approval: str | None = None, description: str = "", reason: str = "",
                            documents=()) -> dict:
         """Record an application for a new or modified connection or extension that withdraws no credits.
@@ -2421,6 +2444,7 @@ class Ledger:
         approval = _text("application_approval", application_approval, required=False)
         decision = ii_offset.threshold_decision(peak, average)
         with self._tx() as c:
+            self._dated(c, "received_on", received, late_reason)
             same = self._app_taken(c, application)
             if same is not None:
                 raise RefusedError(f"application {application!r} already has a withdrawal or record"
@@ -2820,19 +2844,22 @@ class Ledger:
 
     # --- the municipal users' annual records (records section) -------------------------------------------
     def record_annual_report(self, municipal_user: str, period: int, *, submitted_on=None, document: str | None = None,
-                             reason: str = "") -> dict:
+                             late_reason: str | None = None, reason: str = "") -> dict:
         """Record a municipal user's submission of its records to the bank administrator (records section:
         "submit them to the bank administrator on at least an annual basis"), for ``period`` (a calendar
         year), with the date it was due under program policy ``annual_report_due`` (:meth:`annual_reports`)
         and the document's SHA-256 when a file is given. Once per municipal user and period.
         """
+        if isinstance(period, bool) or (isinstance(period, float) and not period.is_integer()):
+            raise InputError(f"period {period!r}; allowed: a calendar year (2013 or later)")
         try:
             period = int(period)
         except (TypeError, ValueError):
             raise InputError(f"period {period!r}; allowed: a calendar year (2013 or later)") from None
-        if not 2013 <= period <= 9999:
-            raise InputError(f"period {period}; allowed: a calendar year from 2013 (the program's start) on")
         submitted = self._not_future("submitted_on", parse_date("submitted_on", submitted_on)) or self._today()
+        if not 2013 <= period <= submitted.year:
+            raise InputError(f"period {period}; allowed: a calendar year from 2013 (the program's start) to the year of "
+                             f"the submission ({submitted.year})")
         doc = _refs.resolve_document("document", _text("document", document, required=False),
                                      "the submitted records (any format)")
         with self._tx() as c:
@@ -2840,6 +2867,10 @@ class Ledger:
             if not e["municipal"]:
                 raise RefusedError(f"{municipal_user} is not a municipal user: the records section asks each municipal user "
                                    "to submit its records")
+            self._dated(c, "submitted_on", submitted, late_reason)
+            if submitted.isoformat() < str(e["created_at"])[:10]:
+                raise RefusedError(f"{municipal_user} entered the bank on {str(e['created_at'])[:10]}; records submitted on "
+                                   f"{submitted} were submitted before it")
             if c.execute("SELECT 1 FROM annual_reports WHERE entity_id=? AND period=?", (e["id"], period)).fetchone():
                 raise RefusedError(f"{municipal_user}: the records of {period} were already submitted")
             due = _annual_due(c, e)
@@ -2876,9 +2907,15 @@ class Ledger:
         return [{"name": r["name"], "municipal": bool(r["municipal"])}
                 for r in self.conn.execute("SELECT * FROM entities ORDER BY name")]
 
-    def journal(self, *, basin: str | None = None, owner: str | None = None, since=None) -> list[dict]:
-        """Journal rows, oldest first, optionally for one basin / owner and from a date."""
+    def journal(self, *, basin: str | None = None, owner: str | None = None, since=None, ref: str | None = None,
+                txn: str | None = None) -> list[dict]:
+        """Journal rows, oldest first, optionally for one basin / owner, from a date, of one ``ref`` (an
+        application, project, transfer) or one transaction ``txn``."""
         where, args = [], []
+        for col, value in (("j.ref", ref), ("j.txn", txn)):
+            if value is not None:
+                where.append(f"{col} = ?")
+                args.append(value)
         if basin is not None:
             where.append("b.name = ?")
             args.append(basin)
@@ -2908,6 +2945,12 @@ class Ledger:
             for kind in ("capacity", "spdes"):
                 if r[f"{kind}_sha256"] is not None and isinstance(r[f"{kind}_ref"], str):
                     out.append(r[f"{kind}_ref"])
+        out += [ref for _what, ref, _sha, _owner in _program_documents(self.conn)]
+        for (detail,) in self.conn.execute("SELECT detail FROM signoffs WHERE kind='deposit' AND status='pending'"):
+            d = _json_or_raw(detail)
+            for key in ("quantification", "letter"):
+                if isinstance(d, dict) and isinstance(d.get(key), dict) and isinstance(d[key].get("ref"), str):
+                    out.append(d[key]["ref"])
         return out
 
     def head(self) -> dict:
@@ -3072,6 +3115,7 @@ class Ledger:
         problems += _lot_problems(c, bad_rows)
         problems += self._cross_check(c, by_ref, purged_before, bad_rows, meta.get("signoff_required_since"))
         problems += _date_problems(c)
+        problems += _dating_problems(c)
         if c.execute("SELECT 1 FROM sqlite_master WHERE name='system_models'").fetchone() is not None:
             problems += _commit.register_problems(c, purged_before)
         if check_files:
@@ -3086,6 +3130,13 @@ class Ledger:
                         if status != "ok":
                             problems.append(f"application {w['application']}: {kind} reference {w[f'{kind}_ref']} is {status} "
                                             "since it was recorded")
+            for what, ref, digest, owner in _program_documents(c):
+                if ref.startswith("service job "):  # the service's job store keeps and re-hashes its results
+                    continue
+                status = _refs.check_ref(ref, digest)
+                out["refs"].append({"record": owner, "kind": what, "ref": ref, "status": status})
+                if status != "ok":
+                    problems.append(f"{owner}: {what} {ref} is {status} since it was recorded")
 
     @staticmethod
     def _cross_check(c, by_ref: dict, purged_before: str, bad_rows: dict | None = None, since=None) -> list[str]:
@@ -3472,3 +3523,38 @@ def _annual_due(c, entity) -> _dt.date:
     last = c.execute("SELECT max(submitted_on) FROM annual_reports WHERE entity_id=?", (entity["id"],)).fetchone()[0]
     since = _dt.date.fromisoformat(last[:10]) if last else _dt.date.fromisoformat(str(entity["created_at"])[:10])
     return _commit.add_years(since, 1)
+
+
+def _program_documents(c) -> list[tuple[str, str, str, str]]:
+    """The files the program's records cite with their SHA-256 (schema 6): each project's quantification and
+    certification letter, each annual submission's document: ``(what, ref, sha256, whose)``."""
+    if c.execute("SELECT 1 FROM sqlite_master WHERE name='certification_letters'").fetchone() is None:
+        return []
+    out = [("quantification", r["quantification_ref"], r["quantification_sha256"], f"project {r['ref']}")
+           for r in c.execute("SELECT ref, quantification_ref, quantification_sha256 FROM projects"
+                              " WHERE quantification_sha256 IS NOT NULL")]
+    out += [("certification letter", r["lref"], r["sha256"], f"project {r['ref']}")
+            for r in c.execute("SELECT p.ref, l.ref AS lref, l.sha256 FROM certification_letters l"
+                               " JOIN projects p ON p.id = l.project_id")]
+    out += [("annual records", r["document"], r["sha256"], f"{r['name']} {r['period']}")
+            for r in c.execute("SELECT e.name, a.period, a.document, a.sha256 FROM annual_reports a"
+                               " JOIN entities e ON e.id = a.entity_id WHERE a.sha256 IS NOT NULL")]
+    return [x for x in out if isinstance(x[1], str)]
+
+
+def _dating_problems(c) -> list[str]:
+    """Rows out of order (program policy ``no_backdating``): a row recorded (``at``) before the row before it,
+    or a row dated (``detail.on``) before the day the row before it was recorded and not marked ``late``.
+    Such rows are written only outside capacitysim (or by a capacitysim without the policy)."""
+    problems, prev = [], None
+    for r in c.execute("SELECT seq, at, action, detail FROM journal ORDER BY seq"):
+        if prev is not None and r["at"] < prev["at"]:
+            problems.append(f"journal row {r['seq']} ({r['action']}) recorded at {r['at']}, before row {prev['seq']} "
+                            f"({prev['at']}): the journal's clock went backwards")
+        d = _json_or_raw(r["detail"])
+        on = d.get("on") if isinstance(d, dict) else None
+        if prev is not None and isinstance(on, str) and not d.get("late") and on < prev["at"][:10]:
+            problems.append(f"journal row {r['seq']} ({r['action']}) dated {on}, before row {prev['seq']} was recorded "
+                            f"({prev['at'][:10]}), and not recorded as a late entry (program policy no_backdating)")
+        prev = r
+    return problems

@@ -41,9 +41,11 @@ import hashlib
 import json
 import math
 import re
+import unicodedata
 from pathlib import Path
 
 from capacitysim.errors import InputError, RefusedError
+from capacitysim.rules.ii_offset import QUANTIFICATION_KIND
 
 _HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 #: Largest cited file read [bytes]: a capacity JSON of a 500-node model is a few MB.
@@ -411,7 +413,29 @@ def quantification_facts(field: str, where: str, doc, *, project: str, owner: st
     if not isinstance(meta, dict) or total is None:
         raise InputError(f"{field}: {where} is not a quantification document (no project and total_gpd); allowed: "
                          "the JSON of `capacitysim credits quantify PROJECT.toml --json`")
-    engineer = str(meta.get("engineer") or "").strip()
+    if doc.get("kind") != QUANTIFICATION_KIND:
+        raise InputError(f"{field}: {where} is not a quantification document (kind {doc.get('kind')!r}, expected "
+                         f"{QUANTIFICATION_KIND!r}); allowed: the JSON of `capacitysim credits quantify PROJECT.toml --json`")
+    items = doc.get("items")
+    if isinstance(items, list) and items:
+        gpds = [_number(it.get("gpd")) if isinstance(it, dict) else None for it in items]
+        if any(g is None for g in gpds) or any(not isinstance(it.get("qualifies"), bool) for it in items):
+            raise InputError(f"{field}: {where}: every item needs a number gpd and a boolean qualifies")
+        summed = sum(g for g, it in zip(gpds, items) if it["qualifies"])
+        if not math.isclose(summed, total, rel_tol=1e-9, abs_tol=1e-6):
+            raise RefusedError(f"{field}: {where} states total_gpd {total:,.2f} but its qualifying items sum to "
+                               f"{summed:,.2f} gpd: the document was changed after capacitysim wrote it")
+    on_basis = _number(doc.get(f"total_gpd_on_{doc.get('inflow_credit_basis')}"))
+    if on_basis is not None and not math.isclose(on_basis, total, rel_tol=1e-9, abs_tol=1e-6):
+        raise RefusedError(f"{field}: {where} states total_gpd {total:,.2f} but total_gpd_on_"
+                           f"{doc.get('inflow_credit_basis')} {on_basis:,.2f}: the document was changed after "
+                           "capacitysim wrote it")
+    engineer = meta.get("engineer")
+    if not isinstance(engineer, str) or len(engineer) > 200 or any(
+            unicodedata.category(ch)[0] == "C" for ch in engineer):
+        raise RefusedError(f"{field}: {where}: the engineer {str(engineer)[:80]!r} is not a name (text of at most 200 "
+                           "characters, no control or format characters)")
+    engineer = engineer.strip()
     licence = str(meta.get("pe_license_number") or "").strip()
     if not engineer or not re.fullmatch(r"[0-9]{6}", licence) or licence == "000000":
         raise RefusedError(f"{field}: {where} names no NYS licensed professional engineer (engineer {engineer!r}, "

@@ -412,12 +412,27 @@ def sign_off(ctx, txn, on, late_reason, note_dir, reason, documents, as_json):
     The administrator who recorded it cannot sign it off (program policy signoff_separation): another
     registered administrator does. Signing off a withdrawal issues its flow credit note: written as HTML
     and PDF (`bank note` writes it again)."""
+    from capacitysim.files import check_output_folder
+
+    folder = Path(note_dir) if note_dir else _default_note_dir(ctx)
     with _ledger(ctx) as led:
+        kind = next((p["kind"] for p in led.pending() if str(p["txn"]).startswith(str(txn).strip().lower())), None)
+        if kind == "withdrawal":  # the note's folder, checked and made before the sign-off takes effect
+            check_output_folder(folder, _bank_files(ctx), option="--note-dir", purpose="the flow credit notes")
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise InputError(f"--note-dir {folder}: cannot be made ({exc.strerror or exc}); nothing was signed off") \
+                    from None
         out = led.sign_off(txn, on=on, late_reason=late_reason, reason=reason, documents=documents)
         if out["kind"] == "withdrawal":
-            folder = Path(note_dir) if note_dir else _default_note_dir(ctx)
-            out["note_files"] = _write_notes(ctx, led, out["ref"], [folder / f"{note_stem(out['ref'])}{sfx}"
-                                                                    for sfx in (".html", ".pdf")])
+            try:
+                out["note_files"] = _write_notes(ctx, led, out["ref"], [folder / f"{note_stem(out['ref'])}{sfx}"
+                                                                        for sfx in (".html", ".pdf")])
+            except (OSError, CapacitysimError) as exc:
+                raise CapacitysimError(f"the withdrawal {out['ref']} is signed off (note issued {out['note_issued_on']}), "
+                                       f"but its note was not written ({exc}); write it with `capacitysim bank --db "
+                                       f"{ctx.obj['db']} note {out['ref']} --out FILE.pdf`") from None
     _emit(out, as_json, title=f"{out['kind']} signed off")
 
 
@@ -677,14 +692,16 @@ def add_project(ctx, project, basin, jurisdiction, priority, estimated_gpd, prop
 @click.option("--on", "on", default=None, help="The date they were submitted, YYYY-MM-DD (default today).")
 @click.option("--document", default=None, type=click.Path(dir_okay=False),
               help="The submitted records (any format; SHA-256 recorded).")
+@late_option
 @reason_option
 @json_option
 @actor_option
 @click.pass_context
-def submit_records(ctx, municipal_user, period, on, document, reason, as_json):
+def submit_records(ctx, municipal_user, period, on, document, late_reason, reason, as_json):
     """Record a municipal user's annual submission of its records (records section), with its due date."""
     with _ledger(ctx) as led:
-        out = led.record_annual_report(municipal_user, period, submitted_on=on, document=document, reason=reason)
+        out = led.record_annual_report(municipal_user, period, submitted_on=on, document=document,
+                                       late_reason=late_reason, reason=reason)
     _emit(out, as_json, rows=_rows(out | {"period": str(out["period"])}), title="records submitted")  # a year, not 2,025
 
 
@@ -710,14 +727,15 @@ def submissions(ctx, as_of, as_json):
 @click.option("--letter", required=True, type=click.Path(dir_okay=False),
               help="The completed certification letter (Appendix A), any format (SHA-256 recorded).")
 @click.option("--on", "on", default=None, help="The letter's date, YYYY-MM-DD (default today).")
+@late_option
 @reason_option
 @json_option
 @actor_option
 @click.pass_context
-def letter(ctx, project, letter, on, reason, as_json):
+def letter(ctx, project, letter, on, late_reason, reason, as_json):
     """Furnish the certification letter of a certified project (records section B; once per project)."""
     with _ledger(ctx) as led:
-        out = led.furnish_letter(project, letter, on=on, reason=reason)
+        out = led.furnish_letter(project, letter, on=on, late_reason=late_reason, reason=reason)
     _emit(out, as_json, title="certification letter recorded")
 
 
@@ -834,6 +852,7 @@ def attach(ctx, application, capacity_ref, spdes_ref, application_approval, node
 @click.option("--application-approval", default=None, help="Approval under the connection application program.")
 @click.option("--average-gpd", type=float, default=None, help="Average daily flow [gpd] (default: --gpd, program "
               "policy commitment_average).")
+@late_option
 @click.option("--description", default="")
 @reason_option
 @documents_option
@@ -841,13 +860,14 @@ def attach(ctx, application, capacity_ref, spdes_ref, application_approval, node
 @json_option
 @click.pass_context
 def record_application(ctx, application, principal, gpd, basin, node, app_type, received_on, application_approval,
-                       average_gpd, description, reason, documents, as_json):
+                       average_gpd, late_reason, description, reason, documents, as_json):
     """Record an application that withdraws no credits (e.g. 2,500 gpd or less): report parts C and D."""
     with _ledger(ctx) as led:
         out = led.record_application(application, principal, gpd, basin=basin, node=node, average_gpd=average_gpd,
                                      app_type=app_type,
                                      received_on=received_on, application_approval=application_approval,
-                                     description=description, reason=reason, documents=documents)
+                                     late_reason=late_reason, description=description, reason=reason,
+                                     documents=documents)
     _emit(out, as_json, title="application recorded")
 
 
@@ -871,29 +891,32 @@ def return_(ctx, application, reason, documents, as_json):
 @click.option("--document", required=True, help="The Board's extension.")
 @click.option("--granted-on", default=None, help="Date the extension was granted, YYYY-MM-DD (default today); "
               "after the current due date it is refused (program policy extension_after_due_date).")
+@late_option
 @reason_option
 @json_option
 @actor_option
 @click.pass_context
-def extend(ctx, application, until, document, granted_on, reason, as_json):
+def extend(ctx, application, until, document, granted_on, late_reason, reason, as_json):
     """Record an extension of the time allowed for the certificate of occupancy (late ones: program policy)."""
     with _ledger(ctx) as led:
-        out = led.extend(application, until, document=document, granted_on=granted_on, reason=reason)
+        out = led.extend(application, until, document=document, granted_on=granted_on, late_reason=late_reason,
+                         reason=reason)
     _emit(out, as_json, title="extended")
 
 
 @bank.command()
 @click.option("--application", required=True)
 @click.option("--co-date", required=True, help="Date the certificate of occupancy was issued, YYYY-MM-DD.")
+@late_option
 @reason_option
 @documents_option
 @json_option
 @actor_option
 @click.pass_context
-def complete(ctx, application, co_date, reason, documents, as_json):
+def complete(ctx, application, co_date, late_reason, reason, documents, as_json):
     """Record the certificate of occupancy (or completion): the connection is complete (report part D)."""
     with _ledger(ctx) as led:
-        out = led.complete(application, co_date, reason=reason, documents=documents)
+        out = led.complete(application, co_date, late_reason=late_reason, reason=reason, documents=documents)
     _emit(out, as_json, title="connection completed")
 
 
@@ -1158,7 +1181,8 @@ def verify(ctx, expect_head, as_json):
                     ("held", f"{out['held_gpd']:,} gpd"), ("withdrawn", f"{out['withdrawn_gpd']:,} gpd")]
                    + ([("expected head", f"{exp['hash']}: " + (f"found (row {exp['seq']})" if exp["found"] else "NOT FOUND"))]
                       if exp else [])
-                   + [(f"{r['application']} {r['kind']} ref", f"{r['status']}: {r['ref']}") for r in out["refs"]]
+                   + [(f"{r.get('application') or r.get('record')} {r['kind']} ref", f"{r['status']}: {r['ref']}")
+                      for r in out["refs"]]
                    + [("problem", p) for p in out["problems"]], "ledger check")
     if not out["ok"]:
         ctx.exit(1)

@@ -1405,7 +1405,7 @@ def quantify_project(project: Mapping, items: list[dict], *,
     Returns
     -------
     dict
-        ``project`` (the table with ``pe_license_number``, the license's six digits), ``storm``
+        ``kind`` (:data:`QUANTIFICATION_KIND`), ``project`` (the table with ``pe_license_number``, the license's six digits), ``storm``
         (:func:`program_storm`) and every key of :func:`quantify_items` (``total_gpd`` [gpd] ...). The bank
         reads ``project.id``, ``project.engineer``, ``project.pe_license_number``, ``project.basin``,
         ``project.municipal_user`` and ``total_gpd``.
@@ -1425,4 +1425,9 @@ def quantify_project(project: Mapping, items: list[dict], *,
     meta = certify_project(project)
     result = quantify_items(items, engineer=meta["engineer"], pe_license=meta["pe_license"],
                             inflow_credit_basis=inflow_credit_basis)
-    return {"project": meta, "storm": program_storm(), **result}
+    return {"kind": QUANTIFICATION_KIND, "project": meta, "storm": program_storm(), **result}
+
+
+#: The ``kind`` of the document :func:`quantify_project` returns (``credits quantify --json``): the bank reads
+#: only documents of this kind as a deposit's quantification.
+QUANTIFICATION_KIND = "ii-quantification"

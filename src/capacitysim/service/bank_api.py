@@ -566,7 +566,9 @@ def install(app, svc, user, require) -> None:
         require_bound(svc, u, body["owner"], "deposit", target)
         job = job_for("quantification_job", body["quantification_job"], u)
         try:
-            quant = check_quantification(job, body["project"], body["owner"], body["gpd"], body["basin"])
+            # the ledger strips the names it is given: the check reads them the same way
+            quant = check_quantification(job, str(body["project"]).strip(), str(body["owner"]).strip(), body["gpd"],
+                                         str(body["basin"]).strip())
             with svc.ledger(u) as lg:
                 out = lg.deposit(body["basin"], body["owner"], body["gpd"], body["project"], quantification=quant,
                                  property=body.get("property"),

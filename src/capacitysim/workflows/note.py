@@ -24,9 +24,15 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def note_stem(application: str) -> str:
-    """A safe file name stem for ``application``'s note (never a path, never hidden)."""
+    """A safe file name stem for ``application``'s note (never a path, never hidden), one per application:
+    where the id had to change (characters outside ``A-Za-z0-9._-``, or longer than 80), the first 10 hex
+    digits of its SHA-256 follow, so ``A/1`` and ``A_1``, ``Ä-1`` and ``Ö-1`` get different files."""
+    import hashlib
+
     stem = _UNSAFE.sub("_", application).strip("._") or "note"
-    return f"flow-credit-note-{stem[:80]}"
+    if stem != application or len(stem) > 80:
+        stem = f"{stem[:80]}-{hashlib.sha256(application.encode('utf-8')).hexdigest()[:10]}"
+    return f"flow-credit-note-{stem}"
 
 
 def flow_credit_note(ledger: Ledger, application: str) -> dict:
@@ -55,7 +61,7 @@ def flow_credit_note(ledger: Ledger, application: str) -> dict:
     if not w["note_issued_on"]:
         raise RefusedError(f"application {w['application']!r} is {w['status']}: no flow credit note was issued (a note "
                            "is issued when the bank administrator signs off the withdrawal)")
-    rows = [r for r in ledger.journal() if r["ref"] == w["application"]]
+    rows = ledger.journal(ref=w["application"])
     taken = next((r for r in rows if r["action"] == "withdraw"), None)
     signed = next((r for r in rows if r["action"] == "sign-off"
                    and isinstance(r["detail"], dict) and r["detail"].get("kind") == "withdrawal"), None)
@@ -92,6 +98,6 @@ def flow_credit_note(ledger: Ledger, application: str) -> dict:
         "signed_off_by": w["signed_off_by"], "recorded_by": w["recorded_by"], "signoff_txn": w["signoff_txn"],
         "journal_hash": signed["hash"],
         "bank": {"path": Path(str(ledger.path)).name,
-                 "head": [r for r in ledger.journal() if r["txn"] == signed["txn"]][-1]["hash"]},
+                 "head": ledger.journal(txn=signed["txn"])[-1]["hash"]},
         "terms": terms, "capacitysim_version": __version__,
     }
