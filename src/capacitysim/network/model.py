@@ -16,16 +16,18 @@ References
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import math
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import networkx as nx
 import numpy as np
 
-from capacitysim.errors import DataFileError, InputError, ModelError
+from capacitysim.errors import CapacitysimWarning, DataFileError, InputError, ModelError
 from capacitysim.network.inp_text import engine_lines, engine_tokens, may_be_header, section_of
 from capacitysim.units import MINUTES_PER_HOUR, SECONDS_PER_HOUR, US_FLOW_UNITS
 
@@ -602,9 +604,8 @@ _TEXT_SECTIONS = {"TITLE", "TAGS", "LABELS", "MAP", "BACKDROP", "CONTROLS", "PRO
 def nonfinite_numbers(model: SwmmInp) -> list[str]:
     """Numbers that are not finite (``nan``, ``inf``, ``1e999``), each with file, line and element.
 
-    SWMM reads them with ``atof`` and runs, but lengths, elevations, flows or depths that are not
-    finite make every result meaningless (a NaN conduit length turned a demonstration into a
-    pass), so capacitysim refuses them: the one rule it adds to the engine's judgement.
+    SWMM 5.2 reads them with ``strtod`` and checks few of them; :func:`load_model` lets the engine
+    judge each model that holds some (:func:`_engine_on_nonfinite`).
     """
     out = []
     for sec, rows in model.sections.items():
@@ -644,13 +645,10 @@ def load_model(path: str | os.PathLike, *, max_listed: int = 8, probe: bool = Tr
     if not probe:
         return model
     bad = nonfinite_numbers(model)
-    if bad:
-        more = f" (and {len(bad) - max_listed} more)" if len(bad) > max_listed else ""
-        raise ModelError(f"{len(bad)} number(s) in the model are not finite: {'; '.join(bad[:max_listed])}{more}")
     try:
         info = probe_inp(model.path)
     except EngineError as exc:
-        problems = validate(model)
+        problems = [f"{b} (SWMM reads it)" for b in bad] + validate(model)
         engine = str(exc).split(": ", 1)[-1] if ": SWMM" in str(exc) else str(exc)
         if problems:
             shown = "; ".join(problems[:max_listed])
@@ -663,7 +661,86 @@ def load_model(path: str | os.PathLike, *, max_listed: int = 8, probe: bool = Tr
     model.__dict__["engine_info"] = info
     # what the engine accepted but looks wrong (e.g. a misspelt section it skipped): warnings, never refusals
     model.lint = validate(model)
+    if bad:
+        model.lint = _engine_on_nonfinite(model, bad, max_listed) + model.lint
     return model
+
+
+#: What SWMM 5.2.4 (swmm-toolkit 0.15.3) does with ``nan``/``inf`` put in each numeric field of
+#: ``tests/data/models/population-dwf.inp`` in turn (measured for issue 26): it reads every one with
+#: ``strtod``; it refuses a few on opening (ERROR 211 for a cross section's barrels); it crashes on a
+#: few while running (an outfall's invert, a conduit's initial flow, a cross section's depth); most
+#: it runs to results that are not numbers (lengths, roughness, offsets, elevations, DWF, patterns,
+#: rain); some it ignores or replaces, and its results stay finite (a rain gauge's snow catch
+#: factor, a junction's depths, the percent impervious of a subcatchment of 0 area).
+NONFINITE_POLICY = ("the engine is the judge: a model whose non-finite numbers SWMM refuses, crashes on or turns "
+                    "into results that are not numbers is refused; one it runs to finite results is run, with a warning")
+
+
+def _engine_on_nonfinite(model: SwmmInp, bad: list[str], max_listed: int) -> list[str]:
+    """Run the model once and let the engine decide what its non-finite numbers mean (:data:`NONFINITE_POLICY`).
+
+    The run is made in a temporary folder removed after it (nothing it names survives, so no
+    message points into it). Returns the warnings (one per number, with file, line, element and
+    field); raises :class:`~capacitysim.errors.ModelError` when the engine fails on the run or its
+    statistics (elevations, depths, flows, volumes, continuity) hold a number that is not finite.
+    """
+    import tempfile
+
+    from capacitysim.errors import EngineError
+    from capacitysim.network.engine import run_inp
+
+    listed = "; ".join(bad[:max_listed]) + (f" (and {len(bad) - max_listed} more)" if len(bad) > max_listed else "")
+    what = f"{len(bad)} number(s) in the model are not finite: {listed}"
+    with tempfile.TemporaryDirectory(prefix="capacitysim-nonfinite-") as tmp:
+        try:
+            run = run_inp(model.path, tmp, name="nonfinite")
+        except EngineError as exc:
+            engine = re.sub(r" \(and (\d+) more engine error\(s\) in [^)]*\)", r" (and \1 more engine error(s))", str(exc))
+            engine = engine.replace(str(Path(tmp)), "the trial run's folder").replace("nonfinite.inp", model.path.name)
+            raise ModelError(f"{what}; SWMM opens the model but fails running it: {engine}") from None
+        try:
+            doc = json.loads(run.stats.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise ModelError(f"{what}; SWMM opens the model but its run left no statistics") from None
+    # the runoff totals are depths over the subcatchments' area: NaN whenever that area is 0, whatever the
+    # numbers (runoff that is not a number reaches the nodes' statistics and the runoff continuity error)
+    doc["runoff_totals"] = {"pctError": (doc.get("runoff_totals") or {}).get("pctError", 0.0)}
+    nonnumbers = [_stat_name(p, doc) for p in _nonfinite_paths(doc)]
+    if nonnumbers:
+        shown = ", ".join(nonnumbers[:3]) + (f" and {len(nonnumbers) - 3} more" if len(nonnumbers) > 3 else "")
+        raise ModelError(f"{what}; SWMM runs the model but its results are not numbers ({shown})")
+    out = []
+    for b in bad:
+        msg = f"{b}; SWMM runs the model and its results are finite (the engine ignores or replaces the value)"
+        warnings.warn(msg, CapacitysimWarning, stacklevel=3)
+        out.append(msg)
+    return out
+
+
+def _stat_name(path: str, doc: dict) -> str:
+    """``node_stats.max_depth[2]`` of a run's statistics as ``max_depth of node J3``."""
+    m = re.fullmatch(r"(node_stats|link_stats|nodes|links)\.(\w+)\[(\d+)\]", path)
+    if not m:
+        return path
+    kind = "node" if m.group(1).startswith("node") else "link"
+    ids = doc.get(f"{kind}s", {}).get("id", [])
+    i = int(m.group(3))
+    return f"{m.group(2)} of {kind} {ids[i]}" if i < len(ids) else path
+
+
+def _nonfinite_paths(doc, path: str = "") -> list[str]:
+    """Where a run's statistics document holds a number that is not finite (``node_stats.max_depth[J2]``...)."""
+    out: list[str] = []
+    if isinstance(doc, float):
+        return [] if math.isfinite(doc) else [path]
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out += _nonfinite_paths(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            out += _nonfinite_paths(v, f"{path}[{i}]")
+    return out
 
 
 def network_graph(model: SwmmInp) -> nx.MultiDiGraph:
