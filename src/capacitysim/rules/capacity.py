@@ -393,7 +393,8 @@ def judge(before: xr.Dataset, after: xr.Dataset, c: Criteria, *, outlets=(), pla
 
 def verdict_of(before: xr.Dataset, after: xr.Dataset, checks: list[Check], c: Criteria) -> str:
     """``untrusted`` when a run's continuity error exceeds the limit (or is not a number), else ``fail`` on any
-    failed check, else ``pass``."""
+    failed check, else ``pass``. A check the reviewer must confirm (``passed`` None) does not fail the verdict
+    (:func:`capacitysim.rules.verdict.verdict_from_checks`)."""
     if any(not abs(continuity_error(ds)) <= c.continuity_limit_pct for ds in (before, after)):
         return "untrusted"
-    return "fail" if any(not ch.passed for ch in checks) else "pass"
+    return "fail" if any(ch.passed is False for ch in checks) else "pass"

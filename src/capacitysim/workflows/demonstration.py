@@ -40,7 +40,7 @@ from capacitysim.rules.verdict import Check
 from capacitysim.errors import InputError
 from capacitysim.network.basins import Basin, basin_of, find_basins
 from capacitysim.network.engine import RunFiles, node_series, read_results, run_inp, terminate_children
-from capacitysim.network.model import SwmmInp, display_name, finite_number, load_model, network_graph
+from capacitysim.network.model import SwmmInp, display_name, finite_number, load_model, network_graph, parse_inp
 from capacitysim.network.scenario import (
     DEFAULT_SPINUP_HR,
     Connection,
@@ -53,7 +53,7 @@ from capacitysim.network.scenario import (
     write_scenario,
 )
 from capacitysim.network.model import report_start_hr, rtk_params, sim_start
-from capacitysim.units import CFS_PER_FLOW_UNIT, MINUTES_PER_HOUR, SQFT_PER_ACRE
+from capacitysim.units import CFS_PER_FLOW_UNIT, MILLIMETERS_PER_INCH, MINUTES_PER_HOUR, SQFT_PER_ACRE
 
 
 @dataclass
@@ -354,12 +354,17 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
     if not before.attrs.get("routing", 1):
         untrusted.append("the model routes no flow (no links, or IGNORE_ROUTING YES): the engine computes no "
                          "hydraulics, so no capacity can be demonstrated with it")
+    storm_checks = []
     if storm_edit is not None:
-        untrusted += rainfall_problems(before, after, storm_edit, criteria, record)
+        ch, problems, storm_warnings = storm_check(before, after, storm_edit, criteria, record,
+                                                   {"before": parse_inp(before_inp), "after": parse_inp(after_inp)})
+        storm_checks.append(ch)
+        untrusted += problems
+        warnings_ += storm_warnings
     record["external_files"] = ext
     if committed_rec is not None:
         untrusted += _committed_model_problems(committed_rec, committed, ext)
-    checks = judge(before, after, criteria, **judged_elements(basins, conns))
+    checks = judge(before, after, criteria, **judged_elements(basins, conns)) + storm_checks
     missing = [c.node for c in conns if _basin_or_none(c.node, basins) is None]
     if missing:
         warnings_.append(f"connection node(s) {', '.join(missing)} drain to no outfall: no basin outlet check")
@@ -540,20 +545,187 @@ def rdii_weights(model: SwmmInp) -> dict[str, float] | None:
     return out
 
 
-def rainfall_problems(before: xr.Dataset, after: xr.Dataset, storm: Storm, c: Criteria, record: dict) -> list[str]:
-    """Storm honesty: the engine's total precipitation (runoff continuity) must be the storm's depth."""
+def _gauge_rain_in(model: SwmmInp, gauge_tokens: list[str], start, end) -> tuple[float | None, str]:
+    """Rain [in] a rain gauge delivers from ``start`` to ``end`` (the simulated window), read from the model text.
+
+    SWMM's [RAINGAGES] rules (User's Manual 5.2, Appendix D; ``gage.c``): a value at time t holds for the gauge's
+    recording interval from t; INTENSITY is a rate [in/hr or mm/hr], VOLUME the depth of the interval,
+    CUMULATIVE the depth since the start (a value below the previous one starts a new accumulation); zero
+    values are skipped; undated [TIMESERIES] rows count from the last date given (the simulation start before
+    any); SI models are in mm; [ADJUSTMENTS] RAINFALL multiplies by month. Returns (depth, "") or (None, why
+    the text cannot tell).
+    """
+    import datetime as _dt
+
+    from capacitysim.network.model import date_time, parse_clock_hr, parse_date
+
+    name = gauge_tokens[0]
+    if len(gauge_tokens) < 6:
+        return None, f"rain gauge {name} names no rainfall source"
+    fmt, source, series = gauge_tokens[1].upper(), gauge_tokens[4].upper(), gauge_tokens[5]
+    if source != "TIMESERIES":
+        return None, (f"rain gauge {name} reads the rain file {series} ({source}): the rain it delivers cannot be "
+                      "read from the model text")
+    if fmt not in ("INTENSITY", "VOLUME", "CUMULATIVE"):
+        return None, f"rain gauge {name} has the unknown rain format {gauge_tokens[1]}"
+    try:
+        interval_hr = parse_clock_hr(gauge_tokens[2])
+    except InputError:
+        return None, f"rain gauge {name}: its recording interval {gauge_tokens[2]!r} is not a time"
+    if not interval_hr > 0:
+        return None, f"rain gauge {name}: its recording interval {gauge_tokens[2]!r} is not positive"
+    rows = [r for r in model.rows("TIMESERIES") if r.tokens and r.tokens[0].upper() == series.upper()]
+    if not rows:
+        return None, f"rain gauge {name} reads the time series {series}, which the model does not define"
+    entries: list[tuple[_dt.datetime, float]] = []
+    last = start  # SWMM: an undated time counts from the last date given, the simulation start before any
+    for r in rows:
+        toks = r.tokens[1:]
+        if toks and toks[0].upper() == "FILE":
+            return None, f"rain gauge {name} reads the time series {series} from the file {' '.join(toks[1:])}"
+        k = 0
+        try:
+            while k + 1 < len(toks):
+                try:
+                    last = _dt.datetime.combine(parse_date(toks[k]), _dt.time())
+                    k += 1
+                except InputError:
+                    pass
+                if k + 1 >= len(toks):
+                    break
+                v = finite_number(toks[k + 1])
+                if v is None:
+                    return None, f"the time series {series} has the value {toks[k + 1]!r} at line {r.line}"
+                entries.append((last + _dt.timedelta(hours=parse_clock_hr(toks[k])), v))
+                k += 2
+        except InputError:
+            return None, f"the time series {series} has a time that is not one at line {r.line}"
+    factors = {}
+    for r in model.rows("ADJUSTMENTS"):
+        if r.tokens and r.tokens[0].upper() == "RAINFALL" and len(r.tokens) >= 13:
+            factors = {m + 1: finite_number(t) for m, t in enumerate(r.tokens[1:13])}
+    depth, accum = 0.0, 0.0
+    for t, v in entries:
+        if v == 0.0:
+            continue
+        if fmt == "INTENSITY":
+            rate = v
+        elif fmt == "VOLUME":
+            rate = v / interval_hr
+        else:
+            rate = (v if v < accum else v - accum) / interval_hr
+            accum = v
+        t1 = t + _dt.timedelta(hours=interval_hr)
+        overlap_hr = (min(t1, end) - max(t, start)).total_seconds() / 3600.0
+        if overlap_hr > 0:
+            f = factors.get(t.month)
+            depth += rate * overlap_hr * (1.0 if f is None else f)
+    if model.is_si:
+        depth /= MILLIMETERS_PER_INCH
+    return depth, ""
+
+
+def rdii_rainfall_in(scenario: SwmmInp) -> tuple[dict[str, float], list[str]]:
+    """The rain [in] each rain gauge of the model's [RDII] unit hydrographs delivers within the simulated window.
+
+    Read from the text of the scenario the engine ran (its [RAINGAGES], [TIMESERIES], [HYDROGRAPHS], [RDII],
+    START/END dates): ``({gauge: depth}, [why a gauge's rain cannot be read, ...])``. No gauges (no [RDII], or
+    IGNORE_RDII YES: the storm reaches no part of the network) is said as a reason.
+    """
+    from capacitysim.network.model import sim_end
+
+    if (scenario.option("IGNORE_RDII", "NO") or "NO").upper() == "YES":
+        return {}, ["the model sets IGNORE_RDII YES, so the storm reaches its network neither as runoff nor as RDII"]
+    uh_gauge = {r.tokens[0].upper(): r.tokens[1] for r in scenario.rows("HYDROGRAPHS") if len(r.tokens) == 2}
+    used = {r.tokens[1].upper() for r in scenario.rows("RDII") if len(r.tokens) >= 2}
+    names = sorted({uh_gauge[u] for u in used if u in uh_gauge}, key=str.upper)
+    if not names:
+        return {}, ["the model has no subcatchments and no [RDII] unit hydrograph with a rain gauge"]
+    gauges = {r.tokens[0].upper(): r.tokens for r in scenario.rows("RAINGAGES") if r.tokens}
+    start, end = sim_start(scenario), sim_end(scenario)
+    depths, why = {}, []
+    for g in names:
+        toks = gauges.get(g.upper())
+        if toks is None:
+            why.append(f"the unit hydrographs' rain gauge {g} is not in [RAINGAGES]")
+            continue
+        d, reason = _gauge_rain_in(scenario, toks, start, end)
+        if d is None:
+            why.append(reason)
+        else:
+            depths[toks[0]] = d
+    return depths, why
+
+
+#: Citation of the design storm check.
+STORM_CHECK_CITATION = ("capacitysim storm honesty: the rain simulated must be the design storm's depth within "
+                        "rainfall_tol_pct (program policy)")
+
+
+def storm_check(before: xr.Dataset, after: xr.Dataset, storm: Storm, c: Criteria, record: dict,
+                scenarios: dict[str, SwmmInp] | None = None) -> tuple[Check, list[str], list[str]]:
+    """Storm honesty, as a check: ``(check, problems, warnings)``.
+
+    The rain each run received must be the storm's depth within ``c.rainfall_tol_pct``:
+
+    * a model with subcatchments: the engine's total precipitation (runoff continuity,
+      ``rainfall_simulated_in``);
+    * a model without subcatchments whose storm reaches the network only as RDII: the rain each rain gauge
+      of the [RDII] unit hydrographs delivers within the simulated window, read from the scenario the
+      engine ran (``scenarios``, :func:`rdii_rainfall_in`; ``record["rainfall_rdii_in"]``).
+
+    A depth off the storm's is a problem (the verdict is untrusted; the check fails). When the rain cannot
+    be read (a gauge reading a rain file, no gauge series...), the check is not confirmed (``passed`` None:
+    the reviewer confirms; it does not change the verdict) and a warning says why.
+    """
     depth = float(np.sum(storm.depth_in))
+    tol = depth * c.rainfall_tol_pct / 100.0
     record["rainfall_simulated_in"] = None
-    problems = []
+    values: dict[str, float | None] = {}
+    problems, unverified, basis = [], {}, "catchment"
     for name, ds in (("before", before), ("after", after)):
         got = ds.attrs.get("rainfall_simulated_in", math.nan)
-        if not math.isfinite(got):
+        if math.isfinite(got):
+            record["rainfall_simulated_in"] = got
+            values[name] = got
+            if abs(got - depth) > tol:
+                problems.append(f"the {name} run simulated {got:.3f} in of rain over its catchment, not the design "
+                                f"storm's {depth:.3f} in")
             continue
-        record["rainfall_simulated_in"] = got
-        if abs(got - depth) > depth * c.rainfall_tol_pct / 100.0:
-            problems.append(f"the {name} run simulated {got:.3f} in of rain over its catchment, not the design storm's "
-                            f"{depth:.3f} in")
-    return problems
+        values[name] = None
+        if ds.attrs.get("n_subcatchments", 0):
+            unverified.setdefault("the engine reported no rainfall total for the model's subcatchments", []).append(name)
+            continue
+        if scenarios is None or name not in scenarios:
+            unverified.setdefault("the model has no subcatchments and the rain of its RDII was not read", []).append(name)
+            continue
+        basis = "RDII rain gauges"
+        depths, why = rdii_rainfall_in(scenarios[name])
+        record.setdefault("rainfall_rdii_in", {})[name] = dict(depths)
+        for w in why:
+            unverified.setdefault(w, []).append(name)
+        if depths:
+            worst = max(depths, key=lambda g: abs(depths[g] - depth))
+            values[name] = depths[worst]
+        for g, got in depths.items():
+            if abs(got - depth) > tol:
+                problems.append(f"the {name} run's rain gauge {g} delivered {got:.3f} in of rain to the RDII unit "
+                                f"hydrographs within the simulated period, not the design storm's {depth:.3f} in")
+    warnings = [f"the design storm could not be verified in the {' and '.join(runs)} run{'s' if len(runs) > 1 else ''}: "
+                f"{why} (the storm check is not confirmed)" for why, runs in unverified.items()]
+    passed = False if problems else (None if unverified else True)
+    check = Check(criterion=f"rain simulated = the design storm's {depth:.3f} in within {c.rainfall_tol_pct:g} %",
+                  element=f"rainfall ({basis})", before=values.get("before"), after=values.get("after"), limit=depth,
+                  unit="in", passed=passed, citation=STORM_CHECK_CITATION, kind="run")
+    record["rainfall_check"] = {"basis": basis, "passed": passed, "depth_in": depth,
+                                "unverified": list(unverified)}
+    return check, problems, warnings
+
+
+def rainfall_problems(before: xr.Dataset, after: xr.Dataset, storm: Storm, c: Criteria, record: dict,
+                      scenarios: dict[str, SwmmInp] | None = None) -> list[str]:
+    """Storm honesty: the problems of :func:`storm_check` (the rain simulated is not the storm's depth)."""
+    return storm_check(before, after, storm, c, record, scenarios)[1]
 
 
 def scenario_edits(model: SwmmInp, storm: Storm | None, connections=(), remediations=(), *,
