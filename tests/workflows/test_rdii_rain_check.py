@@ -105,3 +105,11 @@ def test_a_check_to_confirm_does_not_fail_the_capacity_verdict():
     c = Check("rain", "rainfall", None, None, 2.1, "in", None)
     assert verdict_of(ds, ds, [c], Criteria()) == "pass"
     assert verdict_of(ds, ds, [c, Check("x", "J1", 0, 1, 0, "ft3", False)], Criteria()) == "fail"
+
+
+def test_a_check_not_confirmed_is_printed_as_such_not_as_fail():
+    """rules.verdict: a check that could not be made (passed None) does not fail the verdict; the report and the
+    CLI must not print it as FAIL."""
+    from capacitysim.report.capacity import _check_result
+
+    assert [_check_result(p) for p in (True, False, None)] == ["pass", "FAIL", "not confirmed"]

@@ -158,7 +158,7 @@ def _print_capacity(d, report_path, as_json, export_dir=None):
         for line in committed_lines(doc.get("committed")):
             click.echo(line)
         for ch in doc["checks"]:
-            mark = "ok  " if ch["passed"] else "FAIL"
+            mark = "ok  " if ch["passed"] else ("CONFIRM" if ch["passed"] is None else "FAIL")  # None: not confirmed
             u = ch["unit"]
             click.echo(f"{mark} {ch['criterion']}: {ch['element']} {number(ch['before'], u)} -> {number(ch['after'], u)} "
                        f"(limit {number(ch['limit'], u)} {u})")

@@ -110,9 +110,9 @@ def write_report(result, path) -> Path:
     rep.heading("Verdict")
     rep.raw(f'<p class="{verdict}">Verdict: {verdict.upper()}</p>')
     rows = [[ch["criterion"], ch["element"], number(ch["before"], ch["unit"]), number(ch["after"], ch["unit"]),
-             number(ch["limit"], ch["unit"]), ch["unit"], "pass" if ch["passed"] else "FAIL"] for ch in doc["checks"]]
+             number(ch["limit"], ch["unit"]), ch["unit"], _check_result(ch["passed"])] for ch in doc["checks"]]
     rep.table(["criterion", "element", "before", "after", "limit", "unit", "result"], rows,
-              ["pass" if ch["passed"] else "fail" for ch in doc["checks"]])
+              [_check_result(ch["passed"]).lower().replace("not confirmed", "untrusted") for ch in doc["checks"]])
     rep.heading("Network plan")
     plan = capacity_plan_map(doc)
     if plan is None:
@@ -233,3 +233,9 @@ def _committed_section(rep: HtmlReport, block: dict | None) -> None:
                   ["fail" if f["application"] in unplaced else "" for f in flows])
     else:
         rep.paragraph("The bank has no commitment on this model.")
+
+
+def _check_result(passed) -> str:
+    """A check's result as the report prints it: ``pass``, ``FAIL``, or ``not confirmed`` where the check could not
+    be made (``passed`` None, rules.verdict: it does not fail the verdict; its warning says why)."""
+    return "pass" if passed else ("not confirmed" if passed is None else "FAIL")
