@@ -1789,8 +1789,9 @@ class Ledger:
         capacity_ref, spdes_ref : str, optional
             Paths of the JSON documents of ``capacitysim capacity --json`` and
             ``capacitysim spdes check --json`` (:func:`capacitysim.bank.refs.resolve_ref`): the SPDES
-            check must show treatment capacity with ``added_gpd`` >= ``peak_flow_gpd`` and be as of
-            no more than ``spdes_evidence_max_age_days`` (program policy) before ``on``.
+            check must show treatment capacity with ``added_gpd`` >= ``average_gpd`` when recorded (a
+            monthly-average permit limit), else >= ``peak_flow_gpd``, and be as of no more than
+            ``spdes_evidence_max_age_days`` (program policy) before ``on``.
         application_approval : str, optional
             The approval reference under the new or modified sewer connection application program
             (section H(2)).

@@ -784,7 +784,8 @@ def deposit(ctx, basin, owner, gpd, project, quantification, letter, property_, 
               "program policy evidence_single_use).")
 @click.option("--spdes-ref", default=None, help="SPDES / treatment check (section H(1)): the JSON file of "
               "`capacitysim spdes check --added-gpd GPD --json` (SHA-256 recorded; it must show treatment capacity "
-              "with at least --gpd added, and be recent: program policy spdes_evidence_max_age_days).")
+              "with at least --average-gpd added (a monthly-average limit), else --gpd, and be recent: program policy "
+              "spdes_evidence_max_age_days).")
 @click.option("--application-approval", default=None, help="Approval reference under the new or modified sewer "
               "connection application program (section H(2)); required before the sign-off.")
 @click.option("--type", "app_type", type=click.Choice(["connection", "extension"]), default="connection",
