@@ -185,6 +185,43 @@ def run_inp(inp_path: str | os.PathLike, work_dir: str | os.PathLike, *, name: s
     return RunFiles(inp, rpt, out, stats)
 
 
+class ScenarioRejectedError(EngineError):
+    """The engine rejected a scenario capacitysim wrote (the after run of a demonstration), not the user's model.
+
+    The before run is the user's model (with the spin-up) and ran; what failed is capacitysim's own edit,
+    so the error says so, names the edits the scenario holds and quotes the engine: exit code 1 (a
+    failure of the tool, nothing in the user's file to fix), never exit 2 with "SWMM failed" alone.
+
+    Attributes
+    ----------
+    run : str
+        The run whose scenario was rejected (``"after"``).
+    edits : list of str
+        The scenario's edits, in words.
+    engine_error : str
+        The engine's message (code, text, the line it rejected).
+    """
+
+    exit_code = 1
+
+    def __init__(self, model_name: str, run: str, edits, engine_error: str):
+        self.run, self.edits, self.engine_error = run, list(edits), engine_error
+        super().__init__(f"{model_name}: SWMM rejected the {run} scenario capacitysim wrote from your model (your model "
+                         f"itself runs: this is capacitysim's failure, not an input error): the scenario's edits "
+                         f"({'; '.join(self.edits) or 'none'}) were not accepted by the engine: {engine_error}; "
+                         "please report it with the model")
+
+
+def scenario_rejected(exc: EngineError, model_name: str, run: str, edits) -> EngineError:
+    """``exc`` as a :class:`ScenarioRejectedError` when the engine rejected the run's input or crashed on it
+    (``exc.rejected``); any other engine error (a time limit, a stopped run) is returned unchanged."""
+    if not getattr(exc, "rejected", False) or isinstance(exc, ScenarioRejectedError):
+        return exc
+    text = str(exc)
+    _, sep, detail = text.partition(": SWMM failed: ")
+    return ScenarioRejectedError(model_name, run, edits, detail if sep else text)
+
+
 class EngineInputError(EngineError):
     """The engine rejected the input file (SWMM errors 200-399: input and file errors).
 
@@ -246,13 +283,17 @@ def run_copy(run: RunFiles, *, timeout_s: float | None = None, source: Path | No
     proc = _child(cmd, run, timeout_s)
     engine_errors = report_errors(run.rpt)
     if engine_errors:
-        raise _engine_error(run, engine_errors, source, origin)
+        exc = _engine_error(run, engine_errors, source, origin)
+        exc.rejected = True  # the engine refused the input (scenario_rejected tells ours from the user's)
+        raise exc
     if proc.returncode == -getattr(signal, "SIGXFSZ", 25):
         raise EngineError(f"{run.inp.name}: SWMM stopped: a file of the run passed the largest size allowed "
                           f"({_STOP.get('max_file_bytes') or 0:,} bytes; service policy max_engine_file_bytes)")
     if proc.returncode != 0 or not (run.stats and run.stats.exists()):
         detail = " ".join(proc.stderr.decode(errors="replace").split())[-300:]
-        raise EngineError(f"{run.inp.name}: SWMM failed: {detail or f'exit code {proc.returncode}'}")
+        exc = EngineError(f"{run.inp.name}: SWMM failed: {detail or f'exit code {proc.returncode}'}")
+        exc.rejected = True  # it crashed on this input
+        raise exc
 
 
 #: Engine child processes running now (so a signal to the parent can stop them).

@@ -37,9 +37,16 @@ from capacitysim.checks import check_range
 from capacitysim.io.bundled import model_path as bundled_model_path
 from capacitysim.rules.capacity import Criteria, continuity_error, judge, verdict_of
 from capacitysim.rules.verdict import Check
-from capacitysim.errors import InputError
+from capacitysim.errors import EngineError, InputError
 from capacitysim.network.basins import Basin, basin_of, find_basins
-from capacitysim.network.engine import RunFiles, node_series, read_results, run_inp, terminate_children
+from capacitysim.network.engine import (
+    RunFiles,
+    node_series,
+    read_results,
+    run_inp,
+    scenario_rejected,
+    terminate_children,
+)
 from capacitysim.network.model import SwmmInp, display_name, finite_number, load_model, network_graph, parse_inp
 from capacitysim.network.scenario import (
     DEFAULT_SPINUP_HR,
@@ -212,6 +219,16 @@ def choose_plant(model: SwmmInp, plant: str | None) -> tuple[str | None, str | N
     return found, None
 
 
+def _edits_in_words(conns, rems, storm_name, committed_conns, extra_edits) -> list[str]:
+    """The edits an after scenario holds, in words, for the message of a scenario the engine rejected."""
+    words = [f"connection {c.node} {float(c.flow_gpd):,.0f} gpd" for c in conns]
+    words += [f"committed flow {c.node} {float(c.flow_gpd):,.0f} gpd" for c in committed_conns]
+    words += [f"remediation {getattr(r, 'basin', r)}" for r in rems]
+    words += [f"design storm {storm_name}"] if storm_name else []
+    words += [type(e).__name__ for e in extra_edits]
+    return words
+
+
 def run_demonstration(model_path, *, connections=(), remediations=(), storm=None, criteria: Criteria | None = None,
                       work_dir=None, outlets=None, plant=None, parallel: bool = True, extra_edits=(),
                       spinup_hr: float | None = None, submittal=None, crs: str | None = None,
@@ -321,9 +338,20 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         record["simulation"]["spinup_policy"] = spin_policy
 
         jobs = {"before": (before_inp, wd / "before"), "after": (after_inp, wd / "after")}
+        edits = _edits_in_words(conns, rems, storm_name, committed_conns, extra_edits)
+
+        def run_one(k, inp, d):
+            """One run; the after run's rejection is the tool's failure (issue 26, class 2), not the user's."""
+            try:
+                return run_inp(inp, d, name=k, origin=model.path)
+            except EngineError as exc:
+                if k == "after":
+                    raise scenario_rejected(exc, model.path.name, k, edits) from None
+                raise
+
         if parallel:
             with ThreadPoolExecutor(max_workers=3) as pool:  # two threads only wait on child processes
-                futures = {k: pool.submit(run_inp, inp, d, name=k, origin=model.path) for k, (inp, d) in jobs.items()}
+                futures = {k: pool.submit(run_one, k, inp, d) for k, (inp, d) in jobs.items()}
                 pool.submit(_first_dataarray)  # xarray's one-off duck-array imports, while the engine runs
                 try:
                     runs = {k: f.result() for k, f in futures.items()}
@@ -331,7 +359,7 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
                     terminate_children()
                     raise
         else:
-            runs = {k: run_inp(inp, d, name=k, origin=model.path) for k, (inp, d) in jobs.items()}
+            runs = {k: run_one(k, inp, d) for k, (inp, d) in jobs.items()}
         before, after = read_results(runs["before"]), read_results(runs["after"])
     except BaseException:
         if not keep:
