@@ -72,3 +72,23 @@ def evidence(folder, gpd: float, as_of: str, node: str = "MH-1") -> tuple[str, s
     spd.write_text(json.dumps({"kind": "spdes-check", "run": k, "as_of": as_of, "added_gpd": gpd,
                                "connection_prohibited": False}))
     return str(cap), str(spd)
+
+
+def funded_bank(path, gpd: float, certified_on: str, *, administrators=("Ann Admin", "Bob Checker"),
+                owner: str = "Village of Johnson City", basin: str = "JC CSO 4", project: str = "P-1"):
+    """Create a bank at ``path`` with two administrators, ``owner`` (municipal) and ``basin``, and ``gpd`` of
+    ``project`` certified on ``certified_on``: recorded by the first administrator, signed off that day by the
+    second (program policy signoff_separation). Returns ``path``."""
+    from capacitysim.bank import Ledger
+
+    first, second = administrators
+    path = Path(path)
+    with Ledger(path, create=True, actor=first, administrator=first) as led:
+        led.add_administrator(second)
+        led.add_entity(owner, municipal=True)
+        led.add_basin(basin)
+        txn = led.deposit(basin, owner, gpd, project, quantification=quantification(path.parent, project, gpd),
+                          certified_on=certified_on)["txn"]
+    with Ledger(path, actor=second) as led:
+        led.sign_off(txn, on=certified_on)
+    return path

@@ -17,7 +17,7 @@ import pytest
 
 from capacitysim.bank import Ledger
 from capacitysim.errors import RefusedError
-from tests.bank_support import evidence, quantification
+from tests.bank_support import evidence, funded_bank
 
 #: entries are recorded on their own days (program policy no_backdating): tests/conftest.py bank_calendar
 pytestmark = pytest.mark.usefixtures("bank_calendar")
@@ -29,15 +29,8 @@ JC, B, NODE = "Village of Johnson City", "JC CSO 4", "MH-1"
 @pytest.fixture
 def bank(tmp_path):
     """10,000 gpd of project P-1, certified on 2024-03-01, in Johnson City's subaccount (signed off that day)."""
-    path = tmp_path / "bank.sqlite"
-    with Ledger(path, create=True, actor=ANN, administrator=ANN) as ann:
-        ann.add_administrator(BOB)
-        ann.add_entity(JC, municipal=True)
-        ann.add_basin(B)
-        txn = ann.deposit(B, JC, 10000, "P-1", quantification=quantification(tmp_path, "P-1", 10000),
-                          certified_on="2024-03-01")["txn"]
+    path = funded_bank(tmp_path / "bank.sqlite", 10000, "2024-03-01", administrators=(ANN, BOB), owner=JC, basin=B)
     ann, bob = Ledger(path, actor=ANN), Ledger(path, actor=BOB)
-    bob.sign_off(txn, on="2024-03-01")
     yield {"ann": ann, "bob": bob, "path": path, "tmp": tmp_path}
     ann.close()
     bob.close()

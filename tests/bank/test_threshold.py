@@ -18,7 +18,7 @@ import pytest
 from capacitysim.bank import Ledger
 from capacitysim.errors import RefusedError
 from capacitysim.rules import ii_offset
-from tests.bank_support import quantification
+from tests.bank_support import funded_bank
 
 #: entries are recorded on their own days (program policy no_backdating): tests/conftest.py bank_calendar
 pytestmark = pytest.mark.usefixtures("bank_calendar")
@@ -43,15 +43,7 @@ def test_the_hand_case_of_22_bedrooms(bedrooms_22):
 
 @pytest.fixture
 def bank(tmp_path):
-    path = tmp_path / "bank.sqlite"
-    with Ledger(path, create=True, actor=ANN, administrator=ANN) as ann:
-        ann.add_administrator(BOB)
-        ann.add_entity(JC, municipal=True)
-        ann.add_basin(B)
-        txn = ann.deposit(B, JC, 30000, "P-1", quantification=quantification(tmp_path, "P-1", 30000),
-                          certified_on="2024-01-02")["txn"]
-    with Ledger(path, actor=BOB) as bob:
-        bob.sign_off(txn, on="2024-01-02")
+    path = funded_bank(tmp_path / "bank.sqlite", 30000, "2024-01-02", administrators=(ANN, BOB), owner=JC, basin=B)
     with Ledger(path, actor=ANN) as ann:
         yield ann
 
