@@ -125,12 +125,13 @@ def seed(data_dir, *, register_model: bool = True) -> dict:
 def quantification_of_record(data: Path) -> Path:
     """The PE's quantification the demo deposit cites: the bundled project file of :data:`PROJECT`
     quantified (``capacitysim credits quantify --json``), written once into the demo's data folder."""
+    from capacitysim.io.files import bundled_dir
     from capacitysim.io.project_files import read_project
     from capacitysim.rules import ii_offset
 
     out = data / f"{PROJECT}-quantification.json"
     if not out.is_file():
-        proj = read_project(Path(__file__).resolve().parents[1] / "data" / "models" / "projects" / PROJECT_FILE)
+        proj = read_project(bundled_dir("models") / "projects" / PROJECT_FILE)
         atomic_write_text(out, json.dumps(ii_offset.quantify_project(proj["project"], proj["items"]), indent=2))
     return out
 
