@@ -6,7 +6,10 @@ import os
 import re
 from pathlib import Path
 
-from capacitysim.cli import without_gone_files
+import pickle
+import shutil
+
+from capacitysim.network.engine import RunFiles, _engine_error, report_errors, scenario_rejected
 
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 
@@ -31,15 +34,32 @@ def test_engine_errors_beyond_the_first_do_not_name_the_removed_report(run_cli, 
 
 
 def test_a_file_that_still_exists_stays_named_and_a_gone_one_is_dropped(tmp_path):
-    kept = tmp_path / "work" / "before.rpt"
-    kept.parent.mkdir()
-    kept.write_text("ERROR 209")
-    gone = tmp_path / "gone" / "before.rpt"
-    msg = "m.inp: SWMM failed: ERROR 209: undefined object X at m.inp:3 ([INFLOWS] section) (and 4 more engine error(s) in {})"
-    assert without_gone_files(msg.format(kept)) == msg.format(kept)
-    out = without_gone_files(msg.format(gone))
-    assert str(gone) not in out and out.endswith("(and 4 more engine error(s): correct this one and run again to see the next)")
-    copy = "m.inp: SWMM failed: ERROR 211: invalid number x at line 7 of the run's copy {} ([XSECT] section): C1"
-    out = without_gone_files(copy.format(tmp_path / "gone" / "before.inp"))
-    assert "gone" not in out and "line 7 of the engine's copy of the model (removed with the run's temporary folder) ([XSECT]" in out
-    assert without_gone_files(copy.format(kept)) == copy.format(kept)
+    """The engine's error renders its run files when read: named while they exist, dropped once removed."""
+    work = tmp_path / "work"
+    work.mkdir()
+    inp, rpt = work / "before.inp", work / "before.rpt"
+    lines = (MODELS / "population-dwf.inp").read_text().splitlines()
+    lines.insert(5, "FLOW_UNITS XYZ")            # two engine errors, one on a line of the run's copy only
+    lines.insert(6, "INFILTRATION BOGUS")
+    inp.write_text("\n".join(lines) + "\n")
+    rpt.write_text("ERROR 205: invalid keyword XYZ at line 6 of [OPTIONS] section:\n"
+                   "ERROR 205: invalid keyword BOGUS at line 7 of [OPTIONS] section:\n")
+    run = RunFiles(inp, rpt, work / "before.out")
+    exc = _engine_error(run, report_errors(rpt), source=None)
+    kept = str(exc)
+    assert str(rpt) in kept and f"line 6 of the run's copy {inp}" in kept
+    again = pickle.loads(pickle.dumps(exc))      # across a process boundary (a service job) with its files
+    assert str(again) == kept and type(again) is type(exc)
+    one = _flag(_engine_error(run, ["ERROR 205: invalid keyword XYZ at line 6 of [OPTIONS] section"], None))
+    shutil.rmtree(work)
+    gone = str(exc)
+    assert str(tmp_path) not in gone, gone
+    assert gone.endswith("(and 1 more engine error(s): correct this one and run again to see the next)")
+    assert "line 6 of the engine's copy of the model (removed with the run's temporary folder) ([OPTIONS] section)" in gone
+    rejected = scenario_rejected(one, "m.inp", "after", ["a connection"])
+    assert "removed with the run's temporary folder" in str(rejected)
+
+
+def _flag(exc):
+    exc.rejected = True
+    return exc

@@ -7,8 +7,6 @@ warnings (clamped inputs) are printed as ``warning:`` lines on stderr.
 
 from __future__ import annotations
 
-import os
-import re
 import signal
 import sys
 import warnings
@@ -70,7 +68,7 @@ class CapacitysimGroup(click.Group):
             try:
                 return super().invoke(ctx)
             except CapacitysimError as exc:
-                click.echo(f"error: {without_gone_files(str(exc))}", err=True)
+                click.echo(f"error: {exc}", err=True)
                 ctx.exit(exc.exit_code)
             except OSError as exc:  # a path the user gave cannot be read or written
                 where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
@@ -82,34 +80,6 @@ class CapacitysimGroup(click.Group):
                     if issubclass(w.category, CapacitysimWarning) and str(w.message) not in seen:
                         seen.add(str(w.message))
                         click.echo(f"warning: {w.message}", err=True)
-
-
-#: How the engine's errors name a file of the run (network.engine._engine_error): its report holding the
-#: other errors, and the run's copy of the model when a line does not map back to the user's file.
-_RUN_FILE_MENTIONS = (
-    re.compile(r" \(and (?P<n>\d+) more engine error\(s\) in (?P<path>[^()]+?)\)"),
-    re.compile(r" of the run's copy (?P<path>\S+?)(?= \(|: |$)"),
-)
-
-
-def without_gone_files(message: str) -> str:
-    """An error message with no mention of a run's file that no longer exists (issue 26, 8).
-
-    A run in a temporary folder (the engine's check of a model, a demonstration without
-    ``--work-dir``) removes the folder before the error reaches the command line: the message then
-    says how many more errors there were, or that the line is in the engine's copy of the model,
-    without the path. A file that still exists (a kept work folder) stays named.
-    """
-    def drop(m: re.Match) -> str:
-        if os.path.exists(m.group("path")):
-            return m.group(0)
-        if "n" in m.groupdict() and m.group("n"):
-            return f" (and {m.group('n')} more engine error(s): correct this one and run again to see the next)"
-        return " of the engine's copy of the model (removed with the run's temporary folder)"
-
-    for pattern in _RUN_FILE_MENTIONS:
-        message = pattern.sub(drop, message)
-    return message
 
 
 @click.group(cls=CapacitysimGroup, context_settings={"help_option_names": ["-h", "--help"]})

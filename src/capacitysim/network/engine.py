@@ -61,7 +61,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from capacitysim.errors import EngineError, InputError
+from capacitysim.errors import CapacitysimError, EngineError, InputError
 from capacitysim.network.inp_text import prepare_inp_text, quoted_tokens, section_lines
 from capacitysim.units import (
     CFS_PER_FLOW_UNIT,
@@ -204,12 +204,12 @@ class ScenarioRejectedError(EngineError):
 
     exit_code = 1
 
-    def __init__(self, model_name: str, run: str, edits, engine_error: str):
+    def __init__(self, model_name: str, run: str, edits, engine_error: str, run_files=()):
         self.run, self.edits, self.engine_error = run, list(edits), engine_error
         super().__init__(f"{model_name}: SWMM rejected the {run} scenario capacitysim wrote from your model (your model "
                          f"itself runs: this is capacitysim's failure, not an input error): the scenario's edits "
                          f"({'; '.join(self.edits) or 'none'}) were not accepted by the engine: {engine_error}; "
-                         "please report it with the model")
+                         "please report it with the model", run_files=run_files)
 
 
 def scenario_rejected(exc: EngineError, model_name: str, run: str, edits) -> EngineError:
@@ -217,9 +217,9 @@ def scenario_rejected(exc: EngineError, model_name: str, run: str, edits) -> Eng
     (``exc.rejected``); any other engine error (a time limit, a stopped run) is returned unchanged."""
     if not getattr(exc, "rejected", False) or isinstance(exc, ScenarioRejectedError):
         return exc
-    text = str(exc)
+    text = CapacitysimError.__str__(exc)  # as raised: the run's files are named while they exist (class 8)
     _, sep, detail = text.partition(": SWMM failed: ")
-    return ScenarioRejectedError(model_name, run, edits, detail if sep else text)
+    return ScenarioRejectedError(model_name, run, edits, detail if sep else text, run_files=exc.run_files)
 
 
 class EngineInputError(EngineError):
@@ -245,6 +245,7 @@ def _engine_error(run: RunFiles, errors: list[str], source: Path | None, origin:
     the same tokens is named instead.
     """
     first = errors[0]
+    mentions: list[tuple[str, str, str]] = []  # the run's files the message names, while they exist
     m = _ENGINE_LINE.search(first)
     if m:
         n = int(m.group(1))
@@ -261,14 +262,23 @@ def _engine_error(run: RunFiles, errors: list[str], source: Path | None, origin:
             orig = origin.read_bytes().decode("latin-1").splitlines()
             hit = next((k for k, l in enumerate(orig, 1) if l.split(";", 1)[0].split() == toks), None)
             source, src_n = (origin, hit) if hit else (source, src_n)
-        where = f"at {source.name}:{src_n}{section}" if src_n else f"at line {n} of the run's copy {run.inp}{section}"
+        if src_n:
+            where = f"at {source.name}:{src_n}{section}"
+        else:
+            where = f"at line {n} of the run's copy {run.inp}{section}"
+            mentions.append((where, f"at line {n} of the engine's copy of the model (removed with the run's "
+                                    f"temporary folder){section}", str(run.inp)))
         first = first[: m.start()] + where + first[m.end():]
         if text and " ".join(text.split()) not in first:
             first += f": {text[:60]}"
-    more = f" (and {len(errors) - 1} more engine error(s) in {run.rpt})" if len(errors) > 1 else ""
+    more = ""
+    if len(errors) > 1:
+        more = f" (and {len(errors) - 1} more engine error(s) in {run.rpt})"
+        mentions.append((more, f" (and {len(errors) - 1} more engine error(s): correct this one and run again to see "
+                               "the next)", str(run.rpt)))
     code = re.match(r"ERROR\s+(\d+)", first)
     cls = EngineInputError if code and 200 <= int(code.group(1)) < 400 else EngineError
-    return cls(f"{(origin or source or run.inp).name}: SWMM failed: {first}{more}")
+    return cls(f"{(origin or source or run.inp).name}: SWMM failed: {first}{more}", run_files=mentions)
 
 
 def run_copy(run: RunFiles, *, timeout_s: float | None = None, source: Path | None = None,
