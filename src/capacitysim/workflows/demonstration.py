@@ -35,7 +35,7 @@ import xarray as xr
 
 from capacitysim.checks import check_range
 from capacitysim.io.bundled import model_path as bundled_model_path
-from capacitysim.rules.capacity import Criteria, continuity_error, judge, verdict_of
+from capacitysim.rules.capacity import Criteria, continuity_error, initial_state_pct, judge, verdict_of
 from capacitysim.rules.verdict import Check
 from capacitysim.errors import EngineError, InputError
 from capacitysim.network.basins import Basin, basin_of, find_basins
@@ -365,6 +365,30 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         if not keep:
             shutil.rmtree(wd, ignore_errors=True)
         raise
+    held_pct = initial_state_pct(before)
+    record["simulation"]["initial_state"] = {"stored_cf": _f(before.attrs.get("routing_initStorage_cf", math.nan)),
+                                             "share_pct": _f(held_pct), "limit_pct": criteria.initial_state_max_pct}
+    initial_state_problem = None
+    if spin > 0 and held_pct > criteria.initial_state_max_pct:
+        held = (f"the model's initial state holds {before.attrs['routing_initStorage_cf']:,.0f} ft3, {held_pct:.0f} % of "
+                f"the water the run before routes (more than initial_state_max_pct, {criteria.initial_state_max_pct:g} %)")
+        if spinup_hr is None:
+            # program policy initial_state = kept: the event is in the initial state, which a spin-up would drain
+            # before the model's period; the model runs from its own start, as one with a hotstart file does
+            for d in (wd / "before", wd / "after"):
+                shutil.rmtree(d, ignore_errors=True)
+            if not keep:
+                shutil.rmtree(wd, ignore_errors=True)
+            again = run_demonstration(model_path, connections=connections, remediations=remediations, storm=storm,
+                                      criteria=criteria, work_dir=work_dir, outlets=outlets, plant=plant,
+                                      parallel=parallel, extra_edits=extra_edits, spinup_hr=0.0, submittal=submittal,
+                                      crs=crs, committed=committed)
+            again.scenario["simulation"]["spinup_policy"] = (
+                f"no spin-up (program policy initial_state = kept; alternative: the {spin:g} h spin-up, which drains "
+                f"it): {held}, so its event is its initial state")
+            return again
+        initial_state_problem = (f"{held}, and the {spin:g} h spin-up (--spinup-hr) runs before the model's period: "
+                                 "the event it carries is drained before the period judged; run with --spinup-hr 0")
     ext = model_files(model)
     warnings_ = [plant_warning] if plant_warning else []
     warnings_ += [f"external file {f['name']} ({f['kind']}) is missing: {f['path']}" for f in ext
@@ -379,6 +403,8 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
     untrusted = [f"{i['what']} at {i['element']}: the engine received {i['received_cf']:,.1f} ft3, "
                  f"{i['difference_pct']:+.2f} % from the intended {i['intended_cf']:,.1f} ft3"
                  for i in injections if not i["passed"]]
+    if initial_state_problem:
+        untrusted.append(initial_state_problem)
     if not before.attrs.get("routing", 1):
         untrusted.append("the model routes no flow (no links, or IGNORE_ROUTING YES): the engine computes no "
                          "hydraulics, so no capacity can be demonstrated with it")
@@ -933,7 +959,8 @@ def demonstration_json(d: Demonstration) -> dict:
             "submittal": d.submittal.to_dict() if d.submittal is not None else None,
             "storm": d.storm_name or "model rainfall", "storm_record": _jsonable(d.storm_record), "plant": d.plant,
             "simulation": {"start": sim.get("start"), "end": sim.get("end"), "report_start": sim.get("report_start"),
-                           "spinup_hr": sim.get("spinup_hr"), "spinup_policy": sim.get("spinup_policy")},
+                           "spinup_hr": sim.get("spinup_hr"), "spinup_policy": sim.get("spinup_policy"),
+                           "initial_state": sim.get("initial_state")},
             "rainfall_simulated_in": _f(b.attrs.get("rainfall_simulated_in", math.nan)),
             "injections": _jsonable(d.injections), "untrusted_reasons": list(d.untrusted_reasons),
             "warnings": list(d.warnings), "fixes": list(d.scenario.get("fixes", [])),
