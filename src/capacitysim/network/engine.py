@@ -76,6 +76,10 @@ from capacitysim.units import (
 )
 
 _CHILD = Path(__file__).with_name("_child.py")
+#: SWMM's FLOW_TOL [cfs]: an external inflow smaller than this at a routing step is set to zero (EPA SWMM 5.2
+#: ``routing.c``, ``addExternalInflows``: ``if ( fabs(q) < FLOW_TOL ) q = 0.0``; ``FLOW_TOL`` 0.00001 in
+#: ``consts.h``): about 6.5 gpd, the smallest connection the engine represents.
+ENGINE_FLOW_TOL_CFS = 1e-5
 
 
 def unit_factors(flow_units: str) -> dict[str, float]:
