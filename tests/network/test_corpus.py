@@ -1,5 +1,8 @@
 """The corpus test of issue 11: every model in tests/data and ../shared/models/public (and Hartfordville).
 
+tests/data/models/public/ holds models from further public collections (issue 26: OWA and USEPA SWMM, SWMM5+), kept
+in the project with their licences so that they always run; their sources are listed in tests/data/models/README.md.
+
 For each model SWMM opens: the capacity demonstration runs; with no spin-up its BEFORE run gives every
 conduit the peak flow of a plain pyswmm run of the untouched file (an independent reading: pyswmm's own
 conduit statistics, in its own process); the volumes the engine received match the intended ones (a model
@@ -85,6 +88,20 @@ def test_corpus_model(model, tmp_path, monkeypatch):
     finally:
         d.close()
     assert list(tmp.iterdir()) == []
+
+
+def test_public_collections_carry_their_licence_and_source():
+    """Each collection in tests/data/models/public has its licence or notice beside its models, and the README
+    names every model file (source, commit, licence)."""
+    public = TESTS / "data" / "models" / "public"
+    readme = (TESTS / "data" / "models" / "README.md").read_text(encoding="utf-8")
+    collections = [d for d in public.iterdir() if d.is_dir()]
+    assert collections
+    for d in collections:
+        assert any(f.name.upper().startswith(("LICENSE", "README", "NOTICE")) for f in d.iterdir()), d
+        for f in d.iterdir():
+            if f.suffix in (".inp", ".hsf"):
+                assert f"`public/{d.name}/{f.name}`" in readme, f
 
 
 @pytest.mark.parametrize("model", [p for p in PUBLIC if p.name == "Hartfordville_1.inp"] or [SHARED / "missing.inp"])
