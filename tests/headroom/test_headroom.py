@@ -104,7 +104,9 @@ def test_a_node_failing_with_any_connection_reports_zero(run_cli, tmp_path):
     assert n["governing_check"]["criterion"].startswith("peak inflow at the basin outlet")
     assert n["governing_check"]["element"] == "MH0002"
     cap = run_cli("capacity", "--model", str(TINY), "--storm", STORM, "--connect", "MH0005=100", "--criteria", str(crit), "--json")
-    assert json.loads(cap.stdout)["verdict"] == "fail"
+    doc = json.loads(cap.stdout)
+    # not a pass either way: a rise this small at the outlet is within the model's step noise (issue 26, class 5)
+    assert doc["verdict"] == "fail" or (doc["verdict"] == "untrusted" and any("numerical noise" in u for u in doc["untrusted_reasons"]))
 
 
 def test_bounded_at_max_gpd(run_cli):
