@@ -10,7 +10,12 @@ References
 ----------
 .. [1] Rossman, L.A. (2022). Storm Water Management Model User's Manual Version 5.2,
    EPA/600/R-22/030, Appendix D (the sections of the input file and their fields: ``[OPTIONS]``
-   START_DATE/TIME, END_DATE/TIME, REPORT_START_DATE/TIME; ``[EVENTS]``; ``[HYDROGRAPHS]``).
+   START_DATE/TIME, END_DATE/TIME, REPORT_START_DATE/TIME; ``[EVENTS]``; ``[HYDROGRAPHS]``;
+   ``[TIMESERIES]``: dates, times as decimal hours or hours:minutes, several pairs per line, ``FILE``).
+.. [2] US EPA, SWMM 5.2.4 source code, https://github.com/USEPA/Stormwater-Management-Model:
+   ``src/solver/table.c`` (``table_readTimeseries``, ``table_parseFileLine``, ``table_getFirstEntry``,
+   ``table_validate``), ``datetime.c`` (``datetime_strToDate``, ``datetime_strToTime``), ``input.c``
+   (``input_readData``: every series' last date starts at the simulation start; ``getTokens``, ``getDouble``).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import math
 import os
 import re
 import warnings
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +34,15 @@ import networkx as nx
 import numpy as np
 
 from capacitysim.errors import CapacitysimWarning, DataFileError, InputError, ModelError
-from capacitysim.network.inp_text import engine_lines, engine_tokens, may_be_header, section_of
+from capacitysim.network.inp_text import (
+    ENGINE_MAXTOKS,
+    engine_lines,
+    engine_tokens,
+    engine_upper,
+    may_be_header,
+    resolve_model_path,
+    section_of,
+)
 from capacitysim.units import MINUTES_PER_HOUR, SECONDS_PER_HOUR, US_FLOW_UNITS
 
 #: Every section SWMM 5.2 reads [1]_ (map and tag sections included: the engine skips them).
@@ -353,7 +367,7 @@ def model_number(tok: str, what: str) -> float:
 
 # --------------------------------------------------------------------------- dates and times of the model
 
-#: Date forms read in a model (SWMM writes MM/DD/YYYY) [1]_.
+#: Date forms read in a model besides the engine's own (:func:`engine_date`: M/D/Y, M-D-Y, Jan-01-2020) [1]_.
 DATE_FORMATS = ("%m/%d/%Y", "%m-%d-%Y", "%Y-%m-%d")
 #: The START_DATE capacitysim assumes when a model gives none (a program choice).
 DEFAULT_START_DATE = "01/01/2000"
@@ -372,7 +386,11 @@ def parse_clock_hr(tok: str) -> float:
 
 
 def parse_date(tok: str) -> _dt.date:
-    """A date of the model (:data:`DATE_FORMATS`); an InputError when it is none of them."""
+    """A date of the model: the engine's forms (:func:`engine_date`, month names included), else one of
+    :data:`DATE_FORMATS`; an InputError when it is none of them."""
+    d = engine_date(tok)
+    if d is not None:
+        return d
     for fmt in DATE_FORMATS:
         try:
             return _dt.datetime.strptime(tok, fmt).date()
@@ -471,6 +489,364 @@ def event_windows(model: SwmmInp) -> list[tuple[_dt.datetime, _dt.datetime]]:
             except (InputError, ValueError):
                 continue
             out.append((a, b))
+    return out
+
+
+# --------------------------------------------------------------------------- time series as the engine reads them
+
+#: C's ``isspace`` in the "C" locale (``sscanf``'s ``%d`` and ``%s`` skip or stop at these) [2]_.
+_C_SPACE = " \t\n\v\f\r"
+_C_INT = re.compile(r"[+-]?[0-9]+")
+_C_DECIMAL = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?)",
+                        re.I)
+_C_HEX = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?")
+#: The engine's tokens of a data line with their places (input.c ``getTokens``, as
+#: :func:`capacitysim.network.inp_text.engine_tokens` reads them).
+_ENGINE_TOKEN = re.compile(r'"([^"\n]*)"?|([^ \t\r\n]+)')
+
+
+def engine_double(tok: str) -> float | None:
+    """A token as the engine's ``getDouble`` reads a number (``strtod`` of the whole token), or None.
+
+    C's ``strtod``: decimal and hexadecimal forms, ``inf``/``infinity``/``nan``; the empty token (``""``)
+    is 0 [2]_ (input.c ``getDouble``). Python's own ``float`` differs (it accepts ``1_0`` and spaces).
+    """
+    if tok == "":
+        return 0.0
+    if _C_DECIMAL.fullmatch(tok):
+        return float("nan") if tok.lstrip("+-").lower().startswith("nan") else float(tok)
+    if _C_HEX.fullmatch(tok):
+        return float.fromhex(tok)
+    return None
+
+
+def _scan_int(s: str, i: int) -> tuple[int | None, int]:
+    """``sscanf``'s ``%d`` at ``s[i:]``: (value or None, position after it)."""
+    j = i
+    while j < len(s) and s[j] in _C_SPACE:
+        j += 1
+    m = _C_INT.match(s, j)
+    return (int(m.group()), m.end()) if m else (None, i)
+
+
+def _scan_date(s: str, month_name: bool) -> tuple[int, int | str, int, int]:
+    """``sscanf(s, "%d%c%d%c%d")`` (``month_name``: ``"%3s%c%d%c%d"``): (items read, month, day, year);
+    what was not read is 0."""
+    i = 0
+    if month_name:
+        while i < len(s) and s[i] in _C_SPACE:
+            i += 1
+        j = i
+        while j < len(s) and j - i < 3 and s[j] not in _C_SPACE:
+            j += 1
+        month: int | str | None = s[i:j] if j > i else None
+        i = j
+    else:
+        month, i = _scan_int(s, 0)
+    if month is None:
+        return 0, 0, 0, 0
+    n, numbers = 1, []
+    for kind in "cdcd":
+        if kind == "c":  # any one character
+            if i >= len(s):
+                break
+            i += 1
+        else:
+            v, i2 = _scan_int(s, i)
+            if v is None:
+                break
+            numbers.append(v)
+            i = i2
+        n += 1
+    numbers += [0, 0]
+    return n, month, numbers[0], numbers[1]
+
+
+def engine_date(tok: str) -> _dt.date | None:
+    """A token as the engine reads a date, or None when it is not one.
+
+    SWMM's ``datetime_strToDate`` with its input date format (M/D/Y): a token holding ``-`` or ``/`` read as
+    ``month sep day sep year`` with numbers, else as a three-letter month name (``Jan-01-2020``,
+    ``jun/1/2024``); the separators are any single character; the year is taken as written
+    (``1/1/20`` is the year 20) and must be 1-9999, the day one of the month. ``2020-01-01`` is not a date
+    for the engine (its month would be 2020) [2]_ (datetime.c ``datetime_strToDate``,
+    ``datetime_encodeDate``, ``datetime_findMonth``).
+
+    Parameters
+    ----------
+    tok : str
+        One token of the model (quotes removed).
+
+    Returns
+    -------
+    datetime.date or None
+    """
+    if "-" not in tok and "/" not in tok:
+        return None
+    n, month, day, year = _scan_date(tok, month_name=False)
+    if n < 3:
+        n, month, day, year = _scan_date(tok, month_name=True)
+        if n < 3:
+            return None
+        month = MONTHS.index(month.upper()) + 1 if str(month).upper() in MONTHS else 0
+    if not (1 <= year <= 9999 and isinstance(month, int) and 1 <= month <= 12):
+        return None
+    try:
+        return _dt.date(year, month, day)
+    except ValueError:
+        return None
+
+
+def engine_hours(tok: str) -> float | None:
+    """A time token as the engine reads it [hr], or None when it is not one.
+
+    Decimal hours when the whole token is a number (C ``strtod``), else ``H[:M[:S]]`` read by
+    ``sscanf("%d:%d:%d")`` (whole numbers, each >= 0, hours may exceed 24; what follows the last number read
+    is ignored) [2]_ (table.c ``table_readTimeseries``, datetime.c ``datetime_strToTime``,
+    ``datetime_encodeTime``).
+    """
+    v = engine_double(tok)
+    if v is not None:
+        return v
+    hr, i = _scan_int(tok, 0)
+    if hr is None:
+        return None
+    parts = [hr]
+    while len(parts) < 3 and i < len(tok) and tok[i] == ":":
+        v2, i2 = _scan_int(tok, i + 1)
+        if v2 is None:
+            break
+        parts.append(v2)
+        i = i2
+    parts += [0] * (3 - len(parts))
+    if min(parts) < 0:
+        return None
+    return (parts[0] * SECONDS_PER_HOUR + parts[1] * 60 + parts[2]) / SECONDS_PER_HOUR
+
+
+def engine_token_spans(line: str) -> list[tuple[str, int, int]]:
+    """(token, start, end) of each token the engine reads in one engine line, ``line[start:end]`` its text
+    as written (quotes included); at most ``MAXTOKS`` (input.c ``getTokens``) [2]_."""
+    s = line.split("\x00", 1)[0].split(";", 1)[0]
+    out = []
+    for m in _ENGINE_TOKEN.finditer(s):
+        out.append((m.group(1) if m.group(2) is None else m.group(2), m.start(), m.end()))
+        if len(out) == ENGINE_MAXTOKS:
+            break
+    return out
+
+
+@dataclass(frozen=True)
+class SeriesValue:
+    """One value of a SWMM time series and the instant the engine gives it.
+
+    Attributes
+    ----------
+    when : datetime.datetime
+        The instant [date and time, to the microsecond].
+    value : float
+        The value [the units of what reads the series].
+    hours : float
+        The time as written, after the date in force [hr] (decimal hours or ``H:MM[:SS]`` read as hours).
+    from_start : bool
+        True when the instant is counted from the simulation start (no date given before it in the series),
+        so that moving START_DATE/TIME moves it; False when it carries a date.
+    line : int
+        1-based line of the ``.inp`` (inline rows) or of the external file (``file``).
+    time_index : int
+        Index of the time token among the engine's tokens of that line (the series name is token 0 of an
+        inline row; in a file, 0 or 1).
+    file : pathlib.Path or None
+        The external file of a ``FILE`` series.
+    """
+
+    when: _dt.datetime
+    value: float
+    hours: float
+    from_start: bool
+    line: int
+    time_index: int
+    file: Path | None = None
+
+
+def series_file(model: SwmmInp, name: str) -> Path | None:
+    """The external file a time series reads (``name FILE path``, relative to the model's folder), or None.
+
+    The engine reads a series from its file whenever one of its lines names one (the last such line) [2]_.
+    """
+    path = None
+    for _, toks in _series_rows(model, name):
+        if len(toks) >= 3 and engine_upper(toks[1]) == "FILE":
+            path = resolve_model_path(toks[2], model.path.resolve().parent)
+    return path
+
+
+#: The rows of each model's series, by name (:func:`_series_rows`): one pass over ``[TIMESERIES]`` per model.
+_SERIES_ROWS: dict[int, tuple] = {}
+
+
+def _series_rows(model: SwmmInp, name: str) -> list[tuple[Row, list[str]]]:
+    """(row, the engine's tokens) of every ``[TIMESERIES]`` row of the series ``name`` (ASCII case ignored)."""
+    rows = model.rows("TIMESERIES")
+    hit = _SERIES_ROWS.get(id(model))
+    if hit is None or hit[0]() is not model or hit[1] is not rows or hit[2] != len(rows):
+        groups: dict[str, list] = {}
+        for r in rows:
+            toks = engine_tokens_of(model, r)
+            if toks:
+                groups.setdefault(engine_upper(toks[0]), []).append((r, toks))
+        hit = (weakref.ref(model), rows, len(rows), groups)
+        if id(model) not in _SERIES_ROWS:
+            weakref.finalize(model, _SERIES_ROWS.pop, id(model), None)
+        _SERIES_ROWS[id(model)] = hit
+    return hit[3].get(engine_upper(name), [])
+
+
+def engine_tokens_of(model: SwmmInp, row: Row) -> list[str]:
+    """The tokens the engine reads in a row of the model (at most ``MAXTOKS``; quotes removed)."""
+    return [t for t, _, _ in engine_token_spans(model.lines[row.line - 1])]
+
+
+def series_instants(model: SwmmInp, name: str, start: _dt.datetime | None = None) -> list[SeriesValue]:
+    """Every value of the time series ``name`` at the instant the engine gives it, in the engine's order.
+
+    The engine's reading of ``[TIMESERIES]`` [1]_ [2]_ (SWMM 5.2 User's Manual, Appendix D ``[TIMESERIES]``;
+    table.c ``table_readTimeseries``, input.c ``input_readData``):
+
+    * rows ``name [date] time value [date] time value ...``, several pairs per line, at most ``MAXTOKS`` tokens
+      a line (the rest of a longer line is not read);
+    * each series keeps a *last date*, first the simulation start (``StartDate + StartTime``, a date and a
+      time); a token that is a date (:func:`engine_date`) makes its midnight the last date (a date at the end
+      of a line too); the time (:func:`engine_hours`, decimal hours or ``H:MM[:SS]``) counts from the last date.
+      So pairs before a series' first date are hours from the simulation start, and an undated pair after a
+      dated one is a time of that date's day;
+    * a series with a ``FILE`` line is read from that file (:func:`series_file_instants`).
+
+    Parameters
+    ----------
+    model : SwmmInp
+    name : str
+        The series (ASCII case ignored, as the engine matches names).
+    start : datetime.datetime, optional
+        The simulation start the series is read against (default: the model's START_DATE/TIME,
+        :func:`sim_start`).
+
+    Returns
+    -------
+    list of SeriesValue
+        Empty for a series the model does not define.
+
+    Raises
+    ------
+    InputError
+        A line the engine refuses (fewer than three tokens, a time or value that is not one), naming it;
+        an external file that cannot be read (:class:`~capacitysim.errors.DataFileError`).
+    """
+    start = sim_start(model) if start is None else start
+    path = series_file(model, name)
+    if path is not None:
+        return series_file_instants(path, start)
+    out: list[SeriesValue] = []
+    last, dated = start, False
+    for r, toks in _series_rows(model, name):
+        if len(toks) < 3:
+            raise InputError(f"{model.path.name}:{r.line}: time series {name} needs a time and a value")
+        k, state, h, ti = 1, 1, 0.0, 0
+        while k < len(toks):
+            if state == 1:  # a date?
+                d = engine_date(toks[k])
+                if d is not None:
+                    last, dated = _dt.datetime.combine(d, _dt.time()), True
+                    k += 1
+                state = 2
+            elif state == 2:  # the time
+                h = _series_hours(toks[k], f"{model.path.name}:{r.line}: time series {name}")
+                ti, k, state = k, k + 1, 3
+            else:  # the value
+                v = engine_double(toks[k])
+                if v is None:
+                    raise InputError(f"{model.path.name}:{r.line}: time series {name}: value {toks[k]!r} is not a number")
+                out.append(SeriesValue(last + _dt.timedelta(hours=h), v, h, not dated, r.line, ti))
+                k, state = k + 1, 1
+    return out
+
+
+def _series_hours(tok: str, where: str) -> float:
+    h = engine_hours(tok)
+    if h is None or not math.isfinite(h):
+        raise InputError(f"{where}: time {tok!r} is not a time")
+    return h
+
+
+def series_file_instants(path: str | os.PathLike, start: _dt.datetime) -> list[SeriesValue]:
+    """Every value of a time series file (``name FILE path``) at the instant the engine's run gives it.
+
+    The engine's reading of a time series file [1]_ [2]_ (table.c ``table_parseFileLine``,
+    ``table_getFirstEntry``, ``table_validate``, SWMM 5.2.4): one value a line, ``date time value`` or
+    ``time value``; blank lines and lines whose first token starts with ``;`` are skipped; a line of three or
+    more tokens must begin with a date (a fourth token is ignored), and a line the engine cannot read stops
+    the reading (ERROR 363, also a comment after the value). An undated line carries the last date read. The
+    last date is not reset when the file is read again: the engine reads the file whole when it checks it
+    (from the simulation start: a date out of order there is ERROR 173) and again from its top for the run,
+    so in the run the undated lines before the file's first date count from the midnight of the file's
+    **last** date, whatever the simulation start; only a file with no date at all counts from the start
+    (measured with SWMM 5.2.4: lines ``7.6 5`` then ``01/02/2020 20:00 0`` put the 5 at 01/02/2020 07:36 for
+    starts of 01/01/2020 06:00, 00:00 and 12/31/2019 20:00).
+
+    Parameters
+    ----------
+    path : path
+        The file (absolute, as :func:`series_file` gives it).
+    start : datetime.datetime
+        The simulation start.
+
+    Returns
+    -------
+    list of SeriesValue
+        ``from_start`` is True for every value of a file with no date, False for every value of a file with one.
+
+    Raises
+    ------
+    DataFileError
+        The file cannot be read.
+    InputError
+        A line the engine would stop at (named with its number).
+    """
+    p = Path(path)
+    try:
+        text = p.read_bytes().decode("latin-1")
+    except OSError as exc:
+        raise DataFileError(f"{p}: time series file cannot be read ({exc.strerror or type(exc).__name__})") from None
+    rows = []
+    for i, raw in enumerate(engine_lines(text), start=1):
+        s = raw.split("\x00", 1)[0]
+        first = re.search(r"[^ \t\r\n]+", s)
+        if first is None or first.group().startswith(";"):
+            continue
+        toks = re.findall(f"[^{re.escape(_C_SPACE)}]+", s)[:3]
+        where = f"{p.name}:{i}"
+        if len(toks) == 3:
+            d = engine_date(toks[0])
+            if d is None:
+                raise InputError(f"{where}: a line of three values must begin with a date (the engine stops reading "
+                                 f"here); got {toks[0]!r}")
+        elif len(toks) == 2:
+            d = None
+        else:
+            raise InputError(f"{where}: a time and a value expected (the engine stops reading here)")
+        ti = len(toks) - 2
+        h = _series_hours(toks[ti], where)
+        v = engine_double(toks[ti + 1])
+        if v is None:
+            raise InputError(f"{where}: value {toks[ti + 1]!r} is not a number (the engine stops reading here)")
+        rows.append((i, d, h, v, ti))
+    dates = [d for _, d, _, _, _ in rows if d is not None]
+    last = _dt.datetime.combine(dates[-1], _dt.time()) if dates else start
+    out = []
+    for i, d, h, v, ti in rows:
+        if d is not None:
+            last = _dt.datetime.combine(d, _dt.time())
+        out.append(SeriesValue(last + _dt.timedelta(hours=h), v, h, not dates, i, ti, p))
     return out
 
 
