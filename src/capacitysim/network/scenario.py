@@ -41,19 +41,21 @@ import numpy as np
 
 from capacitysim.errors import InputError
 from capacitysim.hydrology.rdii import ROOF_CN, ROOF_TC_HR, inflow_sources_cfs, rtk_peak_cfs
-from capacitysim.network.inp_text import prepare_inp_text, resolve_model_path
+from capacitysim.network.inp_text import prepare_inp_text
 from capacitysim.network.model import (
     SwmmInp,
-    date_time,
+    engine_token_spans,
     event_windows,
     finite_number,
     model_number,
     parse_clock_hr,
     report_start_hr,
     rtk_params,
+    series_file,
+    series_file_instants,
+    series_instants,
     sim_end,
     sim_start,
-    split_tokens,
 )
 from capacitysim.rules.ii_offset import SUMP_PUMP_GPM
 from capacitysim.units import (
@@ -325,8 +327,10 @@ def _hhmm(hours: float) -> str:
 def model_rainfall(model: SwmmInp, gauge: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The rainfall of a gauge as (start of each interval [hr from the simulation start], depth [in]).
 
-    Reads the gauge's [TIMESERIES] (INTENSITY, VOLUME or CUMULATIVE; times as clock hours or with
-    dates). Rainfall files (``FILE``) are not read: (empty arrays).
+    Reads the gauge's [TIMESERIES] (INTENSITY, VOLUME or CUMULATIVE) at the instants the engine gives its
+    values (:func:`capacitysim.network.model.series_instants`: dated and undated rows, an undated row
+    carrying the last date given, several pairs per line, a series read from its ``FILE``) [1]_. Rain gauges
+    reading a rainfall file (``FILE`` source), and a series file that cannot be read, give empty arrays.
     """
     gauges = {r.tokens[0].upper(): r.tokens for r in model.rows("RAINGAGES")}
     if not gauges:
@@ -337,21 +341,18 @@ def model_rainfall(model: SwmmInp, gauge: str | None = None) -> tuple[np.ndarray
     fmt, interval_hr = toks[1].upper(), parse_clock_hr(toks[2])
     if len(toks) < 6 or toks[4].upper() != "TIMESERIES":
         return np.zeros(0), np.zeros(0)
-    ts = toks[5].upper()
     start = sim_start(model)
-    times, vals = [], []
-    for r in model.rows("TIMESERIES"):
-        if r.tokens[0].upper() != ts:
-            continue
-        for d, clock, v in _ts_pairs(r.tokens[1:]) or []:  # several pairs may share a line
-            if d is not None:
-                when = date_time(d, clock)
-                times.append((when - start).total_seconds() / SECONDS_PER_HOUR)
-            else:
-                times.append(parse_clock_hr(clock))
-            vals.append(model_number(v, f"rainfall series {toks[5]} at line {r.line}"))
-    t = np.asarray(times, float)
-    v = np.asarray(vals, float)
+    try:
+        points = series_instants(model, toks[5], start)
+    except InputError:
+        if series_file(model, toks[5]) is None:
+            raise
+        return np.zeros(0), np.zeros(0)
+    for p in points:
+        if not math.isfinite(p.value):
+            raise InputError(f"rainfall series {toks[5]} at line {p.line}: {p.value!r} is not a finite number")
+    t = np.asarray([(p.when - start).total_seconds() / SECONDS_PER_HOUR for p in points], float)
+    v = np.asarray([p.value for p in points], float)
     if fmt == "INTENSITY":
         depth = v * interval_hr
     elif fmt == "CUMULATIVE":
@@ -501,24 +502,86 @@ class _Editor:
         return nl.join(out) + nl
 
 
-_DATE_TOKEN = re.compile(r"^\d{1,4}[/-]\d{1,2}[/-]\d{1,4}$")
+def _hours_text(hours: float) -> str:
+    """Decimal hours as written into a time series: ``repr`` (the shortest text that reads back as the same
+    double), never rounded to whole seconds."""
+    return repr(float(hours))
 
 
-def _ts_pairs(tokens: list[str]) -> list[tuple[str | None, str, str]] | None:
-    """(date or None, time, value) triples of a [TIMESERIES] data line (after the name); None for FILE lines."""
-    if tokens and tokens[0].upper() == "FILE":
-        return None
-    out, k = [], 0
-    while k < len(tokens):
-        date = None
-        if _DATE_TOKEN.match(tokens[k]):
-            date = tokens[k]
-            k += 1
-        if k + 1 >= len(tokens):
-            break
-        out.append((date, tokens[k], tokens[k + 1]))
-        k += 2
-    return out
+def _date_leading_pairs(ed: "_Editor", model: SwmmInp, model_start: _dt.datetime) -> tuple[dict[str, int], list[str]]:
+    """Give a date to every inline time series value the engine counts from the simulation start.
+
+    SWMM reads the pairs of a series before its first date as hours from the simulation start, and every pair
+    after a date as a time of the last date given (:func:`capacitysim.network.model.series_instants`) [1]_. A
+    spin-up moves the start, so only the pairs before each series' first date would move: each gets the model's
+    own start date and its time as decimal hours since that date's midnight (START_TIME [hr] + its hours, written
+    with :func:`_hours_text`), the instant it had. Only those tokens of the line change (the rest of the line,
+    comments and spacing included, stays as written); lines after a series' first date are not touched. A line
+    that would then hold more than the engine's ``MAXTOKS`` tokens or ``MAXLINE`` characters is written as
+    several lines in the same place (one per dated pair, then the rest of the line as it was).
+
+    Returns
+    -------
+    (dict, list of str)
+        The number of values dated per series (named as first written), and notes for series left as written
+        because they could not be read.
+    """
+    from capacitysim.network.inp_text import ENGINE_MAXLINE, ENGINE_MAXTOKS, engine_upper
+
+    date_tok = model_start.strftime("%m/%d/%Y")
+    midnight = _dt.datetime.combine(model_start.date(), _dt.time())
+    start_hr = (model_start - midnight).total_seconds() / SECONDS_PER_HOUR
+    names: dict[str, str] = {}
+    for r in model.rows("TIMESERIES"):
+        if r.tokens:
+            names.setdefault(engine_upper(r.tokens[0]), r.tokens[0])
+    counts: dict[str, int] = {}
+    notes: list[str] = []
+    for name in names.values():
+        if series_file(model, name) is not None:
+            continue
+        try:
+            points = [p for p in series_instants(model, name, model_start) if p.from_start]
+        except InputError as exc:
+            notes.append(f"time series {name} is left as written (it could not be read as the engine reads it: {exc}); "
+                         "values it gives in hours from the start move with the spin-up")
+            continue
+        by_line: dict[int, list] = {}
+        for p in points:
+            by_line.setdefault(p.line, []).append(p)
+        for line_no, pts in by_line.items():
+            line = model.lines[line_no - 1]
+            spans = engine_token_spans(line)
+            new = {p.time_index: f"{date_tok} {_hours_text(start_hr + p.hours)}" for p in pts}
+            text = line
+            for k in sorted(new, reverse=True):
+                _, a, b = spans[k]
+                text = text[:a] + new[k] + text[b:]
+            if len(spans) + len(new) > ENGINE_MAXTOKS or len(text) >= ENGINE_MAXLINE - 2:
+                text = _split_dated_line(line, spans, new)
+            ed.set(line_no, text)
+        if points:
+            counts[name] = len(points)
+    return counts, notes
+
+
+def _split_dated_line(line: str, spans: list, new: dict[int, str]) -> str:
+    """A line whose dated pairs would not fit one engine line, as several lines in its place: one line per
+    dated pair, then the rest of the line from the first token that is not one of them (a lone rest token,
+    a date or a time without value, joins the last pair's line, where the engine reads it the same)."""
+    name = line[spans[0][1]:spans[0][2]]
+    out = [f"{name} {new[k]} {line[spans[k + 1][1]:spans[k + 1][2]]}" for k in sorted(new)]
+    rest_from = max(new) + 2
+    if rest_from < len(spans):
+        rest = line[spans[rest_from][1]:spans[-1][2]]
+        if len(spans) - rest_from == 1:
+            out[-1] += f" {rest}"
+        else:
+            out.append(f"{name} {rest}")
+    tail = line[spans[-1][2]:].strip()
+    if tail:  # a comment, or tokens past the engine's MAXTOKS (never read): kept as a comment
+        out[-1] += f" {tail}" if tail.startswith(";") else f" ; {tail}"
+    return "\n".join(out)
 
 
 def _abs_stamp(when: _dt.datetime) -> str:
@@ -789,32 +852,26 @@ def _apply(ed: _Editor, model: SwmmInp, edits: list, rain, out_path: Path) -> di
     if storm is not None:
         _write_storm(ed, model, storm, tl, ts_rows, record, stamp)
 
-    # --- spin-up: the start moves earlier, relative time series get dates, reporting starts at the model's start
+    # --- spin-up: the start moves earlier; the time series values the engine counts from the start (those before
+    # each series' first date) get the model's start date, so they stay where the model put them; reporting starts
+    # at the model's start
     if spin > 0:
         ed.set_option("START_DATE", tl["start"].strftime("%m/%d/%Y"))
         ed.set_option("START_TIME", tl["start"].strftime("%H:%M:%S"))
         ed.set_option("REPORT_START_DATE", tl["report_start"].strftime("%m/%d/%Y"))
         ed.set_option("REPORT_START_TIME", tl["report_start"].strftime("%H:%M:%S"))
-        n_rel = 0
-        for r in model.rows("TIMESERIES"):
-            if r.line in ed.replaced or r.tokens[0].upper().startswith(PREFIX):
-                continue
-            pairs = _ts_pairs(r.tokens[1:])
-            if not pairs or all(d is not None for d, _, _ in pairs):
-                continue
-            parts = [_q(r.tokens[0])]
-            for d, t, v in pairs:
-                if d is None:
-                    when = tl["model_start"] + _dt.timedelta(hours=parse_clock_hr(t))
-                    parts += [when.strftime("%m/%d/%Y"), when.strftime("%H:%M:%S"), v]
-                    n_rel += 1
-                else:
-                    parts += [d, t, v]
-            ed.set(r.line, " ".join(parts))
-        n_rel += _date_series_files(ed, model, tl["model_start"], out_path, record)
-        if n_rel:
-            record["fixes"].append(f"{n_rel} time series value(s) given in hours from the start were dated from the model's "
-                                   f"start ({tl['model_start']:%m/%d/%Y %H:%M}) so the {spin:g} h spin-up does not move them")
+        dated, unread = _date_leading_pairs(ed, model, tl["model_start"])
+        record["notes"].extend(unread)
+        dated.update(_date_series_files(ed, model, tl["model_start"], out_path, record))
+        if dated:
+            names = sorted(dated)
+            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            record["fixes"].append(
+                f"{sum(dated.values())} time series value(s) given before their series' first date ({shown}), which "
+                f"SWMM counts from the simulation start, were given the model's start date "
+                f"({tl['model_start']:%m/%d/%Y}) and decimal hours since its midnight, so they keep their instants when "
+                f"the {spin:g} h spin-up moves the start; values after a series' first date carry that date and are "
+                "left as written")
         if any("SIMULATION" in " ".join(r.tokens).upper() and "TIME" in " ".join(r.tokens).upper() for r in model.rows("CONTROLS")):
             record["notes"].append("control rules test the elapsed SIMULATION TIME: with the spin-up they act "
                                    f"{spin:g} h earlier in the model's period")
@@ -836,45 +893,73 @@ def _apply(ed: _Editor, model: SwmmInp, edits: list, rain, out_path: Path) -> di
     return record
 
 
-def _date_series_files(ed: _Editor, model: SwmmInp, start: _dt.datetime, out_path: Path, record: dict) -> int:
-    """Time series files with times in hours from the start: a dated copy beside the scenario, the line pointed at it.
+def _date_series_files(ed: _Editor, model: SwmmInp, start: _dt.datetime, out_path: Path, record: dict) -> dict[str, int]:
+    """Time series files the engine reads in hours from the start: a dated copy beside the scenario, the line
+    pointed at it.
 
-    Returns the number of values dated. Files with dates everywhere (or unreadable: the engine
-    then reports them) are left as they are.
+    A file with no date at all counts every time from the simulation start
+    (:func:`capacitysim.network.model.series_file_instants`) [1]_: its copy gives each line the model's start
+    date and its time as decimal hours since that midnight (the rest of each line, and every comment or blank
+    line, as written). A file with a date anywhere is read as it is: the engine counts its undated lines before
+    the first date from the file's last date, not from the start, so the spin-up does not move them (said in a
+    note). A file that cannot be read is left as it is (the engine reports it).
+
+    Returns
+    -------
+    dict
+        The number of values dated per series.
     """
-    n = 0
+    from capacitysim.network.inp_text import engine_lines, engine_upper
+
+    names: dict[str, str] = {}
     for r in model.rows("TIMESERIES"):
-        if len(r.tokens) < 3 or r.tokens[1].upper() != "FILE":
+        if r.tokens:
+            names.setdefault(engine_upper(r.tokens[0]), r.tokens[0])
+    date_tok = start.strftime("%m/%d/%Y")
+    start_hr = (start - _dt.datetime.combine(start.date(), _dt.time())).total_seconds() / SECONDS_PER_HOUR
+    counts: dict[str, int] = {}
+    copies: set[str] = set()
+    for key, name in names.items():
+        path = series_file(model, name)
+        if path is None:
             continue
-        path = resolve_model_path(r.tokens[2], model.path.resolve().parent)
         try:
-            lines = path.read_bytes().decode("latin-1").splitlines()
-        except OSError:
+            points = series_file_instants(path, start)
+            lines = engine_lines(path.read_bytes().decode("latin-1"))
+        except (OSError, InputError):
             continue
-        out, changed = [], 0
-        for line in lines:
-            pairs = _ts_pairs(split_tokens(line)) or []
-            if not pairs or all(d is not None for d, _, _ in pairs):
-                out.append(line)
+        if not points:
+            continue
+        if not points[0].from_start:
+            if points[0].time_index == 0:  # undated lines before the file's first date
+                record["notes"].append(
+                    f"time series {name}: its file {path.name} has undated lines before its first date; the engine's "
+                    "run counts them from the file's last date, not from the simulation start, so the spin-up does not "
+                    "move them (the file is read as it is)")
+            continue
+        by_line = {p.line: p for p in points}
+        out = []
+        for i, raw in enumerate(lines, start=1):
+            p = by_line.get(i)
+            if p is None:
+                out.append(raw)
                 continue
-            parts = []
-            for d, t, v in pairs:
-                if d is None:
-                    when = start + _dt.timedelta(hours=parse_clock_hr(t))
-                    parts += [when.strftime("%m/%d/%Y"), when.strftime("%H:%M:%S"), v]
-                    changed += 1
-                else:
-                    parts += [d, t, v]
-            out.append(" ".join(parts))
-        if changed:
-            copy = out_path.with_name(f"{out_path.stem}.{re.sub(r'[^A-Za-z0-9_.-]', '_', r.tokens[0])}.dat")
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            copy.write_bytes(("\n".join(out) + "\n").encode("latin-1"))
-            ed.set(r.line, f'{_q(r.tokens[0])} FILE "{copy.resolve()}"')
-            record["notes"].append(f"time series {r.tokens[0]}: its file {path.name} gives hours from the start; a dated "
-                                   f"copy ({copy.name}) is read instead")
-            n += changed
-    return n
+            m = list(re.finditer(r"[^ \t\n\v\f\r]+", raw.split("\x00", 1)[0]))[p.time_index]
+            out.append(f"{raw[:m.start()]}{date_tok} {_hours_text(start_hr + p.hours)}{raw[m.end():]}")
+        stem = f"{out_path.stem}.{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}"
+        while stem.upper() in copies:
+            stem += "_"
+        copies.add(stem.upper())
+        copy = out_path.with_name(f"{stem}.dat")
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes("".join(out).encode("latin-1"))
+        for r in model.rows("TIMESERIES"):
+            if len(r.tokens) >= 3 and engine_upper(r.tokens[0]) == key and engine_upper(r.tokens[1]) == "FILE":
+                ed.set(r.line, f'{_q(r.tokens[0])} FILE "{copy.resolve()}"')
+        record["notes"].append(f"time series {name}: its file {path.name} gives hours from the start; a dated copy "
+                               f"({copy.name}: the model's start date and decimal hours on each line) is read instead")
+        counts[name] = len(points)
+    return counts
 
 
 def _write_storm(ed: _Editor, model: SwmmInp, storm: "Storm", tl: dict, ts_rows: list, record: dict, stamp) -> None:
