@@ -91,8 +91,9 @@ def test_spinup_is_prepended_and_the_models_period_reported_whole(tmp_path):
     d = run_demonstration(model, connections=["J2=20000"], work_dir=tmp_path / "d")
     sim = d.to_dict()["simulation"]
     assert sim == {"start": "2024-05-31T18:00:00", "end": "2024-06-01T02:00:00", "report_start": "2024-06-01T00:00:00",
-                   "spinup_hr": 6.0, "spinup_policy": sim["spinup_policy"]}
+                   "spinup_hr": 6.0, "spinup_policy": sim["spinup_policy"], "initial_state": sim["initial_state"]}
     assert "6 h spin-up prepended" in sim["spinup_policy"]
+    assert sim["initial_state"]["share_pct"] < sim["initial_state"]["limit_pct"]  # empty pipes: the spin-up stays
     plain = read_results(run_inp(model, tmp_path / "plain"))
     np.testing.assert_allclose(d.before.peak_flow_cfs.sel(link=plain.link.values).values, plain.peak_flow_cfs.values, rtol=0.01)
     assert float(plain.peak_flow_cfs.sel(link="C1")) > 3.0  # the event is in the statistics, not cut off
