@@ -775,9 +775,9 @@ def _gauge_rain_in(model: SwmmInp, gauge_tokens: list[str], start, end) -> tuple
     any); SI models are in mm; [ADJUSTMENTS] RAINFALL multiplies by month. Returns (depth, "") or (None, why
     the text cannot tell).
     """
-    import datetime as _dt
+    from datetime import timedelta
 
-    from capacitysim.network.model import date_time, parse_clock_hr, parse_date
+    from capacitysim.network.model import parse_clock_hr, series_instants
 
     name = gauge_tokens[0]
     if len(gauge_tokens) < 6:
@@ -785,7 +785,7 @@ def _gauge_rain_in(model: SwmmInp, gauge_tokens: list[str], start, end) -> tuple
     fmt, source, series = gauge_tokens[1].upper(), gauge_tokens[4].upper(), gauge_tokens[5]
     if source != "TIMESERIES":
         return None, (f"rain gauge {name} reads the rain file {series} ({source}): the rain it delivers cannot be "
-                      "read from the model text")
+                      "read from the model text")  # station formats (NWS, NCDC): not read here
     if fmt not in ("INTENSITY", "VOLUME", "CUMULATIVE"):
         return None, f"rain gauge {name} has the unknown rain format {gauge_tokens[1]}"
     try:
@@ -794,32 +794,12 @@ def _gauge_rain_in(model: SwmmInp, gauge_tokens: list[str], start, end) -> tuple
         return None, f"rain gauge {name}: its recording interval {gauge_tokens[2]!r} is not a time"
     if not interval_hr > 0:
         return None, f"rain gauge {name}: its recording interval {gauge_tokens[2]!r} is not positive"
-    rows = [r for r in model.rows("TIMESERIES") if r.tokens and r.tokens[0].upper() == series.upper()]
-    if not rows:
+    if not any(r.tokens and r.tokens[0].upper() == series.upper() for r in model.rows("TIMESERIES")):
         return None, f"rain gauge {name} reads the time series {series}, which the model does not define"
-    entries: list[tuple[_dt.datetime, float]] = []
-    last = start  # SWMM: an undated time counts from the last date given, the simulation start before any
-    for r in rows:
-        toks = r.tokens[1:]
-        if toks and toks[0].upper() == "FILE":
-            return None, f"rain gauge {name} reads the time series {series} from the file {' '.join(toks[1:])}"
-        k = 0
-        try:
-            while k + 1 < len(toks):
-                try:
-                    last = _dt.datetime.combine(parse_date(toks[k]), _dt.time())
-                    k += 1
-                except InputError:
-                    pass
-                if k + 1 >= len(toks):
-                    break
-                v = finite_number(toks[k + 1])
-                if v is None:
-                    return None, f"the time series {series} has the value {toks[k + 1]!r} at line {r.line}"
-                entries.append((last + _dt.timedelta(hours=parse_clock_hr(toks[k])), v))
-                k += 2
-        except InputError:
-            return None, f"the time series {series} has a time that is not one at line {r.line}"
+    try:  # the engine's reading: several pairs a line, dates carried, a FILE series read from its file
+        entries = [(v.when, v.value) for v in series_instants(model, series, start)]
+    except InputError as exc:
+        return None, f"the time series {series} cannot be read as the engine reads it: {exc}"
     factors = {}
     for r in model.rows("ADJUSTMENTS"):
         if r.tokens and r.tokens[0].upper() == "RAINFALL" and len(r.tokens) >= 13:
@@ -835,7 +815,7 @@ def _gauge_rain_in(model: SwmmInp, gauge_tokens: list[str], start, end) -> tuple
         else:
             rate = (v if v < accum else v - accum) / interval_hr
             accum = v
-        t1 = t + _dt.timedelta(hours=interval_hr)
+        t1 = t + timedelta(hours=interval_hr)
         overlap_hr = (min(t1, end) - max(t, start)).total_seconds() / 3600.0
         if overlap_hr > 0:
             f = factors.get(t.month)
