@@ -706,7 +706,8 @@ _LINK_VARS = {"flow": ("FLOW_RATE", "flow", "cfs"), "depth": ("FLOW_DEPTH", "len
               "capacity": ("CAPACITY", None, "fraction full")}
 _SYSTEM_VARS = {"rainfall": ("RAINFALL", None, "model rainfall units"), "dwf": ("DRY_WEATHER_INFLOW", "flow", "cfs"),
                 "rdii": ("RDII_INFLOW", "flow", "cfs"), "outfall_flows": ("OUTFALL_FLOWS", "flow", "cfs"),
-                "total_lateral_inflow": ("TOTAL_LATERAL_INFLOW", "flow", "cfs"), "runoff": ("RUNOFF_FLOW", "flow", "cfs")}
+                "total_lateral_inflow": ("TOTAL_LATERAL_INFLOW", "flow", "cfs"), "runoff": ("RUNOFF_FLOW", "flow", "cfs"),
+                "volume_stored": ("VOLUME_STORED", "volume", "ft3")}
 
 
 def out_element_names(out: Path) -> dict[str, list[str]]:

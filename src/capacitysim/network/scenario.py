@@ -44,6 +44,7 @@ from capacitysim.hydrology.rdii import ROOF_CN, ROOF_TC_HR, inflow_sources_cfs, 
 from capacitysim.network.inp_text import prepare_inp_text
 from capacitysim.network.model import (
     SwmmInp,
+    engine_hours,
     engine_token_spans,
     event_windows,
     finite_number,
@@ -872,9 +873,12 @@ def _apply(ed: _Editor, model: SwmmInp, edits: list, rain, out_path: Path) -> di
                 f"({tl['model_start']:%m/%d/%Y}) and decimal hours since its midnight, so they keep their instants when "
                 f"the {spin:g} h spin-up moves the start; values after a series' first date carry that date and are "
                 "left as written")
-        if any("SIMULATION" in " ".join(r.tokens).upper() and "TIME" in " ".join(r.tokens).upper() for r in model.rows("CONTROLS")):
-            record["notes"].append("control rules test the elapsed SIMULATION TIME: with the spin-up they act "
-                                   f"{spin:g} h earlier in the model's period")
+        shifted = _shift_elapsed_time_rules(ed, model, spin)
+        if shifted:
+            record["fixes"].append(f"{shifted} control rule condition(s) on the elapsed SIMULATION TIME were moved "
+                                   f"{spin:g} h later, so they act at the same instants of the model's period when "
+                                   "the spin-up moves the start (SIMULATION DATE, CLOCKTIME, MONTH and DAY are "
+                                   "instants already)")
     saves_all = any(r.tokens[0].upper() == "NODES" and len(r.tokens) > 1 and r.tokens[1].upper() == "ALL"
                     for r in model.rows("REPORT"))
     for e in edits:
@@ -891,6 +895,34 @@ def _apply(ed: _Editor, model: SwmmInp, edits: list, rain, out_path: Path) -> di
     for row in ts_rows:
         ed.add("TIMESERIES", row)
     return record
+
+
+#: A rule condition on the elapsed simulation time: ``IF|AND|OR SIMULATION TIME <relation> <value>``
+#: (SWMM 5.2 User's Manual, Appendix C.3 [CONTROLS]; ``controls.c``: the value in decimal hours or H:M[:S]).
+_ELAPSED_RELATIONS = ("=", "<>", "<", "<=", ">", ">=")
+
+
+def _shift_elapsed_time_rules(ed: _Editor, model: SwmmInp, hours: float) -> int:
+    """Move each ``SIMULATION TIME`` condition of [CONTROLS] ``hours`` later; returns how many.
+
+    ``SIMULATION TIME`` is the time elapsed since the simulation start [hr] (``controls.c``, ``ElapsedTime``):
+    a spin-up that moves the start earlier would make a rule act ``hours`` sooner in the model's period. The
+    value is written as decimal hours (``repr``); the rest of the line stays as written.
+    """
+    n = 0
+    for r in model.rows("CONTROLS"):
+        raw = model.lines[r.line - 1]
+        spans = engine_token_spans(raw)
+        toks = [t.upper() for t, _, _ in spans]
+        if (len(toks) == 5 and toks[0] in ("IF", "AND", "OR") and toks[1] == "SIMULATION" and toks[2] == "TIME"
+                and toks[3] in _ELAPSED_RELATIONS):
+            value = engine_hours(spans[4][0])
+            if value is None:
+                continue  # the engine refuses it in the run before too
+            _, a, b = spans[4]
+            ed.set(r.line, raw[:a] + repr(value + hours) + raw[b:].rstrip("\r\n"))
+            n += 1
+    return n
 
 
 def _date_series_files(ed: _Editor, model: SwmmInp, start: _dt.datetime, out_path: Path, record: dict) -> dict[str, int]:

@@ -57,7 +57,7 @@ class Criteria:
     injected_volume_tol_pct: float = 2.0
     #: the rainfall the engine simulated must match the design storm within this [%]
     rainfall_tol_pct: float = 1.0
-    #: with a spin-up, the model's initial stored water may be at most this share of what the run routes [%]
+    #: a spin-up may drain at most this share of what the run routes from the model's initial state [%]
     initial_state_max_pct: float = 10.0
     #: a change past a limit counts only beyond this many times the element's step-refinement noise (the
     #: safety factor Fs of Roache's grid convergence index for two grids); 0: no noise floor
@@ -119,6 +119,20 @@ def initial_state_pct(ds: xr.Dataset) -> float:
     v0 = float(ds.attrs.get("routing_initStorage_cf", math.nan))
     total = v0 + sum(float(ds.attrs.get(k, 0.0)) for k in ROUTING_INFLOWS)
     return v0 / total * 100.0 if total > 0 else math.nan
+
+
+def spinup_drained_pct(ds: xr.Dataset, stored_at_start_cf: float) -> float:
+    """The share of a run's water that a spin-up drained from the model's initial state [%].
+
+    ``(V0 - V1) / (V0 + inflows)``: ``V0`` the initial stored volume of the run (the model's initial state at
+    the moved start), ``V1`` the volume stored when the model's own period begins (the first reported value
+    of the engine's system VOLUME_STORED), the inflows those of :func:`initial_state_pct`. Near zero or
+    negative when the spin-up fills empty pipes or holds the initial state (a closed gate); large when the
+    model's event is its initial state and the spin-up released it before the period judged.
+    """
+    v0 = float(ds.attrs.get("routing_initStorage_cf", math.nan))
+    total = v0 + sum(float(ds.attrs.get(k, 0.0)) for k in ROUTING_INFLOWS)
+    return (v0 - float(stored_at_start_cf)) / total * 100.0 if total > 0 else math.nan
 
 
 def node_top_ft(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:

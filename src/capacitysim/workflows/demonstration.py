@@ -38,7 +38,7 @@ from capacitysim.io.bundled import model_path as bundled_model_path
 from capacitysim.network.reach import change_reach
 from capacitysim.network.refine import write_step_refined
 from capacitysim.rules.capacity import (NOISE_POLICY, Criteria, continuity_error, initial_state_pct, judge,
-                                         separate_noise, verdict_of)
+                                         separate_noise, spinup_drained_pct, verdict_of)
 from capacitysim.rules.verdict import Check
 from capacitysim.errors import EngineError, InputError
 from capacitysim.network.basins import Basin, basin_of, find_basins
@@ -46,6 +46,7 @@ from capacitysim.network.engine import (
     ENGINE_FLOW_TOL_CFS,
     RunFiles,
     node_series,
+    system_series,
     read_results,
     run_inp,
     scenario_rejected,
@@ -373,12 +374,19 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
             shutil.rmtree(wd, ignore_errors=True)
         raise
     held_pct = initial_state_pct(before)
-    record["simulation"]["initial_state"] = {"stored_cf": _f(before.attrs.get("routing_initStorage_cf", math.nan)),
-                                             "share_pct": _f(held_pct), "limit_pct": criteria.initial_state_max_pct}
+    state = {"stored_cf": _f(before.attrs.get("routing_initStorage_cf", math.nan)), "share_pct": _f(held_pct),
+             "limit_pct": criteria.initial_state_max_pct, "drained_cf": None, "drained_pct": None}
+    record["simulation"]["initial_state"] = state
     initial_state_problem = None
     if spin > 0 and held_pct > criteria.initial_state_max_pct:
-        held = (f"the model's initial state holds {before.attrs['routing_initStorage_cf']:,.0f} ft3, {held_pct:.0f} % of "
-                f"the water the run before routes (more than initial_state_max_pct, {criteria.initial_state_max_pct:g} %)")
+        # the initial state could carry the event: did the spin-up drain it before the model's period?
+        at_start = float(system_series(runs["before"], "volume_stored").values[0])
+        drained_pct = spinup_drained_pct(before, at_start)
+        state.update(drained_cf=_f(state["stored_cf"] - at_start), drained_pct=_f(drained_pct))
+    if spin > 0 and state["drained_pct"] is not None and state["drained_pct"] > criteria.initial_state_max_pct:
+        held = (f"the {spin:g} h spin-up drained {state['drained_cf']:,.0f} ft3 of the model's initial state "
+                f"({state['stored_cf']:,.0f} ft3) before the model's period, {state['drained_pct']:.0f} % of the water "
+                f"the run before routes (more than initial_state_max_pct, {criteria.initial_state_max_pct:g} %)")
         if spinup_hr is None:
             # program policy initial_state = kept: the event is in the initial state, which a spin-up would drain
             # before the model's period; the model runs from its own start, as one with a hotstart file does
@@ -391,11 +399,11 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
                                       parallel=parallel, extra_edits=extra_edits, spinup_hr=0.0, submittal=submittal,
                                       crs=crs, committed=committed)
             again.scenario["simulation"]["spinup_policy"] = (
-                f"no spin-up (program policy initial_state = kept; alternative: the {spin:g} h spin-up, which drains "
-                f"it): {held}, so its event is its initial state")
+                f"no spin-up (program policy initial_state = kept; alternative: the {spin:g} h spin-up anyway): {held}, "
+                "so the model's event is its initial state and it runs from its own start")
             return again
-        initial_state_problem = (f"{held}, and the {spin:g} h spin-up (--spinup-hr) runs before the model's period: "
-                                 "the event it carries is drained before the period judged; run with --spinup-hr 0")
+        initial_state_problem = (f"{held}: the event the initial state carries is not in the period judged (the "
+                                 "spin-up was given with --spinup-hr); run with --spinup-hr 0")
     ext = model_files(model)
     warnings_ = [plant_warning] if plant_warning else []
     warnings_ += [f"external file {f['name']} ({f['kind']}) is missing: {f['path']}" for f in ext
