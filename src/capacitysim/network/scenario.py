@@ -276,9 +276,10 @@ class Spinup:
     START_DATE/TIME move ``hours`` earlier; REPORT_START becomes the model's own start (or its own
     REPORT_START when later), so the engine's statistics (max depth, flooding, surcharge, peak
     flows, lateral volumes) cover exactly the model's period and exclude the filling of the
-    initially empty network. Time series given in hours from the start (no dates) are rewritten
-    with dates so they stay where the model put them. Outfall totals and continuity cover the
-    whole run.
+    initially empty network. Time series values SWMM counts from the start (those before a
+    series' first date) are given dates, and control rules on the elapsed SIMULATION TIME are
+    moved by ``hours``, so both act at the instants the model put them. Outfall totals and
+    continuity cover the whole run.
     """
 
     hours: float
