@@ -1224,7 +1224,7 @@ def head(ctx, as_json):
                    "synthetic-500, some 1,700 runs).")
 @click.option("--no-headroom", is_flag=True, help="Skip the hydraulic part (the models' commitments are still listed).")
 @click.option("--criteria", "criteria_file", type=click.Path(dir_okay=False), help="TOML file overriding the default criteria.")
-@click.option("--spinup-hr", type=float, default=None, help="As `capacity --spinup-hr` (default 6).")
+@click.option("--spinup-hr", type=float, default=None, help="As `capacity --spinup-hr` (default 6, or none by the spin-up policy).")
 @click.option("--tolerance-pct", type=float, default=None, help="Bracket width: failing / passing <= 1 + tolerance [default 5].")
 @click.option("--workers", type=click.IntRange(min=0), default=None,
               help="Engine worker processes (default one per core; 0: in this process).")

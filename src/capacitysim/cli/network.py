@@ -45,7 +45,8 @@ def _peaking(value: str) -> str | float:
 @click.option("--criteria", "criteria_file", type=click.Path(dir_okay=False), help="TOML file overriding the default criteria.")
 @click.option("--plant", help="The plant outfall (default: the outfall with the largest tributary dry-weather flow).")
 @click.option("--spinup-hr", type=float, default=None,
-              help="Hours of dry-weather simulation prepended to the model's period (default 6; 0 runs the model's period as it is).")
+              help="Hours of dry-weather simulation prepended to the model's period (default 6; none for a model that starts "
+                   "from a hotstart file or whose event is its initial state; 0 runs the model's period as it is).")
 @click.option("--work-dir", type=click.Path(file_okay=False),
               help="Keep the runs' files here, relative or absolute (default: a temporary folder, removed at the end).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write the HTML report here.")

@@ -1,9 +1,12 @@
 """Where a change at some nodes can act: downstream of them, and upstream as far as backwater reaches.
 
 A flow added at a node travels down every path from it; in a dynamic wave model it also raises the water
-downstream, and that rise acts upstream through every link it floods back to its upstream end (the water at the
-link's downstream node above the link's inlet invert, or above a weir's or orifice's crest: EPA SWMM 5.2 Reference
-Manual Vol. II, sections 3.4-3.5). A link that discharges above the water (a drop, a free outfall of a pipe into a
+downstream, and that rise acts upstream through every link whose downstream end it reaches (the water at the
+link's downstream node above the conduit's outlet invert, or above a weir's or orifice's crest: EPA SWMM 5.2
+Reference Manual Vol. II, sections 3.4-3.5),, from a node whose water the
+change raised beyond the model's noise (measured on the 500-node model under a 6 in storm: a 20 gpd connection
+"raised" a node it reaches only geometrically by backwater 0.31 ft, where no node on its way rose beyond its
+noise). A link that discharges above the water (a drop, a free outfall of a pipe into a
 higher chamber) passes nothing upstream. Everything else in the network is beyond the change's
 reach: what differs there between two runs is the model's own numerical noise (issue 26, class 5), never the
 change's effect.
@@ -62,10 +65,9 @@ HEAD_PUMPS = ("PUMP3", "PUMP5")
 def backwater_thresholds_ft(model: SwmmInp, invert_ft: Mapping[str, float]) -> dict[str, float]:
     """The water level at each link's downstream node above which that water acts upstream through it [ft].
 
-    * conduits: the inlet invert, the from-node's invert plus ``InOffset`` (a height with ``LINK_OFFSETS
-      DEPTH``, the default; an elevation with ``ELEVATION``, ``*`` the node's invert): water at the downstream
-      node above it stands in the whole conduit, up to the upstream node (a lower level only wets the
-      conduit's outlet: measured on three surcharging models, the outlet-invert test reached every node);
+    * conduits: the outlet invert, the to-node's invert plus ``OutOffset`` (a height with ``LINK_OFFSETS
+      DEPTH``, the default; an elevation with ``ELEVATION``, ``*`` the node's invert): water above it moves
+      the conduit's downstream boundary (a drop into a lower chamber passes nothing up);
     * orifices, weirs and outlets: their crest or opening, the from-node's invert plus their offset
       (the tailwater submerges them above it);
     * pumps: the to-node's invert for head-dependent curves (:data:`HEAD_PUMPS`), never for the others
@@ -79,7 +81,7 @@ def backwater_thresholds_ft(model: SwmmInp, invert_ft: Mapping[str, float]) -> d
     for r in model.rows("CURVES"):
         if len(r.tokens) >= 2 and r.tokens[1].upper().startswith("PUMP"):
             curve_type.setdefault(r.tokens[0].upper(), r.tokens[1].upper())
-    offset_at = {"CONDUITS": 5, "ORIFICES": 4, "WEIRS": 4, "OUTLETS": 3}
+    offset_at = {"CONDUITS": 6, "ORIFICES": 4, "WEIRS": 4, "OUTLETS": 3}
     rows = {sec: {r.tokens[0]: r.tokens for r in model.rows(sec)} for sec in ("CONDUITS", "ORIFICES", "WEIRS", "OUTLETS", "PUMPS")}
     out: dict[str, float] = {}
     for lid, sec, n1, n2, _line in model.links():
@@ -88,7 +90,7 @@ def backwater_thresholds_ft(model: SwmmInp, invert_ft: Mapping[str, float]) -> d
             curve = toks[3].upper() if len(toks) > 3 else "*"
             out[lid] = float(invert_ft.get(n2, float("nan"))) if curve_type.get(curve) in HEAD_PUMPS else float("inf")
             continue
-        node = n1
+        node = n2 if sec == "CONDUITS" else n1
         base = float(invert_ft.get(node, float("nan")))
         k = offset_at.get(sec)
         off = finite_number(toks[k]) if k is not None and len(toks) > k else None
@@ -102,7 +104,7 @@ def backwater_thresholds_ft(model: SwmmInp, invert_ft: Mapping[str, float]) -> d
 
 
 def change_reach(model: SwmmInp, sources: Iterable[str], max_hgl_ft: Mapping[str, float],
-                 invert_ft: Mapping[str, float], g: nx.MultiDiGraph | None = None) -> Reach:
+                 invert_ft: Mapping[str, float], g: nx.MultiDiGraph | None = None, carries=None) -> Reach:
     """The nodes and links a change at ``sources`` can act on.
 
     Parameters
@@ -117,6 +119,9 @@ def change_reach(model: SwmmInp, sources: Iterable[str], max_hgl_ft: Mapping[str
         Each node's invert [ft].
     g : networkx.MultiDiGraph, optional
         :func:`~capacitysim.network.model.network_graph` of the model, when the caller has it.
+    carries : collection of str, optional
+        The nodes whose water the change raised beyond the model's noise: backwater goes up from these only
+        (water the change did not raise lifts nothing upstream). Every reached node when None.
 
     Returns
     -------
@@ -126,7 +131,7 @@ def change_reach(model: SwmmInp, sources: Iterable[str], max_hgl_ft: Mapping[str
     -----
     Downstream: every node on a directed path from a source. Backwater: from every reached node ``v``, each
     link ``u -> v`` whose threshold (:func:`backwater_thresholds_ft`) the water at ``v`` rose above by more than
-    :data:`SUBMERGED_TOL_FT` is reached, and so is ``u`` with everything downstream of it; repeated until
+    :data:`SUBMERGED_TOL_FT`, when the change raised the water at ``v`` (``carries``), is reached, and so is ``u`` with everything downstream of it; repeated until
     nothing is added. Links reached: those leaving a reached node and those whose outlet was submerged by a
     reached node.
     """
@@ -143,6 +148,8 @@ def change_reach(model: SwmmInp, sources: Iterable[str], max_hgl_ft: Mapping[str
         v = queue.popleft()
         for _, w, lid in g.out_edges(v, keys=True):
             links.add(lid)
+        if carries is not None and v not in carries:
+            continue
         head = float(max_hgl_ft.get(v, float("nan")))
         for u, _, lid in g.in_edges(v, keys=True):
             z = outlet.get(lid, float("nan"))

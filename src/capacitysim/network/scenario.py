@@ -758,7 +758,8 @@ def _apply(ed: _Editor, model: SwmmInp, edits: list, rain, out_path: Path) -> di
             report_vol = q * sum(hourly_volume_factor(f, a, b) for a, b in _windows(tl["report_start"], tl["end"], events)) * SECONDS_PER_HOUR
             run_vol = q * sum(hourly_volume_factor(f, a, b) for a, b in _windows(tl["start"], tl["end"], events)) * SECONDS_PER_HOUR
             record["connections"].append({"node": node, "flow_gpd": e.flow_gpd, "peaking": e.peaking if e.peaking == "pattern" else float(e.peaking),
-                                          "shape": shape, "model_flow": q, "peak_factor": float(f.max()), "label": e.label,
+                                          "shape": shape, "model_flow": q, "peak_factor": float(f.max()), "low_factor": float(f.min()),
+                                          "label": e.label,
                                           **({"commitment": e.commitment} if e.commitment is not None else {}),
                                           "intended_report_volume_model": report_vol, "intended_run_volume_model": run_vol})
         new_f = factors_sum / base_q  # weighted shape of all connections here (mean = their mean peaking)
@@ -829,8 +830,14 @@ def _apply(ed: _Editor, model: SwmmInp, edits: list, rain, out_path: Path) -> di
             for t, q in zip(e.time_hr, e.flow_cfs):
                 ts_rows.append(f"{name} {stamp(t)} {_num_text(q / CFS_PER_FLOW_UNIT[fu])}")
             attach_series(node, name, f"hydrograph {e.name}")
+            t_hr, q_cfs = np.asarray(e.time_hr, float), np.asarray(e.flow_cfs, float)
+            r0 = (tl["report_start"] - tl["start"]).total_seconds() / SECONDS_PER_HOUR
+            inside = np.union1d(np.clip(t_hr, r0, None), [r0]) if len(t_hr) else t_hr
             record["inflows"].append({"node": node, "series": name,
-                                      "volume_cf": float(np.trapezoid(e.flow_cfs, np.asarray(e.time_hr) * SECONDS_PER_HOUR))})
+                                      "volume_cf": float(np.trapezoid(q_cfs, t_hr * SECONDS_PER_HOUR)),
+                                      # what the node statistics count: from the report start on
+                                      "report_volume_cf": float(np.trapezoid(np.interp(inside, t_hr, q_cfs, left=0.0, right=0.0),
+                                                                             inside * SECONDS_PER_HOUR)) if len(t_hr) else 0.0})
     sources = [e for e in edits if isinstance(e, InflowSources)]
     if sources:
         for e in sources:

@@ -439,8 +439,9 @@ def verdict_of(before: xr.Dataset, after: xr.Dataset, checks: list[Check], c: Cr
 
 
 #: Named policy of the noise floor (issue 26, class 5): how the model's own numerical uncertainty is measured.
-NOISE_POLICY = ("step_refinement: one more run of the model before the change with ROUTING_STEP halved; an "
-                "element's noise is noise_factor x |refined - before| of the judged quantity (Roache 1997, the grid "
+NOISE_POLICY = ("step_refinement: when a check fails, the model before the change is run again with ROUTING_STEP "
+                "x 1/2 and x 3/4; an element's noise is noise_factor x the larger |refined - before| of the judged "
+                "quantity (Roache 1997, the grid "
                 "convergence index with Fs = 3 for two grids, r = 2, p = 1; ASME V&V 20-2009); alternative: none, "
                 "the absolute tolerances alone")
 
@@ -465,18 +466,22 @@ class WithinNoise:
     key: str
     change: float
     noise: float
+    #: False when the change cannot come from the connection (not downstream, no backwater reaches it)
+    attributable: bool = True
 
     def to_dict(self) -> dict:
         return {"criterion": self.check.criterion, "element": self.check.element, "kind": self.check.kind,
-                "quantity": LIMIT_KINDS[self.key][1], "change": float(self.change), "noise": float(self.noise)}
+                "quantity": LIMIT_KINDS[self.key][1], "change": float(self.change), "noise": float(self.noise),
+                "attributable": self.attributable}
 
 
-def separate_noise(checks: list[Check], before: xr.Dataset, after: xr.Dataset, refined: xr.Dataset, c: Criteria, *,
-                   outlets=(), plant: str | None = None, cso_outfalls=()) -> tuple[list[Check], list[WithinNoise]]:
+def separate_noise(checks: list[Check], before: xr.Dataset, after: xr.Dataset, refined, c: Criteria, *,
+                   outlets=(), plant: str | None = None, cso_outfalls=(),
+                   attributable=None) -> tuple[list[Check], list[WithinNoise]]:
     """The failed checks of :func:`judge` whose change is within the model's numerical uncertainty, set apart.
 
-    The uncertainty of an element's judged quantity is ``c.noise_factor x |refined - before|``, ``refined``
-    being the run before repeated with half the routing step (:data:`NOISE_POLICY`): SWMM's dynamic wave is
+    The uncertainty of an element's judged quantity is ``c.noise_factor x max |refined - before|``, ``refined``
+    being the run before repeated with finer routing steps (one dataset or several; :data:`NOISE_POLICY`): SWMM's dynamic wave is
     deterministic (two runs of one input are bit-identical), but where the network surcharges, floods or cycles
     pumps its solution moves by more than the absolute tolerances between runs that differ by a few ft3 or by
     the time step. A failed element check whose ``|after - before|`` is not larger than that is not a result
@@ -486,10 +491,15 @@ def separate_noise(checks: list[Check], before: xr.Dataset, after: xr.Dataset, r
     failed, against 11 and 32 failures without it, and 47 of 57 and 47 of 54 failures of 100,000 gpd and
     more were kept.
 
+    ``attributable(check)``, when given, says whether a failed element check is where the change can act
+    (downstream of it, or reached by its backwater: :mod:`capacitysim.network.reach`); a failure where it cannot
+    is the model's noise whatever its size (issue 26, class 5: "say which changes are attributable to the
+    connection ... and report the rest as noise"). Outlet checks are always attributable.
+
     Returns
     -------
     kept : list of Check
-        The checks, without the failed element checks within the noise; a failed outlet check (peak, CSO)
+        The checks, without the failed element checks within the noise or not attributable; a failed outlet check (peak, CSO)
         within the noise stays, as a check the reviewer must confirm (``passed`` None, its requirement
         giving the noise).
     within : list of WithinNoise
@@ -497,6 +507,7 @@ def separate_noise(checks: list[Check], before: xr.Dataset, after: xr.Dataset, r
     """
     if not c.noise_factor > 0:
         return list(checks), []
+    runs = [refined] if isinstance(refined, xr.Dataset) else list(refined)
     failed = {(ch.element, ch.criterion): ch for ch in checks if ch.passed is False}
     if not failed:
         return list(checks), []
@@ -506,9 +517,9 @@ def separate_noise(checks: list[Check], before: xr.Dataset, after: xr.Dataset, r
         bad = lim.failed(a)
         if not bad.any():
             continue
-        r = lim.values(refined)
         with np.errstate(invalid="ignore"):
-            noise = c.noise_factor * np.abs(np.nan_to_num(r - lim.before, nan=0.0, posinf=0.0, neginf=0.0))
+            dev = [np.abs(np.nan_to_num(lim.values(r) - lim.before, nan=0.0, posinf=0.0, neginf=0.0)) for r in runs]
+            noise = c.noise_factor * np.max(dev, axis=0)
             change = a - lim.before
         for k in np.flatnonzero(bad):
             by_element[(lim.key, str(lim.ids[k]))] = (lim.key, float(change[k]), float(noise[k]))
@@ -520,10 +531,14 @@ def separate_noise(checks: list[Check], before: xr.Dataset, after: xr.Dataset, r
             continue
         key = key_of.get(ch.criterion) or _key_of(ch)
         hit = by_element.get((key, ch.element)) if key else None
-        if hit is None or not (math.isfinite(hit[1]) and abs(hit[1]) <= hit[2]):
+        if hit is None:
             kept.append(ch)
             continue
-        within.append(WithinNoise(ch, key, hit[1], hit[2]))
+        beyond = key not in OUTLET_KEYS and attributable is not None and not attributable(ch)
+        if not beyond and not (math.isfinite(hit[1]) and abs(hit[1]) <= hit[2]):
+            kept.append(ch)
+            continue
+        within.append(WithinNoise(ch, key, hit[1], hit[2], not beyond))
         if key in OUTLET_KEYS:
             kept.append(replace(ch, passed=None, requirement=(
                 f"{ch.criterion}: the change, {hit[1]:+.4g} {LIMIT_KINDS[key][1].split('_')[-1]}, is within the model's "
