@@ -10,15 +10,26 @@ import os
 
 
 class CapacitysimError(Exception):
-    """Base class of every error capacitysim raises on purpose."""
+    """Base class of every error capacitysim raises on purpose.
+
+    Each class carries how every adapter reports it (issue 27, errors once): ``exit_code`` (the CLI),
+    ``http_status`` and ``title`` (the service's problem document, RFC 9457), ``kind`` (a failed job's error
+    type). :func:`report_of` reads them; nothing else maps an error.
+    """
 
     exit_code = 1
+    http_status = 500
+    title = "Error"
+    kind = "error"
 
 
 class InputError(CapacitysimError, ValueError):
     """Bad input a user can fix: a value out of range, an unknown name, a malformed file."""
 
     exit_code = 2
+    http_status = 400
+    title = "Bad input"
+    kind = "input"
 
 
 class DataFileError(InputError):
@@ -33,6 +44,18 @@ class RefusedError(CapacitysimError):
     """A well-formed request that the rules refuse (insufficient credits, missing document)."""
 
     exit_code = 3
+    http_status = 409
+    title = "Refused"
+    kind = "refused"
+
+
+class BusyError(CapacitysimError):
+    """A shared resource is held by another writer for longer than the wait allowed: try again later."""
+
+    exit_code = 1
+    http_status = 503
+    title = "Unavailable"
+    kind = "busy"
 
 
 class EngineError(CapacitysimError):
@@ -71,3 +94,19 @@ def _rebuild_engine_error(cls, args, state):
 
 class CapacitysimWarning(UserWarning):
     """Something was clamped or approximated as the method prescribes; the result stands."""
+
+
+#: The HTTP status of each error kind (a failed job's ``error.type``), from the classes that carry them.
+STATUS_OF_KIND = {"input": InputError.http_status, "refused": RefusedError.http_status,
+                  "busy": BusyError.http_status, "error": CapacitysimError.http_status}
+
+
+def report_of(exc: BaseException) -> dict:
+    """How an error is reported, the one mapping of the CLI, the service's handlers and its jobs.
+
+    ``{"exit_code", "http_status", "title", "kind"}`` from the error's class (:class:`CapacitysimError`);
+    anything else is an internal error (exit 1, HTTP 500, kind ``internal``).
+    """
+    if isinstance(exc, CapacitysimError):
+        return {"exit_code": exc.exit_code, "http_status": exc.http_status, "title": exc.title, "kind": exc.kind}
+    return {"exit_code": 1, "http_status": 500, "title": "Internal error", "kind": "internal"}

@@ -109,7 +109,7 @@ from pathlib import Path
 from capacitysim.bank import commitments as _commit
 from capacitysim.bank import refs as _refs
 from capacitysim.bank.schema import MIGRATION_3, MIGRATION_4, MIGRATION_5, MIGRATION_6, SCHEMA, SCHEMA_VERSION
-from capacitysim.errors import CapacitysimError, InputError, RefusedError
+from capacitysim.errors import BusyError, CapacitysimError, InputError, RefusedError
 from capacitysim.rules import ii_offset
 
 #: Default bank file, in the working folder.
@@ -312,10 +312,8 @@ def policies(*names: str) -> list[dict]:
     return [copy.deepcopy(POLICIES[n]) for n in (names or POLICIES)]
 
 
-class BankBusyError(CapacitysimError):
+class BankBusyError(BusyError):
     """The bank file is locked by another writer for longer than the timeout, or unreadable."""
-
-    exit_code = 1
 
 
 def _create_private(path: Path) -> None:

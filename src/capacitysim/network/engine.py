@@ -226,14 +226,17 @@ def scenario_rejected(exc: EngineError, model_name: str, run: str, edits) -> Eng
     return ScenarioRejectedError(model_name, run, edits, detail if sep else text, run_files=exc.run_files)
 
 
-class EngineInputError(EngineError):
+class EngineInputError(EngineError, InputError):
     """The engine rejected the input file (SWMM errors 200-399: input and file errors).
 
-    A problem the user can fix in the model, so the CLI exits with code 2 (as for
-    :class:`~capacitysim.errors.InputError`); still an :class:`EngineError` for callers that catch those.
+    A problem the user can fix in the model: an :class:`~capacitysim.errors.InputError` (exit code 2,
+    HTTP 400), and still an :class:`EngineError` for callers that catch those.
     """
 
-    exit_code = 2
+    exit_code = InputError.exit_code
+    http_status = InputError.http_status
+    title = InputError.title
+    kind = InputError.kind
 
 
 _ENGINE_LINE = re.compile(r"at line (\d+) of (input file|\[\w+\] section)")

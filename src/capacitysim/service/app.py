@@ -58,7 +58,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from capacitysim.errors import CapacitysimError, InputError, RefusedError
+from capacitysim.errors import STATUS_OF_KIND, CapacitysimError, InputError, report_of
 from capacitysim.files import atomic_write_bytes
 from capacitysim.service import auth
 from capacitysim.service.db import PRIVATE_MODE, private_file
@@ -457,22 +457,16 @@ def create_app(data_dir, *, scheduler: str | None = None, workers: int | None = 
     async def _input(request, exc: ServiceInputError):
         return problem(400, "Bad input", str(exc), **exc.to_dict())
 
-    @app.exception_handler(InputError)
-    async def _input2(request, exc: InputError):
-        return problem(400, "Bad input", svc.hide(str(exc)))
 
     @app.exception_handler(ActiveJobsLimit)
     async def _too_many_jobs(request, exc: ActiveJobsLimit):
-        return problem(429, "Too many jobs", str(exc), {"Retry-After": str(JOBS_RETRY_AFTER_S)},
+        return problem(exc.http_status, exc.title, str(exc), {"Retry-After": str(JOBS_RETRY_AFTER_S)},
                        policy="max_active_jobs_per_user", active=exc.active, limit=exc.limit)
 
-    @app.exception_handler(RefusedError)
-    async def _refused(request, exc: RefusedError):
-        return problem(409, "Refused", svc.hide(str(exc)))
-
     @app.exception_handler(CapacitysimError)
-    async def _other(request, exc: CapacitysimError):
-        return problem(503, "Unavailable", str(exc))
+    async def _ours(request, exc: CapacitysimError):
+        r = report_of(exc)  # the one mapping of every error (capacitysim.errors): the CLI's exit code, here its status
+        return problem(r["http_status"], r["title"], svc.hide(str(exc)))
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request, exc: RequestValidationError):
@@ -638,7 +632,7 @@ def create_app(data_dir, *, scheduler: str | None = None, workers: int | None = 
             return Response(data, media_type="application/json", headers={"Location": location})
         if job["status"] == "failed":
             err = job["error"] or {}
-            status = {"input": 400, "refused": 409}.get(err.get("type"), 500)
+            status = STATUS_OF_KIND.get(err.get("type"), 500)
             detail = job["message"] if status < 500 else (f"the job failed inside the service ({err.get('type')}); "
                                                           f"its record: GET {location}")
             return problem(status, "Job failed", detail, {"Location": location}, job=job_id,

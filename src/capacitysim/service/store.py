@@ -149,6 +149,9 @@ class ActiveJobsLimit(RefusedError):
     """A submission past service policy ``max_active_jobs_per_user`` (HTTP 429): ``active`` jobs of the user are
     queued or running, ``limit`` allowed."""
 
+    http_status = 429
+    title = "Too many jobs"
+
     def __init__(self, active: int, limit: int):
         self.active, self.limit = active, limit
         super().__init__(f"you have {active} jobs queued or running; service policy max_active_jobs_per_user allows "

@@ -38,7 +38,7 @@ import time
 import traceback
 from pathlib import Path
 
-from capacitysim.errors import CapacitysimError, InputError, RefusedError
+from capacitysim.errors import CapacitysimError, InputError, report_of
 from capacitysim.files import atomic_write_text
 
 #: The stages each process reports, in order: (name, progress [%]). ``failed`` is added after the last stage
@@ -524,12 +524,8 @@ def run_job(process_id: str, inputs: dict, files: dict, job_dir: str, attempt: i
             doc, report = RUNNERS[process_id](inputs, staged, work, progress, bank)
         text = hide(dumps_json(doc))  # the CLI's --json text (a non-finite number is an InputError, as there)
         html = hide(Path(report).read_text(encoding="utf-8")) if report else None
-    except InputError as exc:
-        err = {"type": "input", "message": str(exc)}
-    except RefusedError as exc:
-        err = {"type": "refused", "message": str(exc)}
     except CapacitysimError as exc:
-        err = {"type": "error", "message": str(exc)}
+        err = {"type": report_of(exc)["kind"], "message": str(exc)}  # the one mapping (capacitysim.errors)
     except Exception as exc:  # noqa: BLE001 - a job records why it failed; the server stays up
         err = internal_error(exc, f"job {Path(job_dir).name} attempt {attempt}")
     else:
