@@ -116,9 +116,14 @@ def initial_state_pct(ds: xr.Dataset) -> float:
     most. Source: the engine's Flow Routing Continuity table (EPA SWMM 5.2 Reference Manual Vol. II, 3.5;
     ``massbal.c``). NaN when the run has no such table.
     """
-    v0 = float(ds.attrs.get("routing_initStorage_cf", math.nan))
-    total = v0 + sum(float(ds.attrs.get(k, 0.0)) for k in ROUTING_INFLOWS)
+    v0, total = _routed_cf(ds)
     return v0 / total * 100.0 if total > 0 else math.nan
+
+
+def _routed_cf(ds: xr.Dataset) -> tuple[float, float]:
+    """A run's initial stored volume and all the water it routes (that volume plus :data:`ROUTING_INFLOWS`) [ft3]."""
+    v0 = float(ds.attrs.get("routing_initStorage_cf", math.nan))
+    return v0, v0 + sum(float(ds.attrs.get(k, 0.0)) for k in ROUTING_INFLOWS)
 
 
 def spinup_drained_pct(ds: xr.Dataset, stored_at_start_cf: float) -> float:
@@ -130,8 +135,7 @@ def spinup_drained_pct(ds: xr.Dataset, stored_at_start_cf: float) -> float:
     negative when the spin-up fills empty pipes or holds the initial state (a closed gate); large when the
     model's event is its initial state and the spin-up released it before the period judged.
     """
-    v0 = float(ds.attrs.get("routing_initStorage_cf", math.nan))
-    total = v0 + sum(float(ds.attrs.get(k, 0.0)) for k in ROUTING_INFLOWS)
+    v0, total = _routed_cf(ds)
     return (v0 - float(stored_at_start_cf)) / total * 100.0 if total > 0 else math.nan
 
 
@@ -446,6 +450,19 @@ NOISE_POLICY = ("step_refinement: when a check fails, the model before the chang
                 "the absolute tolerances alone")
 
 
+def step_noise(before, refined, factor: float):
+    """The numerical noise of a quantity: ``factor`` x the largest ``|refined - before|`` over the finer-step runs.
+
+    ``before`` a value or an array, ``refined`` one per finer-step run, same shape [the quantity's unit]. A
+    difference that is not a number counts as none (a quantity a run lacks excuses nothing). The one statement
+    of :data:`NOISE_POLICY`, for element checks, injected volumes and the reach alike.
+    """
+    b = np.asarray(before, float)
+    with np.errstate(invalid="ignore"):
+        dev = [np.abs(np.nan_to_num(np.asarray(r, float) - b, nan=0.0, posinf=0.0, neginf=0.0)) for r in refined]
+    return factor * np.max(dev, axis=0)
+
+
 @dataclass(frozen=True)
 class WithinNoise:
     """A change past a limit no larger than the model's own numerical uncertainty there.
@@ -517,9 +534,8 @@ def separate_noise(checks: list[Check], before: xr.Dataset, after: xr.Dataset, r
         bad = lim.failed(a)
         if not bad.any():
             continue
+        noise = step_noise(lim.before, [lim.values(r) for r in runs], c.noise_factor)
         with np.errstate(invalid="ignore"):
-            dev = [np.abs(np.nan_to_num(lim.values(r) - lim.before, nan=0.0, posinf=0.0, neginf=0.0)) for r in runs]
-            noise = c.noise_factor * np.max(dev, axis=0)
             change = a - lim.before
         for k in np.flatnonzero(bad):
             by_element[(lim.key, str(lim.ids[k]))] = (lim.key, float(change[k]), float(noise[k]))

@@ -38,7 +38,7 @@ from capacitysim.io.bundled import model_path as bundled_model_path
 from capacitysim.network.reach import change_reach
 from capacitysim.network.refine import STEP_RATIOS, write_step_refined
 from capacitysim.rules.capacity import (NOISE_POLICY, Criteria, continuity_error, initial_state_pct, judge,
-                                         separate_noise, spinup_drained_pct, verdict_of)
+                                         separate_noise, spinup_drained_pct, step_noise, verdict_of)
 from capacitysim.rules.verdict import Check
 from capacitysim.errors import EngineError, InputError
 from capacitysim.network.basins import Basin, basin_of, find_basins
@@ -100,7 +100,7 @@ class Demonstration:
     #: Node points and link lines of the model (:meth:`capacitysim.io.export.geometry.ModelGeometry.to_dict`):
     #: the report's plan map and the exports' GeoJSON.
     geometry: dict | None = None
-    #: The model's numerical noise where a check failed (the run before with half the routing step): its policy,
+    #: The model's numerical noise where a check failed (the run before with finer routing steps): its policy,
     #: the steps, the changes within it (``within_noise``) and the reach; None when nothing failed.
     noise: dict | None = None
     #: The bank's commitments injected into both runs
@@ -335,7 +335,7 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         after_edits.append(ReportNodes(tuple(shown)))
     keep = work_dir is not None
     wd = Path(work_dir).resolve() if keep else Path(tempfile.mkdtemp(prefix="capacitysim-"))
-    try:
+    try:  # anything that fails, in the runs or after them, leaves no temporary folder behind
         wd.mkdir(parents=True, exist_ok=True)
         before_inp = wd / "before_input.inp"
         before_record = write_scenario(model, before_edits, before_inp)
@@ -370,11 +370,6 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         else:
             runs = {k: run_one(k, inp, d) for k, (inp, d) in jobs.items()}
         before, after = read_results(runs["before"]), read_results(runs["after"])
-    except BaseException:
-        if not keep:
-            shutil.rmtree(wd, ignore_errors=True)
-        raise
-    try:  # anything that fails after the runs leaves no temporary folder behind
         held_pct = initial_state_pct(before)
         state = {"stored_cf": _f(before.attrs.get("routing_initStorage_cf", math.nan)), "share_pct": _f(held_pct),
                  "limit_pct": criteria.initial_state_max_pct, "drained_cf": None, "drained_pct": None}
@@ -531,7 +526,7 @@ def _injections_within_noise(rows: list[dict], before: xr.Dataset, refined: list
     """Injected-volume rows whose miss is within the noise of the engine's own volume accounting.
 
     A node's lateral inflow volume (and the routing continuity's External Inflow) is the engine's integral
-    over its routing steps: the run before and its step-halved twin, the same inputs, differ by the
+    over its routing steps: the run before and its finer-step twins, the same inputs, differ by the
     integration error of the node's whole inflow (DWF, runoff), which can exceed a 5-20 gpd connection's
     volume. A row that misses by no more than ``noise_factor`` times that difference passes, with the noise
     shown (``noise_cf``); not a connection at a node of ``dropped`` (below the engine's FLOW_TOL: its miss is
@@ -546,20 +541,24 @@ def _injections_within_noise(rows: list[dict], before: xr.Dataset, refined: list
         if row["element"] == "system":
             if "lateral inflow volume" in row["basis"]:
                 noise = None  # the node basis: the nodes' own noise is not summed here, the row stands
+            elif "routing_exInflow_cf" not in before.attrs:
+                noise = None
             else:
-                noise = max(abs(r.attrs.get("routing_exInflow_cf", math.nan) - before.attrs.get("routing_exInflow_cf", math.nan))
-                            for r in refined)
+                key = "routing_exInflow_cf"
+                noise = step_noise(before.attrs.get(key, math.nan), [r.attrs.get(key, math.nan) for r in refined],
+                                   c.noise_factor)
         elif row["element"] in before.node.values:
-            noise = max(abs(float(r.lateral_volume_cf.sel(node=row["element"]) - before.lateral_volume_cf.sel(node=row["element"])))
-                        for r in refined)
+            node = row["element"]
+            noise = step_noise(float(before.lateral_volume_cf.sel(node=node)),
+                               [float(r.lateral_volume_cf.sel(node=node)) for r in refined], c.noise_factor)
         else:
             noise = None
-        if noise is not None and math.isfinite(noise):
-            row["noise_cf"] = c.noise_factor * noise
+        if noise is not None:
+            row["noise_cf"] = float(noise)
             if not row["passed"] and abs(row["received_cf"] - row["intended_cf"]) <= row["noise_cf"]:
                 row["passed"] = True
                 row["basis"] += (f"; the miss is within {c.noise_factor:g} x the engine's own accounting noise at the "
-                                 f"element ({row['noise_cf']:,.2f} ft3, the run before with half the routing step)")
+                                 f"element ({row['noise_cf']:,.2f} ft3, the run before with finer routing steps)")
         out.append(row)
     return out
 
@@ -577,9 +576,8 @@ def _change_reach(model: SwmmInp, record: dict, before: xr.Dataset, after: xr.Da
 
     def raised(var: str, tol: float) -> np.ndarray:
         b, a = before[var].values, after[var].values
+        noise = step_noise(b, [r[var].values for r in refined], c.noise_factor)
         with np.errstate(invalid="ignore"):
-            noise = c.noise_factor * np.max([np.abs(np.nan_to_num(r[var].values - b, nan=0.0, posinf=0.0, neginf=0.0))
-                                             for r in refined], axis=0)
             return (a - b) > np.maximum(noise, tol)
 
     carries = set(nodes[raised("max_hgl_ft", c.depth_tol_ft) | raised("flooding_volume_cf", c.flooding_tol_cf)])
@@ -608,8 +606,8 @@ def _noise_record(reach, link_to: dict, within) -> dict:
     others = len(rows) - len(downstream)
     if others:
         out["_warnings"].append(f"{others} change(s) past a limit where the connection does not reach, or within the "
-                                "model's numerical noise where only its backwater does (the run before with half the "
-                                "routing step): not failures (noise.within_noise)")
+                                "model's numerical noise where only its backwater does (the run before with finer "
+                                "routing steps): not failures (noise.within_noise)")
     if downstream:
         e = downstream[0]
         out["untrusted"] = (f"{len(downstream)} change(s) past a limit downstream of the change are within the model's "
