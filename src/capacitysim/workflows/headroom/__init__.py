@@ -181,7 +181,9 @@ class HeadroomResult:
         equiv = None
         if done and all(self.full_run_hr.get(r["storm"]) for r in done):
             equiv = sum(float(r.get("simulated_hr") or 0.0) / self.full_run_hr[r["storm"]] for r in done)
-        return {
+        from capacitysim.workflows.document import envelope, swmm_engine
+
+        return envelope({
             "kind": "headroom", "model": str(self.model), "model_file": self.model.name, "model_sha256": self.model_sha256,
             "submittal": self.submittal.to_dict() if self.submittal is not None else None,
             "storms": self.storms, "criteria": self.criteria.to_dict(), "tolerance_pct": self.tolerance_pct,
@@ -214,7 +216,9 @@ class HeadroomResult:
                 "full_run_equivalents": "the cells' simulated hours over one complete run's (what the runs cost)",
                 "nodes_confirmed": "cells whose figure stands on real runs (ok: both ends; bounded: max_gpd passed; zero: min_gpd failed)",
             },
-        }
+        }, "headroom", engine=swmm_engine(),  # the envelope (issue 27, item 3): policies and warnings are above
+            inputs=[{"role": "model", "file": self.model.name, "sha256": self.model_sha256},
+                    *({"role": "storm", "file": s.get("file"), "sha256": s.get("sha256")} for s in self.storms)])
 
 
 _PUBLIC_KEYS = ("node", "storm", "max_connection_gpd", "passing_gpd", "failing_gpd", "bounded", "governing_check", "runs",

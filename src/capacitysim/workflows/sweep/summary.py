@@ -59,7 +59,13 @@ def summarize(ds) -> dict:
     if meta["kind"] == "detention" and "orifice_diameter_in" in ds:
         d = np.asarray(ds.orifice_diameter_in.values, float)
         out["orifice_diameter_in_range"] = [float(np.nanmin(d)), float(np.nanmax(d))] if np.isfinite(d).any() else None
-    return out
+    from capacitysim.workflows.document import envelope, file_input, swmm_engine
+
+    # the envelope (issue 27, item 3); "kind" is the sweep's, so the document's kind is document_kind
+    inputs = json.loads(ds.attrs["inputs"]) if isinstance(ds.attrs.get("inputs"), str) else list(ds.attrs.get("inputs", []))
+    return envelope(out, "sweep-summary", kind_key="document_kind",
+                    engine=swmm_engine() if meta["kind"] == "swmm" else None,
+                    inputs=[file_input("sweep" if i == 0 else "input", p) for i, p in enumerate(inputs)])
 
 
 def value_key(value_dim: str, which: str) -> str:
