@@ -1,6 +1,9 @@
-"""The public Python API: one function per workflow, the same functions the CLI and the service call.
+"""The public Python API: one function per workflow, each its process (:mod:`capacitysim.processes`), as the CLI's
+commands and the service's processes are.
 
-Each returns the workflow's typed result; ``result.to_dict()`` is the document the CLI prints with
+Each validates its arguments with the process's validator (a bad value is an
+:class:`~capacitysim.errors.InputError` naming the argument, the value and what is allowed), runs it and returns
+the workflow's typed result; ``result.to_dict()`` is the document the CLI prints with
 ``--json`` (the same keys, the same verdict). Files may be given by path or, where capacitysim bundles
 one, by name (``"synthetic-50"``, ``"binghamton-1yr-24h"``, ``"nyc-2012"``).
 
@@ -13,6 +16,13 @@ one, by name (``"synthetic-50"``, ``"binghamton-1yr-24h"``, ``"nyc-2012"``).
 from __future__ import annotations
 
 import os
+
+
+def _run(process_id: str, work_dir=None, **raw):
+    from capacitysim.processes import get
+
+    proc = get(process_id)
+    return proc.run(proc.validate(raw), work_dir=work_dir)
 
 
 def capacity_demonstration(model, connections=(), remediations=(), *, storm=None, criteria=None, spinup_hr=None,
@@ -54,22 +64,9 @@ def capacity_demonstration(model, connections=(), remediations=(), *, storm=None
     ----------
     BJC I/I offset program, credit bank H(1) (demonstration of adequate hydraulic capacity).
     """
-    from capacitysim.rules.capacity import Criteria
-    from capacitysim.workflows.demonstration import run_demonstration
-
-    if isinstance(criteria, dict):
-        criteria = Criteria.from_dict(criteria)
-    if committed is not None and not isinstance(committed, dict):
-        from capacitysim.workflows.committed import capacity_commitments
-
-        committed = capacity_commitments(committed, model, application=application)
-    elif application is not None:
-        from capacitysim.errors import InputError
-
-        raise InputError(f"application {application!r}: names the applicant's own application to leave out of the "
-                         "commitments; allowed only with committed=BANK (a bank file)")
-    return run_demonstration(model, connections=list(connections), remediations=list(remediations), storm=storm,
-                             criteria=criteria, spinup_hr=spinup_hr, work_dir=work_dir, plant=plant, committed=committed)
+    return _run("capacity-demonstration", work_dir, model=model, connections=list(connections),
+                remediations=list(remediations), storm=storm, criteria=criteria, spinup_hr=spinup_hr, plant=plant,
+                committed=committed, application=application)
 
 
 def design_detention(site, rules="nyc-2012", *, swmm: bool = True, work_dir=None):
@@ -99,12 +96,7 @@ def design_detention(site, rules="nyc-2012", *, swmm: bool = True, work_dir=None
     ----------
     15 RCNY § 31-03(a)(1)-(4); NYC Plumbing Code § 1114.3.1.
     """
-    from capacitysim.io.site_files import RuleSet, Site, load_rule_set, load_site
-    from capacitysim.workflows.detention import design_site
-
-    rule_set = rules if isinstance(rules, RuleSet) else load_rule_set(rules)
-    site_obj = site if isinstance(site, Site) else load_site(site, rule_set)
-    return design_site(site_obj, rule_set, swmm=swmm, work_dir=work_dir)
+    return _run("detention-design", work_dir, site=site, rule=rules, swmm=swmm)
 
 
 def design_detention_variants(site, variants: dict, rules="nyc-2012"):
@@ -163,10 +155,66 @@ def spdes_check(*, flows=None, dmr=None, watershed=None, limit_mgd=None, basis=N
     ----------
     15 RCNY § 18-37(b).
     """
-    from capacitysim.workflows.spdes import run_check
+    return _run("spdes-check", flows=flows, dmr=dmr, watershed=watershed, limit_mgd=limit_mgd, basis=basis,
+                as_of=as_of, added_gpd=list(added_gpd), **options)
 
-    return run_check(flows=flows, dmr=dmr, watershed=watershed, limit_mgd=limit_mgd, basis=basis, as_of=as_of,
-                     added_gpd=list(added_gpd), **options)
+
+def headroom(model, storms=(), nodes=None, *, basin=None, remediations=(), plant=None, peaking="pattern", spinup_hr=None,
+             tolerance_pct=5.0, max_gpd=10_000_000.0, min_gpd=100.0, method="screen", criteria=None, workers=None,
+             scheduler=None, out=None, resume: bool = False):
+    """Capacity headroom: the largest connection each node can take, bracketed by SWMM runs.
+
+    Parameters
+    ----------
+    model : str or path
+        A SWMM ``.inp`` file, or the name of a bundled model.
+    storms : sequence of str or path
+        Design storms (bundled names or TOML files); default the model's own rainfall.
+    nodes : sequence of str, optional
+        The nodes searched (default: every junction, or those of ``basin``).
+    basin : str, optional
+        Search the junctions of this basin (its outlet).
+    remediations, plant, peaking, spinup_hr, criteria
+        As :func:`capacity_demonstration`.
+    tolerance_pct : float, default 5
+        Bracket width: failing / passing <= 1 + tolerance [%].
+    max_gpd, min_gpd : float
+        Largest and smallest connection searched [gpd].
+    method : {"screen", "bisection"}
+    workers : int, optional
+        Local worker processes (default one per core; 0 runs in this process).
+    scheduler : str, optional
+        Address of a ``dask.distributed`` scheduler.
+    out : path, optional
+        Folder of the outputs (headroom.zarr streamed, resumable with ``resume``).
+
+    Returns
+    -------
+    capacitysim.workflows.headroom.HeadroomResult
+        ``to_dict()``: the document ``capacitysim headroom --json`` prints.
+    """
+    return _run("headroom", model=model, storms=list(storms) or None, nodes=None if nodes is None else list(nodes),
+                basin=basin, remediations=list(remediations), plant=plant, peaking=peaking, spinup_hr=spinup_hr,
+                tolerance_pct=tolerance_pct, max_gpd=max_gpd, min_gpd=min_gpd, method=method, criteria=criteria,
+                workers=workers, scheduler=scheduler, out=out, resume=resume or None)
+
+
+def quantify_credits(project, inflow_basis=None):
+    """The itemised I/I remediation engineering report of a project (BJC Tables 174-19.1 to 174-19.3).
+
+    Parameters
+    ----------
+    project : path
+        A project TOML file, or the name of a bundled one.
+    inflow_basis : {"volume", "peak"}, optional
+        Program policy ``inflow_credit_basis`` (default volume).
+
+    Returns
+    -------
+    dict
+        The document ``capacitysim credits quantify --json`` prints (``to_dict()`` is itself).
+    """
+    return _run("credits-quantification", project=project, inflow_basis=inflow_basis)
 
 
 def connection_credits(uses: dict, design_flows=None, *, peaking_factor=None, population_persons=None,
@@ -224,11 +272,8 @@ def run_sweep(sweep, out, *, workers=None, scheduler=None, resume: bool = False,
     capacitysim.workflows.sweep.SweepRun
         ``to_dict()``; :func:`open_sweep` reads the store as an :class:`xarray.Dataset`.
     """
-    from capacitysim.io.sweep_files import SweepSpec, load_sweep
-    from capacitysim.workflows.sweep import run_sweep as _run
-
-    spec = sweep if isinstance(sweep, SweepSpec) else load_sweep(sweep)
-    return _run(spec, os.fspath(out), workers=workers, scheduler=scheduler, resume=resume, yes_large=yes_large)
+    return _run("sweep", sweep=sweep, out=os.fspath(out), workers=workers, scheduler=scheduler, resume=resume or None,
+                yes_large=yes_large or None)
 
 
 def open_sweep(path):
@@ -248,5 +293,5 @@ def open_sweep(path):
     return open_results(path)
 
 
-__all__ = ["capacity_demonstration", "connection_credits", "design_detention", "design_detention_variants", "open_sweep",
-           "run_sweep", "spdes_check"]
+__all__ = ["capacity_demonstration", "connection_credits", "design_detention", "design_detention_variants", "headroom",
+           "open_sweep", "quantify_credits", "run_sweep", "spdes_check"]

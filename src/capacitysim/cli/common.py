@@ -81,6 +81,13 @@ class ProgressBar:
         self.bar.set_postfix(**postfix, refresh=False)
         self.bar.update(done - self.bar.n)
 
+    def stage(self, name: str, message: str = "") -> None:
+        """A process's stage (:class:`capacitysim.processes.base.Process`): the bar shows steps only."""
+
+    def step(self, done: int, total: int, message: str = "", **counts) -> None:
+        """A process's step: the bar moves to ``done`` of ``total``, ``counts`` shown beside it."""
+        self.update(done, total, **counts)
+
     def __enter__(self) -> ProgressBar:
         return self
 
@@ -133,6 +140,29 @@ def submittal_options(f):
     for opt, dest, help_ in reversed(_SUBMITTAL_OPTIONS):
         f = click.option(opt, _SUB + dest, default=None, help=help_)(f)
     return f
+
+
+def submittal_values(kwargs: dict) -> dict:
+    """Remove the submittal options from a command's keyword arguments: the fields given (``--submittal FILE``'s,
+    overridden by the single options), the value of a process's ``submittal`` input."""
+    from capacitysim.io.submittal import load_submittal
+
+    values = {dest: kwargs.pop(_SUB + dest, None) for _, dest, _ in _SUBMITTAL_OPTIONS}
+    path = values.pop("submittal_file")
+    given = {} if path is None else {k: v for k, v in load_submittal(path).to_dict().items() if v is not None}
+    return given | {k: v for k, v in values.items() if v is not None}
+
+
+def run_process(process_id: str, values: dict, *, progress=None, work_dir=None, before=None):
+    """Validate the command's values with the process's one validator (``source="cli"``: options named as given)
+    and run it; ``before(inputs)`` runs between the two (the command's checks of its output paths)."""
+    from capacitysim.processes import get
+
+    proc = get(process_id)
+    inputs = proc.validate(values, source="cli")
+    if before is not None:
+        before(inputs)
+    return proc, inputs, proc.run(inputs, progress=progress, work_dir=work_dir)
 
 
 def pop_submittal(kwargs: dict, base=None):

@@ -7,28 +7,7 @@ import os
 import click
 
 from capacitysim.cli import cli
-from capacitysim.cli.common import (
-    check_export_dir,
-    emit_json,
-    emit_table,
-    export_option,
-    json_option,
-    pop_submittal,
-    submittal_options,
-)
-from capacitysim.errors import InputError
-
-
-def _peaking(value: str) -> str | float:
-    if value == "pattern":
-        return "pattern"
-    try:
-        pf = float(value)
-    except ValueError:
-        raise InputError(f"--peaking must be 'pattern' or a factor >= 1; got {value!r}") from None
-    if not pf >= 1:
-        raise InputError(f"--peaking must be 'pattern' or a factor >= 1; got {value!r}")
-    return pf
+from capacitysim.cli.common import check_export_dir, emit_json, emit_table, export_option, json_option, submittal_options
 
 
 @cli.command()
@@ -71,42 +50,21 @@ def capacity(model_path, storm, connects, peaking, remediates, criteria_file, pl
     1 for fail or untrusted. With --committed BANK, the bank's committed flows on this model are in
     the after run with the connections (program policy committed_baseline).
     """
-    from capacitysim.io.files import read_toml
-    from capacitysim.rules.capacity import Criteria
-    from capacitysim.workflows.demonstration import parse_connection, run_demonstration
+    from capacitysim.cli.common import check_output, run_process, submittal_values
 
-    from capacitysim.cli.common import check_output
+    def outputs(inputs):  # never over an input (checked before any run)
+        paths = [inputs.model, criteria_file, storm if storm and os.path.exists(storm) else None, committed_bank]
+        check_output(report_path, paths)
+        check_export_dir(export_dir, paths)
 
-    from capacitysim.io.bundled import model_path as resolve_model
-
-    model_path = resolve_model(model_path)
-    inputs = [model_path, criteria_file, storm if storm and os.path.exists(storm) else None, committed_bank]
-    check_output(report_path, inputs)
-    check_export_dir(export_dir, inputs)
-    pk = _peaking(peaking)
-    conns = [parse_connection(c, pk) for c in connects]
-    criteria = Criteria.from_dict(read_toml(criteria_file), criteria_file) if criteria_file else Criteria()
-    sub = pop_submittal(submittal)
-    committed = _committed(committed_bank, committed_application, model_path)
-    d = run_demonstration(model_path, connections=conns, remediations=list(remediates), storm=storm,
-                          criteria=criteria, work_dir=work_dir, plant=plant, spinup_hr=spinup_hr, submittal=sub, crs=crs,
-                          committed=committed)
+    values = dict(model=model_path, storm=storm, connections=connects, peaking=peaking, remediations=remediates,
+                  criteria=criteria_file, plant=plant, spinup_hr=spinup_hr, crs=crs, committed=committed_bank,
+                  application=committed_application, submittal=submittal_values(submittal))
+    proc, inputs, d = run_process("capacity-demonstration", values, work_dir=work_dir, before=outputs)
     with d:  # the temporary run folder goes when the command ends (kept with --work-dir)
         _print_capacity(d, report_path, as_json, export_dir)
     if d.verdict != "pass":
         click.get_current_context().exit(1)
-
-
-def _committed(bank, application, model_path) -> dict | None:
-    """The bank's commitments on the model (``--committed``), or None."""
-    if bank is None:
-        if application is not None:
-            raise InputError(f"--application {application!r}: names the applicant's own application to leave out of the "
-                             "commitments; allowed only with --committed BANK")
-        return None
-    from capacitysim.workflows.committed import capacity_commitments
-
-    return capacity_commitments(bank, model_path, application=application)
 
 
 def committed_lines(block: dict | None) -> list[str]:

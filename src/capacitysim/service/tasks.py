@@ -1,8 +1,8 @@
-"""What a dask worker runs for a job: the workflow call of the matching CLI command, and nothing else.
+"""What a dask worker runs for a job: the job's process (:mod:`capacitysim.processes`), and nothing else.
 
-Each ``_run_*`` function reproduces the body of one CLI command (``src/capacitysim/cli/*.py``) with the
-request's inputs in place of the options, so a job's results are the document the CLI prints with
-``--json``: the same keys and the same verdict. A job never writes outside its folder; the report is
+A job's inputs go through the process's own validator (``source="service"``, the staged files in place of their
+names), its ``run``, its document and its report: what the CLI command runs, so a job's results are the document
+the CLI prints with ``--json``: the same keys and the same verdict. A job never writes outside its folder; the report is
 written there and returned with the document.
 
 Progress goes to ``progress-<attempt>.json`` in the job folder (written atomically): the server polls it
@@ -40,22 +40,13 @@ from pathlib import Path
 
 from capacitysim.errors import CapacitysimError, InputError, report_of
 from capacitysim.files import atomic_write_text
+from capacitysim.processes import get as get_process
+from capacitysim.processes import registry
+from capacitysim.processes.register import REGISTER_STORE  # noqa: F401 - where GET /bank/register reads
 
-#: The stages each process reports, in order: (name, progress [%]). ``failed`` is added after the last stage
-#: reached when the workflow raises.
-STAGES = {
-    "capacity-demonstration": (("started", 0), ("inputs-checked", 10), ("swmm-runs", 20), ("judged", 80),
-                               ("report-written", 95)),
-    "detention-design": (("started", 0), ("inputs-checked", 10), ("designed", 80), ("report-written", 95)),
-    "spdes-check": (("started", 0), ("inputs-checked", 10), ("checked", 80), ("report-written", 95)),
-    "headroom": (("started", 0), ("inputs-checked", 10), ("searched", 90), ("report-written", 95)),
-    "credits-quantification": (("started", 0), ("inputs-checked", 10), ("quantified", 95)),
-    "sweep": (("started", 0), ("inputs-checked", 10), ("swept", 95)),
-    "capacity-register": (("started", 0), ("inputs-checked", 10), ("computed", 90), ("report-written", 95)),
-}
-#: The file a capacity-register job stores its figures in (its attempt's folder): what GET /bank/register reads
-#: (:func:`capacitysim.workflows.register.stored_register`) to say whether each figure is current.
-REGISTER_STORE = "register.json"
+#: The stages each process reports, in order: (name, progress [%]) (each process's ``stages``). ``failed`` is added
+#: after the last stage reached when the workflow raises.
+STAGES = {pid: p.stages for pid, p in registry().items()}
 #: Shortest time between two progress writes that are not stages [s] (a headroom cell, a sweep scenario).
 PROGRESS_THROTTLE_S = 0.5
 
@@ -85,6 +76,9 @@ class Progress:
     def __init__(self, job_dir, attempt: int, process_id: str):
         self.path = progress_file(job_dir, attempt)
         self.levels = dict(STAGES[process_id])
+        self.order = [n for n, _ in STAGES[process_id]]
+        #: Text the service adds to a stage's message (the commitments a job includes, at ``inputs-checked``).
+        self.notes: dict[str, str] = {}
         self.stages: list[dict] = []
         self.pct = 0
         self.message = ""
@@ -103,7 +97,7 @@ class Progress:
         """Record reaching stage ``name`` (its progress from :data:`STAGES`; ``failed`` keeps the last one)."""
         pct = self.pct if name == "failed" else self.levels[name]
         self.pct = max(self.pct, pct)
-        self.message = message or name.replace("-", " ")
+        self.message = (message or name.replace("-", " ")) + (f"; {self.notes[name]}" if name in self.notes else "")
         self.stages.append({"stage": name, "progress": self.pct, "message": self.message[:500],
                             "at": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")})
         self._last = time.monotonic()
@@ -118,27 +112,16 @@ class Progress:
 
         return report
 
+    def step(self, done: int, total: int, message: str = "", **counts) -> None:
+        """A step of the workflow between the last stage reached and the next (a headroom cell, a sweep scenario)."""
+        reached = [s["stage"] for s in self.stages if s["stage"] in self.levels]
+        start = reached[-1] if reached else self.order[0]
+        nxt = self.order[min(self.order.index(start) + 1, len(self.order) - 1)]
+        self.span(start, nxt)(done / max(total, 1), message)
+
     def _write(self) -> None:
         atomic_write_text(self.path, json.dumps({"status": "running", "progress": self.pct, "message": self.message,
                                                  "pid": os.getpid(), "stages": self.stages}))
-
-
-def _submittal(inputs: dict, base=None):
-    from capacitysim.io.submittal import Submittal
-
-    sub = base if base is not None else Submittal()
-    return sub.merged(**inputs.get("submittal", {}))
-
-
-def _peaking(inputs: dict):
-    pk = inputs.get("peaking", "pattern")
-    return "pattern" if pk == "pattern" else float(pk)
-
-
-def _criteria(inputs: dict):
-    from capacitysim.rules.capacity import Criteria
-
-    return Criteria.from_dict(inputs["criteria"], "inputs.criteria") if "criteria" in inputs else Criteria()
 
 
 def stage_inputs(process_id: str, inputs: dict, files: dict, work: Path) -> dict:
@@ -264,170 +247,50 @@ def spdes_committed(bank, submittal, plant, application: str | None = None) -> t
                   f"{' / '.join(keys)} (registered plants: {', '.join(known) or 'none'})" + _ignored(application))
 
 
-def _run_capacity(inputs, files, work, progress, bank=None):
-    """``capacitysim capacity --model M --storm S --connect NODE=GPD ... --remediate SPEC ... [--committed BANK
-    --application APP] --json`` (``--committed`` by itself when the model is registered: :func:`capacity_committed`)."""
-    from capacitysim.io.bundled import model_path as resolve_model
-    from capacitysim.report.capacity import write_report
-    from capacitysim.workflows.demonstration import parse_connection, run_demonstration
+def job_inputs(proc, inputs: dict, files: dict) -> dict:
+    """A job's inputs as its process's validator takes them: each file named by the staged file's path."""
+    values = dict(inputs)
+    for key in list(values):
+        if key == proc.companion_input:
+            values.pop(key)  # staged beside the model or sweep file, which names them
+        elif key in proc.item_files:
+            values[key] = [item | {part: files[f"{key}[{i}].{part}"] for part, _ in proc.item_files[key]}
+                           for i, item in enumerate(values[key])]
+        elif key in files:
+            values[key] = files[key]
+        elif isinstance(values[key], list) and values[key] and f"{key}[0]" in files:
+            values[key] = [files[f"{key}[{i}]"] for i in range(len(values[key]))]
+    return values
 
-    model = resolve_model(files["model"])
-    pk = _peaking(inputs)
-    conns = [parse_connection(f"{c['node']}={float(c['gpd'])!r}", pk) for c in inputs.get("connections", [])]
-    rems = list(inputs.get("remediations", []))
-    criteria, submittal = _criteria(inputs), _submittal(inputs)
-    committed, note = capacity_committed(bank, model, inputs.get("application"))
-    progress.stage("inputs-checked", f"{len(conns)} connection(s), {len(rems)} remediation(s) on {model.name}; {note}")
-    progress.stage("swmm-runs", "SWMM: the before and after scenarios, run side by side")
-    d = run_demonstration(model, connections=conns, remediations=rems, storm=files.get("storm"), criteria=criteria,
-                          work_dir=None, plant=inputs.get("plant"), spinup_hr=inputs.get("spinup_hr"), submittal=submittal,
-                          committed=committed)
-    with d:
-        progress.stage("judged", f"before and after runs judged: verdict {d.verdict}")
-        doc = d.to_dict()
-        report = write_report(doc, work / "report.html")
-    progress.stage("report-written", "report written")
+
+#: How the service includes its own bank's commitments in a job (:attr:`Process.shared_commitments`).
+SHARED_COMMITMENTS = {"model": lambda bank, x: capacity_committed(bank, x.model, x.application),
+                      "plant": lambda bank, x: spdes_committed(bank, x.submittal, x.plant, x.application)}
+
+
+def run_process(process_id: str, inputs: dict, files: dict, work: Path, progress, bank=None):
+    """The job's process run on its inputs: validated (``source="service"``), the service's bank's commitments
+    included (:data:`SHARED_COMMITMENTS`), in the job's worker (``workers = 0``: service policies headroom_workers
+    and sweep_workers); returns ``(document, report path or None)``."""
+    proc = get_process(process_id)
+    typed = proc.validate(job_inputs(proc, inputs, files), source="service")
+    names = {i.name for i in proc.inputs}
+    if proc.shared_commitments:
+        typed["committed"], progress.notes["inputs-checked"] = SHARED_COMMITMENTS[proc.shared_commitments](bank, typed)
+    if "workers" in names:
+        typed["workers"] = 0
+    if "bank" in names:
+        typed["bank"] = bank
+    result = proc.run(typed, progress=progress, work_dir=work if proc.writes_work_dir else None)
+    try:
+        doc = proc.document(result)
+        report = proc.report(result, work / "report.html", doc=doc) if proc.has_report else None
+    finally:
+        if hasattr(result, "close"):
+            result.close()  # a demonstration's temporary run folder
+    if report:
+        progress.stage("report-written", "report written")
     return doc, report
-
-
-def _run_detention(inputs, files, work, progress, bank=None):
-    """``capacitysim detention SITE --rule R [--no-swmm] [--approved-on D] --json``."""
-    from capacitysim.io.site_files import load_rule_set, load_site
-    from capacitysim.io.submittal import approval_date
-    from capacitysim.report.detention import write_report
-    from capacitysim.workflows.detention import design_site
-
-    approved = approval_date(inputs.get("approved_on"), "approved_on")
-    rules = load_rule_set(inputs.get("rule", "nyc-2012"))
-    site = load_site(files["site"], rules)
-    swmm = inputs.get("swmm", True)
-    progress.stage("inputs-checked", f"site and rule set {inputs.get('rule', 'nyc-2012')} read; designing"
-                   + (" and checking in SWMM" if swmm else ""))
-    result = design_site(site, rules, swmm=swmm, submittal=_submittal(inputs, site.submittal), approved_on=approved)
-    progress.stage("designed", f"design done: verdict {result.status}")
-    report = write_report(result, work / "report.html")
-    progress.stage("report-written", "report written")
-    return result.to_dict(), report
-
-
-def _run_spdes(inputs, files, work, progress, bank=None):
-    """``capacitysim spdes check --plant P --flows F --added-gpd G ... [--committed BANK --application APP] --json``
-    (``--committed`` by itself when a basin is registered as draining to the plant: :func:`spdes_committed`)."""
-    from capacitysim.io.plant_flows import read_plant_file
-    from capacitysim.report.spdes import write_report
-    from capacitysim.workflows.spdes import plant_submittal, run_check
-
-    plant = read_plant_file(files["plant"]) if "plant" in files else None
-    submittal = _submittal(inputs, plant_submittal(plant))
-    committed, note = spdes_committed(bank, submittal, plant, inputs.get("application"))
-    progress.stage("inputs-checked", f"plant read; checking the flow record; {note}")
-    result = run_check(
-        flows=files.get("flows"), dmr=files.get("dmr"), limit_mgd=inputs.get("limit_mgd"), basis=inputs.get("basis"),
-        as_of=inputs.get("as_of"), application_date=inputs.get("application_date"),
-        added_gpd=list(inputs.get("added_gpd", [])), watershed=inputs.get("watershed"), plant=plant,
-        strict_record_age=inputs.get("strict_record_age", False), submittal=submittal,
-        date_column=inputs.get("date_column", "date"), flow_column=inputs.get("flow_column", "flow_mgd"),
-        units=inputs.get("units"), outfall=inputs.get("outfall"), location=inputs.get("location"), committed=committed)
-    doc = result.to_dict()
-    progress.stage("checked", f"flow record checked: verdict {doc.get('verdict')}")
-    report = write_report(result, work / "report.html")
-    progress.stage("report-written", "report written")
-    return doc, report
-
-
-def _run_headroom(inputs, files, work, progress, bank=None):
-    """``capacitysim headroom --model M --storm S ... --workers 0 --json`` (no --out: nothing streamed)."""
-    from capacitysim.io.bundled import model_path as resolve_model
-    from capacitysim.report.headroom import write_report
-    from capacitysim.workflows.headroom import headroom as run_headroom
-
-    storms = [files[f"storms[{i}]"] for i in range(len(inputs.get("storms", [])))]
-    model = resolve_model(files["model"])
-    criteria, submittal = _criteria(inputs), _submittal(inputs)
-    progress.stage("inputs-checked", f"{model.name}, {len(storms) or 'its own'} storm(s)")
-    step = progress.span("inputs-checked", "searched")
-
-    def cb(done, total, runs):
-        step(done / max(total, 1), f"{done} of {total} cells, {runs} SWMM runs")
-
-    res = run_headroom(model, storms or None, inputs.get("nodes"), basin=inputs.get("basin"),
-                       all_nodes=not inputs.get("nodes") and not inputs.get("basin"), criteria=criteria,
-                       remediations=list(inputs.get("remediations", [])), plant=inputs.get("plant"), peaking=_peaking(inputs),
-                       spinup_hr=inputs.get("spinup_hr"), tolerance_pct=float(inputs.get("tolerance_pct", 5)),
-                       max_gpd=float(inputs.get("max_gpd", 10_000_000)), min_gpd=float(inputs.get("min_gpd", 100)),
-                       workers=0, scheduler=None, out=None, resume=False, method=inputs.get("method", "screen"),
-                       progress=cb, submittal=submittal, criteria_file=None)
-    doc = res.to_dict()
-    progress.stage("searched", "headroom searched")
-    report = write_report(doc, work / "report.html", res.coordinates, res.link_lines)
-    progress.stage("report-written", "report written")
-    return doc, report
-
-
-def _run_credits(inputs, files, work, progress, bank=None):
-    """``capacitysim credits quantify PROJECT --inflow-basis B --json``."""
-    from capacitysim.io.project_files import read_project
-    from capacitysim.rules import ii_offset
-
-    proj = read_project(files["project"])
-    meta = proj["project"]
-    progress.stage("inputs-checked", f"project {meta.get('id')}: {len(proj['items'])} item(s)")
-    doc = ii_offset.quantify_project(meta, proj["items"],
-                                     inflow_credit_basis=inputs.get("inflow_basis", ii_offset.DEFAULT_INFLOW_CREDIT_BASIS))
-    progress.stage("quantified", f"{doc['total_gpd']:,.0f} gpd of I/I removal quantified")
-    return doc, None
-
-
-def _run_sweep(inputs, files, work, progress, bank=None):
-    """``capacitysim sweep run SWEEP --out <job>/sweep.zarr --workers 0 --json``."""
-    from capacitysim.io.sweep_files import load_sweep
-    from capacitysim.workflows.sweep import check_sweep_size, run_sweep
-
-    spec = load_sweep(files["sweep"])
-    check_sweep_size(spec, False, 1)
-    progress.stage("inputs-checked", "sweep file read")
-    step = progress.span("inputs-checked", "swept")
-
-    def cb(done, failed, total):
-        step(done / max(total, 1), f"{done} of {total} scenarios ({failed} failed)")
-
-    run = run_sweep(spec, str(work / "sweep.zarr"), workers=0, scheduler=None, resume=False, progress=cb)
-    progress.stage("swept", "every scenario run")
-    return run.to_dict(), None
-
-
-def _run_register(inputs, files, work, progress, bank=None):
-    """``capacitysim bank --db BANK register --plant KEY=PLANT,FLOWS ... --storm S ... --nodes N ... --workers 0
-    --json --report`` on the service's bank, its figures stored in the job's folder (:data:`REGISTER_STORE`)."""
-    from capacitysim.report.register import write_report
-    from capacitysim.workflows.register import capacity_register
-
-    if bank is None or not Path(bank).is_file():
-        raise InputError("capacity-register: the service has no credit bank yet (the first `capacitysim users add NAME "
-                         "--role administrator` creates it)")
-    plants = {p["key"]: f"{files[f'plants[{i}].plant']},{files[f'plants[{i}].flows']}"
-              for i, p in enumerate(inputs.get("plants", []))}
-    storms = [files[f"storms[{i}]"] for i in range(len(inputs.get("storms", [])))]
-    progress.stage("inputs-checked", f"{len(plants)} plant record(s), {len(storms) or 'each model’s own'} storm(s)")
-    step = progress.span("inputs-checked", "computed")
-
-    def cb(label, done, total, runs):
-        step(done / max(total, 1), f"{label}: {done} of {total} nodes, {runs} SWMM runs")
-
-    reg = capacity_register(bank, plants=plants, storms=storms or None, nodes=list(inputs.get("nodes", [])),
-                            as_of=inputs.get("as_of"), tolerance_pct=inputs.get("tolerance_pct"),
-                            spinup_hr=inputs.get("spinup_hr"), workers=0, refresh=True, cache=work / REGISTER_STORE,
-                            progress=cb)
-    doc = reg.to_dict()
-    progress.stage("computed", f"register computed: {doc['freshness']['text']}")
-    report = write_report(doc, work / "report.html")
-    progress.stage("report-written", "report written")
-    return doc, report
-
-
-RUNNERS = {"capacity-demonstration": _run_capacity, "detention-design": _run_detention, "spdes-check": _run_spdes,
-           "headroom": _run_headroom, "credits-quantification": _run_credits, "sweep": _run_sweep,
-           "capacity-register": _run_register}
 
 
 #: Service policy ``max_job_s``: the longest a job may run [s]; its SWMM runs are then stopped and the job fails
@@ -521,7 +384,7 @@ def run_job(process_id: str, inputs: dict, files: dict, job_dir: str, attempt: i
                             f"stopped: the job passed the longest-job limit of {limit_s:,.0f} s (service policy max_job_s)",
                             max_file_bytes=MAX_ENGINE_FILE_BYTES):
             staged = stage_inputs(process_id, inputs, files, work)
-            doc, report = RUNNERS[process_id](inputs, staged, work, progress, bank)
+            doc, report = run_process(process_id, inputs, staged, work, progress, bank)
         text = hide(dumps_json(doc))  # the CLI's --json text (a non-finite number is an InputError, as there)
         html = hide(Path(report).read_text(encoding="utf-8")) if report else None
     except CapacitysimError as exc:

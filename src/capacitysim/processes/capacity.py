@@ -1,0 +1,98 @@
+"""The capacity demonstration as a process (``capacitysim capacity``, :func:`capacitysim.capacity_demonstration`,
+the service's ``capacity-demonstration``): :func:`capacitysim.workflows.demonstration.run_demonstration`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from capacitysim.processes.base import MAX_ITEMS, FieldInputError, Input, NullProgress, Process
+from capacitysim.processes.common import (application_input, check_application, committed_input, criteria_input,
+                                          companions, file_schema, gpd, model_input, peaking_input, remediations_input,
+                                          submittal_input, submittal_of)
+
+
+def _connections_text(values, field):
+    return list(values)  # NODE=GPD or NODE=UNITSxGPD_PER_UNIT, parsed with the peaking (finish)
+
+
+def _typed_connections(value) -> bool:
+    from capacitysim.workflows.demonstration import Connection
+
+    return isinstance(value, (list, tuple)) and all(isinstance(c, (str, Connection)) for c in value)
+
+
+class CapacityDemonstration(Process):
+    id = "capacity-demonstration"
+    title = "Capacity demonstration"
+    description = ("SWMM before and after new connections and/or I/I remediation, judged element by element "
+                   "(BJC I/I offset program, credit bank H(1)). Verdict pass | fail | untrusted. On the current registered "
+                   "model of a basin of the service's credit bank, every flow the bank has committed is in both runs "
+                   "(`capacitysim capacity --committed BANK`; the result's `committed`).")
+    command = "capacitysim capacity"
+    kind = "capacity-demonstration"
+    companion_input = "model_files"
+    model_nodes = (("connections", "node"),)
+    shared_commitments = "model"
+    stages = (("started", 0), ("inputs-checked", 10), ("swmm-runs", 20), ("judged", 80), ("report-written", 95))
+    inputs = (
+        model_input(),
+        Input("model_files", companions("model")),
+        Input("storm", file_schema("storm", "Design storm (default: the model's own rainfall)"), cli="--storm",
+              file="storm"),
+        Input("connections", {"type": "array", "maxItems": MAX_ITEMS, "description": "New connections.",
+                              "items": {"type": "object", "required": ["node", "gpd"], "additionalProperties": False,
+                                        "properties": {"node": {"type": "string", "minLength": 1, "maxLength": 100,
+                                                                "description": "Model node"},
+                                                       "gpd": gpd("Average daily flow")}}},
+              cli="--connect", text=_connections_text, typed=_typed_connections),
+        remediations_input(),
+        peaking_input(),
+        Input("plant", {"type": "string", "maxLength": 100,
+                        "description": "The plant outfall (default: chosen from the network)."}, cli="--plant"),
+        Input("spinup_hr", {"type": "number", "minimum": 0, "maximum": 720,
+                            "description": "Dry-weather spin-up [h] (default 6)."}, cli="--spinup-hr"),
+        criteria_input(),
+        application_input(),
+        submittal_input(),
+        committed_input("capacity --committed BANK"),
+        Input("crs", {"type": "string", "maxLength": 100, "description": "The model map's CRS (AUTHORITY:CODE)."},
+              cli="--crs", service=False),
+    )
+
+    def check(self, values, name, source):
+        check_application(values, name, source)
+        if source == "service" and not values.get("connections") and not values.get("remediations"):
+            raise FieldInputError(name("connections"), values.get("connections"),
+                                  "at least one connection or remediation (a demonstration of nothing is not one)")
+
+    def finish(self, inputs, name, source):
+        from capacitysim.workflows.demonstration import Connection, parse_connection
+
+        pk = inputs.peaking or "pattern"
+        inputs["connections"] = [c if isinstance(c, Connection) else parse_connection(c, pk) if isinstance(c, str)
+                                 else parse_connection(f"{c['node']}={float(c['gpd'])!r}", pk)
+                                 for c in inputs.connections or []]
+        inputs["remediations"] = list(inputs.remediations or [])
+        if isinstance(inputs.committed, (str, Path)) or hasattr(inputs.committed, "__fspath__"):
+            from capacitysim.workflows.committed import capacity_commitments
+
+            inputs["committed"] = capacity_commitments(inputs.committed, inputs.model, application=inputs.application)
+
+    def run(self, inputs, progress=None, work_dir=None):
+        from capacitysim.workflows.demonstration import run_demonstration
+
+        progress = progress or NullProgress()
+        conns, rems = inputs.connections, inputs.remediations
+        progress.stage("inputs-checked", f"{len(conns)} connection(s), {len(rems)} remediation(s) on {Path(inputs.model).name}")
+        progress.stage("swmm-runs", "SWMM: the before and after scenarios, run side by side")
+        d = run_demonstration(inputs.model, connections=conns, remediations=rems, storm=inputs.storm,
+                              criteria=inputs.criteria, work_dir=work_dir, plant=inputs.plant, spinup_hr=inputs.spinup_hr,
+                              submittal=submittal_of(inputs), crs=inputs.crs, committed=inputs.committed)
+        progress.stage("judged", f"before and after runs judged: verdict {d.verdict}")
+        return d
+
+    def report(self, result, path, doc=None):
+        from capacitysim.report.capacity import write_report
+
+        write_report(doc if doc is not None else result.to_dict(), path)
+        return path
