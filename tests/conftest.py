@@ -46,9 +46,10 @@ def bank_calendar(monkeypatch):
     import datetime as dt
 
     from capacitysim.bank import ledger as ledger_mod
+    from capacitysim.bank import ledger_core
 
     state = {"now": dt.datetime(2020, 1, 1, 9, tzinfo=dt.timezone.utc)}
-    monkeypatch.setattr(ledger_mod, "utc_now", lambda: state["now"])
+    monkeypatch.setattr(ledger_core, "utc_now", lambda: state["now"])  # the default clock a Ledger reads
     not_future = ledger_mod.Ledger._not_future
 
     def day_of(self, name, d):
