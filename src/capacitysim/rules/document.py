@@ -37,8 +37,8 @@ from capacitysim.version import __version__
 SCHEMA_VERSION = 1
 
 #: The keys :func:`envelope` may add (the golden test removes exactly these before comparing with older documents).
-ENVELOPE_KEYS = ("kind", "document_kind", "schema_version", "capacitysim_version", "engine", "inputs", "policies",
-                 "checks", "verdict", "warnings")
+ENVELOPE_KEYS = ("kind", "document_kind", "schema_version", "capacitysim_version", "engine", "inputs", "input_files",
+                 "policies", "checks", "verdict", "warnings")
 
 #: Every document kind (the ``capacitysim report`` command dispatches on these).
 KINDS = ("capacity-demonstration", "headroom", "detention-design", "spdes-check", "ii-quantification",
@@ -46,7 +46,8 @@ KINDS = ("capacity-demonstration", "headroom", "detention-design", "spdes-check"
 
 
 def envelope(doc: dict, kind: str, *, engine: dict | None = None, inputs=(), policies=None, checks=None,
-             verdict=None, warnings=None, kind_key: str = "kind", schema_version: int = SCHEMA_VERSION) -> dict:
+             verdict=None, warnings=None, kind_key: str = "kind", schema_version: int = SCHEMA_VERSION,
+             same: dict | None = None, rename: dict | None = None) -> dict:
     """The document ``doc`` with the envelope's keys added after its own (a new dict; ``doc`` is not changed).
 
     How to use it: build the document's own keys as before and return them through it, e.g. at the end of a
@@ -72,6 +73,12 @@ def envelope(doc: dict, kind: str, *, engine: dict | None = None, inputs=(), pol
         ``"document_kind"`` for a document whose ``kind`` means something else.
     schema_version : int
         :data:`SCHEMA_VERSION` unless the kind's shape changed since.
+    same : dict, optional
+        Envelope key -> the document's key that already means it (a capacity register's ``capacitysim`` is the
+        ``capacitysim_version``): not written twice.
+    rename : dict, optional
+        Envelope key -> the key it takes in a document whose key of that name means something else (a capacity
+        register's ``inputs`` are its parameters: its files are ``input_files``).
 
     Returns
     -------
@@ -84,8 +91,11 @@ def envelope(doc: dict, kind: str, *, engine: dict | None = None, inputs=(), pol
         raise ValueError(f"envelope: the document's kind is {doc['kind']!r}, not {kind!r}")
     out = dict(doc)
 
+    same, rename = same or {}, rename or {}
+
     def add(key, value):
-        if key not in out:
+        key = rename.get(key, key)
+        if key not in out and same.get(key) not in out:
             out[key] = value
 
     add(kind_key, kind)

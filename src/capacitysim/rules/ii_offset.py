@@ -889,7 +889,9 @@ class ConnectionOffset:
     def to_dict(self) -> dict:
         """The result as ``capacitysim credits connection --json`` prints it (same keys, same order; lists, not
         tuples). The keys before issue 14 come first, in their order; the new ones follow."""
-        return {
+        from capacitysim.rules.document import envelope
+
+        return envelope({
             "uses": [u.to_dict() for u in self.uses],
             "average_gpd": self.average_gpd,
             "peaking_factor": self.peaking_factor,
@@ -906,7 +908,7 @@ class ConnectionOffset:
             "offset_required_on_average": self.offset_required_on_average,
             "offset_required_on_peak": self.offset_required_on_peak,
             "policies": [copy.deepcopy(p) for p in self.policies],
-        }
+        }, "credits-connection")  # the envelope (issue 27, item 3); the policies are above
 
 
 def connection_offset(unit_counts: Mapping[str, float], design_flows: Mapping[str, Mapping], *,
@@ -1425,7 +1427,10 @@ def quantify_project(project: Mapping, items: list[dict], *,
     meta = certify_project(project)
     result = quantify_items(items, engineer=meta["engineer"], pe_license=meta["pe_license"],
                             inflow_credit_basis=inflow_credit_basis)
-    return {"kind": QUANTIFICATION_KIND, "project": meta, "storm": program_storm(), **result}
+    from capacitysim.rules.document import envelope
+
+    # the envelope (issue 27, item 3): the policies are in ``result``
+    return envelope({"kind": QUANTIFICATION_KIND, "project": meta, "storm": program_storm(), **result}, QUANTIFICATION_KIND)
 
 
 #: The ``kind`` of the document :func:`quantify_project` returns (``credits quantify --json``): the bank reads

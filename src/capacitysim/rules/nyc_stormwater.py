@@ -393,6 +393,19 @@ LEAP_DAY_CITATION = (
 )
 
 
+def policies_named(document) -> list:
+    """The named policies of this rule (:data:`MASTER_PLAN_POLICY`, :data:`LEAP_DAY_POLICY`) whose texts a
+    detention document cites, as :class:`~capacitysim.rules.policy.Policy` (the envelope's ``policies``)."""
+    import json
+
+    from capacitysim.rules.policy import Policy
+
+    text = json.dumps(document, default=str, ensure_ascii=False)
+    known = (Policy(MASTER_PLAN_POLICY, True, MASTER_PLAN_CITATION, scope="detention design"),
+             Policy(LEAP_DAY_POLICY, "February 28", LEAP_DAY_CITATION, scope="detention design"))
+    return [p for p in known if f"(policy {p.name})" in text]
+
+
 def triennial_certifications(approved_on, *, through=None, count=None):
     """The due dates of the triennial inspection and certification of a detention system.
 

@@ -503,7 +503,13 @@ class DetentionResult:
         out["conditions"] = [dict(c) for c in self.conditions]
         out["unverified_rule_values"] = self.rules.unverified()
         out["unverified_values_used"] = self.unverified_values_used
-        return out
+        # the envelope (issue 27, item 3): verdict and checks are above; the policies its texts name
+        from capacitysim.rules.document import envelope
+        from capacitysim.rules.nyc_stormwater import policies_named
+
+        inputs = [{"role": "site", "file": self.site.path, "sha256": self.site.sha256},
+                  *({"role": "rule set", "file": f.get("file"), "sha256": f.get("sha256")} for f in out["rule_set_files"])]
+        return envelope(out, "detention-design", inputs=inputs, policies=policies_named(out))
 
 
 def _step(steps, title, formula, value, unit, cite):

@@ -196,8 +196,15 @@ class Register:
     document: dict
 
     def to_dict(self) -> dict:
-        """The register document (``bank register --json``, the report's input)."""
-        return self.document
+        """The register document (``bank register --json``, the report's input), with the envelope (issue 27,
+        item 3: the models of record with their SHA-256; SWMM when it computed headroom)."""
+        from capacitysim.workflows.document import envelope, swmm_engine
+
+        doc = self.document
+        ran = bool((doc.get("inputs") or {}).get("headroom")) and bool(doc.get("runs_total"))
+        models = [{"role": "model", "file": m.get("file"), "sha256": m.get("model_sha256")} for m in doc.get("models", [])]
+        return envelope(doc, "capacity-register", engine=swmm_engine() if ran else None, inputs=models,
+                        same={"capacitysim_version": "capacitysim"}, rename={"inputs": "input_files"})
 
     @property
     def problems(self) -> list[str]:

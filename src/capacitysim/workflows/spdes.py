@@ -287,7 +287,9 @@ class SpdesCheck:
         all_viol = rule.exceeds(self.periods.average_mgd, v.limit_mgd, 0.0)
         checks = self.checks()
         plant = self.plant
-        return {
+        from capacitysim.rules.document import envelope
+
+        return envelope({
             "kind": "spdes-check",
             "rule": self.rule_text(),
             "verdict": verdict_from_checks(checks),
@@ -348,7 +350,14 @@ class SpdesCheck:
             "gaps": list(self.gaps),
             "notes": list(self.notes),
             "definitions": self.definitions(),
-        }
+        }, "spdes-check", inputs=_inputs(self))  # the envelope (issue 27, item 3); verdict, checks, policies above
+
+
+def _inputs(result) -> list[dict]:
+    """The envelope's ``inputs`` of a SPDES check: the plant's flow record, as the document records it."""
+    if not result.source:
+        return []
+    return [{"role": "flow record", "file": PurePath(result.source).name, "sha256": result.source_sha256}]
 
     def verdict_line(self) -> str:
         v = self.verdict
