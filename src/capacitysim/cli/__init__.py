@@ -38,6 +38,7 @@ COMMANDS = {
     "list": "listing",
     "serve": "serve",
     "users": "users",
+    "report": "report",
 }
 
 
