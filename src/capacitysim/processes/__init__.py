@@ -4,7 +4,7 @@ Each module holds one process (its metadata, inputs, ``run``, document and repor
 their classes in the order the service's catalogue shows them. The command line (``capacitysim.cli``), the public
 API (``capacitysim.api``) and the service (``capacitysim.service``) are written against these, never against the
 workflow functions directly: adding a workflow is one module here and a line in :data:`PROCESSES`, then its
-command and API function (docs/workflows/processes.md).
+command and API function (docs/adding-a-workflow.md).
 """
 
 from __future__ import annotations
