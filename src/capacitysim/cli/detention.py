@@ -17,7 +17,6 @@ from capacitysim.cli.common import (
     emit_table,
     export_option,
     json_option,
-    pop_submittal,
     submittal_options,
 )
 
@@ -43,28 +42,28 @@ def detention(site_file, rule, report, no_swmm, approved_on, export_dir, as_json
     certification of 15 RCNY § 31-04(a)(8); a date after today is bad input (exit 2): it records an
     approval DEP has given.
     """
-    from capacitysim.io.site_files import load_rule_set, load_site
-    from capacitysim.io.submittal import approval_date
-    from capacitysim.report.detention import verdict_line, write_report
-    from capacitysim.workflows.detention import design_site
+    from capacitysim.cli.common import run_process, submittal_values
+    from capacitysim.report.detention import verdict_line
 
-    approved = approval_date(approved_on, "--approved-on")
-    rules = load_rule_set(rule)
-    # the report must never overwrite an input: the site file, any rule-set file read, the submittal file
-    check_output(report, [site_file, *rules.sources, submittal.get("submittal__submittal_file")], option="--report")
-    check_export_dir(export_dir, [site_file, *rules.sources, submittal.get("submittal__submittal_file")])
-    site = load_site(site_file, rules)
-    sub = pop_submittal(submittal, base=site.submittal)
-    result = design_site(site, rules, swmm=not no_swmm, submittal=sub, approved_on=approved)
+    sub_file = submittal.get("submittal__submittal_file")
+
+    def outputs(inputs):  # never over an input: the site file, any rule-set file read, the submittal file
+        paths = [site_file, *inputs.rule.sources, sub_file]
+        check_output(report, paths, option="--report")
+        check_export_dir(export_dir, paths)
+
+    values = dict(approved_on=approved_on, rule=rule, site=site_file, swmm=False if no_swmm else None,
+                  submittal=submittal_values(submittal))
+    proc, _, result = run_process("detention-design", values, before=outputs)
     if report:
-        write_report(result, report)
+        proc.report(result, report)
     written = None
     if export_dir:
         from capacitysim.io.export import export_detention
 
         written = export_detention(export_dir, result.to_dict(), result.series, result.steps)
     if as_json:
-        out = result.to_dict()
+        out = proc.document(result)
         if report:
             out["report"] = str(report)
         if written:

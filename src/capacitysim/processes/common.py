@@ -103,8 +103,9 @@ def _submittal(value, field):
 
     try:
         Submittal(**value)
-    except InputError as exc:  # the submittal's own rules (a licence number, a BBL...)
-        raise FieldInputError(field, value, str(exc)) from None
+    except InputError as exc:  # the submittal's own rules (a licence number, a BBL...): its words, on the field
+        problem, _, allowed = str(exc).partition("; allowed: ")
+        raise FieldInputError(field, value, allowed or "a submittal its own rules accept", problem) from None
     return dict(value)
 
 
