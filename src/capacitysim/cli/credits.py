@@ -29,7 +29,7 @@ def _echo_policies(policies) -> None:
 
 @credits.command()
 @click.argument("project_file", type=click.Path(dir_okay=False))
-@click.option("--inflow-basis", "inflow_basis", type=click.Choice(ii_offset.INFLOW_CREDIT_BASES),
+@click.option("--inflow-basis", "inflow_basis", metavar=f"[{'|'.join(ii_offset.INFLOW_CREDIT_BASES)}]",
               default=ii_offset.DEFAULT_INFLOW_CREDIT_BASIS, show_default=True,
               help="Program policy (the program does not say; confirm with the bank administrator): what a TR-55 "
                    "inflow item credits, the 24-hour runoff volume of the 1-year storm as gpd, or the peak rate of "
@@ -42,10 +42,11 @@ def quantify(project_file, inflow_basis, as_json):
     quantification "shall be prepared by a professional engineer, licensed in the State of New York"
     (quantification guidelines; Table 174-19.1 note 2). Without either, exit 2.
     """
-    from capacitysim.io.project_files import read_project
+    from capacitysim.cli.common import run_process
 
-    proj = read_project(project_file)
-    result = out = ii_offset.quantify_project(proj["project"], proj["items"], inflow_credit_basis=inflow_basis)
+    proc, inputs, result = run_process("credits-quantification", dict(project=project_file, inflow_basis=inflow_basis))
+    out = proc.document(result)
+    inflow_basis = inputs.inflow_basis
     meta = out["project"]
     if as_json:
         emit_json(out)
