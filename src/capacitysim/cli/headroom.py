@@ -2,48 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import os
 
 import click
 
 from capacitysim.cli import cli
 from capacitysim.cli.common import (ProgressBar, check_export_dir, emit_json, emit_table, export_option, json_option,
-                                    pop_submittal, submittal_options)
-from capacitysim.errors import InputError
-
-
-def _number(option: str, value, *, low: float = 0.0, low_open: bool = True, high: float | None = None) -> float | None:
-    """A number option parsed here, so a typo is one line (``error: --max-gpd must be ...``)."""
-    if value is None:
-        return None
-    try:
-        v = float(str(value).replace(",", "").replace("_", ""))
-    except ValueError:
-        raise InputError(f"{option} must be a number; got {value!r}") from None
-    if not math.isfinite(v) or (v <= low if low_open else v < low) or (high is not None and v > high):
-        rng = f"{'(' if low_open else '['}{low:g}, {'inf' if high is None else format(high, 'g')}]"
-        raise InputError(f"{option} must be in {rng}; got {value}")
-    return v
-
-
-def _workers(value) -> int | None:
-    if value is None:
-        return None
-    try:
-        n = int(value)
-    except ValueError:
-        raise InputError(f"--workers must be an integer >= 0 (0: in this process, no cluster); got {value!r}") from None
-    if n < 0:
-        raise InputError(f"--workers must be an integer >= 0 (0: in this process, no cluster); got {value!r}")
-    return n
-
-
-def _peaking(value: str) -> str | float:
-    if value == "pattern":
-        return "pattern"
-    pf = _number("--peaking", value, low=1.0, low_open=False)
-    return pf
+                                    submittal_options)
 
 
 @cli.command()
@@ -70,7 +35,7 @@ def _peaking(value: str) -> str | float:
               help="Folder of the outputs: headroom.zarr (streamed, resumable), headroom.json, headroom.csv, headroom.geojson.")
 @click.option("--resume", is_flag=True, help="Continue the store in --out: compute only the missing cells.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write the HTML report here.")
-@click.option("--method", type=click.Choice(["screen", "bisection"]), default="screen", show_default=True,
+@click.option("--method", metavar="[screen|bisection]", default="screen", show_default=True,
               help="screen: estimates from the run before, then few runs; bisection: brute force (for comparison).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @export_option
@@ -87,54 +52,29 @@ def headroom(model_path, storms, nodes, basin, all_nodes, criteria_file, remedia
     --connect NODE=GPD` (same --storm, --remediate, --criteria) gives. Exit code 0 when every cell has
     a figure, 1 when any is untrusted or in error (one line on stderr), 2 for bad input.
     """
-    from capacitysim.cli.common import check_output
-    from capacitysim.io.bundled import model_path as resolve_model
-    from capacitysim.io.files import read_toml
-    from capacitysim.rules.capacity import Criteria
-    from capacitysim.workflows.headroom import headroom as run_headroom
+    from capacitysim.cli.common import check_output, run_process, submittal_values
 
-    if nodes is not None and basin is not None or (all_nodes and (nodes is not None or basin is not None)):
-        raise InputError("give one of --nodes, --basin and --all")
-    node_list = None
-    if nodes is not None:
-        node_list = [n.strip() for n in nodes.split(",") if n.strip()]
-        if not node_list:
-            raise InputError(f"--nodes must name at least one node (A,B,...); got {nodes!r}")
-    if workers is not None and scheduler is not None:
-        raise InputError("give one of --workers (a local cluster) and --scheduler (an existing one)")
-    if resume and out_dir is None:
-        raise InputError("--resume continues the store in --out DIR; give --out")
-    tol = _number("--tolerance-pct", tolerance_pct, high=100.0)
-    mx = _number("--max-gpd", max_gpd)
-    mn = _number("--min-gpd", min_gpd)
-    spin = _number("--spinup-hr", spinup_hr, low_open=False)
-    nw = _workers(workers)
-    pk = _peaking(peaking)
-    model_file = resolve_model(model_path)
-    storm_files = [s for s in storms if os.path.exists(s)]
-    check_output(report_path, [model_file, criteria_file, *storm_files,
-                               None if out_dir is None else os.path.join(out_dir, "headroom.zarr")])
-    check_export_dir(export_dir, [model_file, criteria_file, *storm_files])
-    criteria = Criteria.from_dict(read_toml(criteria_file), criteria_file) if criteria_file else Criteria()
-    sub = pop_submittal(submittal)
-    bar = ProgressBar("node", "headroom")
-    progress = None if no_progress else (lambda done, total, runs: bar.update(done, total, runs=runs))
-    with bar:
-        res = run_headroom(model_file, list(storms) or None, node_list, basin=basin, all_nodes=all_nodes, criteria=criteria,
-                           remediations=list(remediates), plant=plant, peaking=pk, spinup_hr=spin, tolerance_pct=tol,
-                           max_gpd=mx, min_gpd=mn, workers=nw, scheduler=scheduler, out=out_dir, resume=resume,
-                           method=method, progress=progress, submittal=sub, criteria_file=criteria_file)
-    doc = res.to_dict()
+    def outputs(inputs):  # never over an input (checked before any run or cluster)
+        storm_files = [s for s in storms if os.path.exists(s)]
+        check_output(report_path, [inputs.model, criteria_file, *storm_files,
+                                   None if out_dir is None else os.path.join(out_dir, "headroom.zarr")])
+        check_export_dir(export_dir, [inputs.model, criteria_file, *storm_files])
+
+    values = dict(model=model_path, storms=storms, nodes=nodes, basin=basin, all_nodes=all_nodes, criteria=criteria_file,
+                  criteria_file=criteria_file, remediations=remediates, plant=plant, peaking=peaking, spinup_hr=spinup_hr,
+                  tolerance_pct=tolerance_pct, max_gpd=max_gpd, min_gpd=min_gpd, workers=workers, scheduler=scheduler,
+                  out=out_dir, resume=resume, method=method, submittal=submittal_values(submittal))
+    with ProgressBar("node", "headroom") as bar:
+        proc, inputs, res = run_process("headroom", values, progress=None if no_progress else bar, before=outputs)
+    doc = proc.document(res)
     if report_path:
-        from capacitysim.report.headroom import write_report
-
-        write_report(doc, report_path, res.coordinates, res.link_lines)
+        proc.report(res, report_path, doc)
     if export_dir:
         from capacitysim.io.export import export_node_table, model_geometry
         from capacitysim.network.model import parse_inp
 
         export_node_table(export_dir, doc["nodes"], id_key="node", index=("node", "storm"),
-                          geometry=model_geometry(parse_inp(model_file)),
+                          geometry=model_geometry(parse_inp(inputs.model)),
                           title="headroom: largest connection per node and storm",
                           attrs={"kind": "headroom", "model_file": doc["model_file"], "model_sha256": doc["model_sha256"]})
     if as_json:

@@ -19,9 +19,12 @@ def _nodes_text(value, field):
 
 def _workers_text(value, field):
     try:
-        return int(value)
+        n = int(value)
     except ValueError:
-        raise FieldInputError(field, value, "a whole number >= 0 (0: in this process, no cluster)") from None
+        n = -1
+    if n < 0:
+        raise FieldInputError(field, value, "a whole number >= 0 (0: in this process, no cluster)")
+    return n
 
 
 class Headroom(Process):
