@@ -16,7 +16,7 @@ def sweep():
 @sweep.command("run")
 @click.argument("sweep_file", type=click.Path(dir_okay=False))
 @click.option("--out", "out", required=True, type=click.Path(), help="Zarr store of the results (RESULTS.zarr).")
-@click.option("--workers", type=click.IntRange(min=0), default=None,
+@click.option("--workers", metavar="N", default=None,
               help="Worker processes of the local cluster (default: one per core; 0: in this process, no cluster).")
 @click.option("--scheduler", default=None, help="Address of an existing dask.distributed scheduler (tcp://host:8786).")
 @click.option("--resume", is_flag=True, help="Continue an interrupted sweep: compute only the missing scenarios.")
@@ -35,29 +35,17 @@ def run_cmd(sweep_file, out, workers, scheduler, resume, no_progress, yes_large,
     estimate of the run time), an --out that is the sweep file, the model or a symbolic link, an
     unreachable --scheduler. With --resume the whole store counts, not only the scenarios computed now.
     """
-    from capacitysim.io.sweep_files import load_sweep, sweep_inputs
-    from capacitysim.workflows.sweep import (
-        check_scheduler_address,
-        check_store_path,
-        check_sweep_size,
-        default_workers,
-        outcome_line,
-        run_sweep,
-    )
+    from capacitysim.cli.common import run_process
+    from capacitysim.workflows.sweep import outcome_line
 
-    spec = load_sweep(sweep_file)
-    # refused before the progress bar, the cluster or the store exist
-    check_sweep_size(spec, yes_large, None if scheduler else (workers if workers is not None else default_workers()))
-    check_store_path(out, sweep_inputs(spec))
-    if scheduler:
-        check_scheduler_address(scheduler)
-    bar = ProgressBar("scn", "sweep")
-    progress = None if no_progress else (lambda done, failed, total: bar.update(done, total, failed=failed))
-    with bar:
-        run = run_sweep(spec, out, workers=workers, scheduler=scheduler, resume=resume, progress=progress, yes_large=yes_large)
+    values = dict(sweep=sweep_file, out=out, workers=workers, scheduler=scheduler, resume=resume, yes_large=yes_large)
+    # the size, the store's path and the scheduler are refused by run_sweep before the bar, the cluster or the store
+    with ProgressBar("scn", "sweep") as bar:
+        proc, inputs, run = run_process("sweep", values, progress=None if no_progress else bar)
+    spec = inputs.sweep  # the sweep file, read once by the process
     o = run.outcome
     if as_json:
-        emit_json(run.to_dict())
+        emit_json(proc.document(run))
     else:
         emit_table([("scenarios", f"{run.n_scenarios:,}"), ("computed now", f"{run.computed:,}"),
                     ("already done (resume)", f"{run.skipped:,}"), ("failed", f"{run.failed:,}"),

@@ -44,12 +44,14 @@ class Sweep(Process):
         return inputs.sweep
 
     def run(self, inputs, progress=None, work_dir=None):
-        from capacitysim.workflows.sweep import check_sweep_size, default_workers, run_sweep
+        from capacitysim.workflows.sweep import check_scheduler_address, check_sweep_size, default_workers, run_sweep
 
         progress = progress or NullProgress()
         spec = self.spec(inputs)
         workers, scheduler = inputs.workers, inputs.scheduler
         check_sweep_size(spec, bool(inputs.yes_large), None if scheduler else (workers if workers is not None else default_workers()))
+        if scheduler:  # reached before the first progress step (a bar) and the store
+            check_scheduler_address(scheduler)
         progress.stage("inputs-checked", "sweep file read")
         out = inputs.out if inputs.out is not None else Path(work_dir) / "sweep.zarr"
 
