@@ -41,7 +41,7 @@ VOLATILE = {
                           "/models/*/commitments/as_of", "/models/*/computed", "/models/*/freshness"),
 }
 #: Kinds whose to_dict does not carry the envelope yet (their modules had another item's uncommitted changes).
-ENVELOPE_PENDING = {"capacity", "sweep-run"}
+ENVELOPE_PENDING: set = set()  # every kind carries the envelope
 
 
 def _normalise(obj, volatile, here=""):

@@ -31,6 +31,7 @@ from tests.report.test_rendered_reports import check_report
 STORM = "binghamton-1yr-24h"
 TEN = "ten-year"
 NODES = ["MH0003", "MH0017", "MH0030"]
+MIN_GPD = 3700
 SVG = "{http://www.w3.org/2000/svg}"
 
 
@@ -50,7 +51,9 @@ def run(tmp_path_factory):
     storm.update(depth_in=3.2, name="Binghamton 10-year 24-hour (test)", return_period_yr=10)
     ten = tmp / f"{TEN}.toml"
     ten.write_text("".join(f"{k} = {json.dumps(v)}\n" for k, v in storm.items()), encoding="utf-8")
-    res = headroom(model, [STORM, ten], NODES, workers=0, min_gpd=1000, max_gpd=30000)
+    # MH0017 takes about 3,400 gpd under the 1-year storm (zero from MIN_GPD) and 3,900 under the 10-year
+    # (bracketed); MH0003 and MH0030 about 27,000 (bracketed) and over MAX_GPD under the 10-year (bounded)
+    res = headroom(model, [STORM, ten], NODES, workers=0, min_gpd=MIN_GPD, max_gpd=30000)
     doc = res.to_dict()
     # the capacity document's geometry block; a no-op once the headroom document carries it itself
     doc.setdefault("geometry", model_geometry(parse_inp(model)).to_dict())
@@ -219,7 +222,7 @@ def test_nodes_coloured_by_headroom_and_told_apart_by_shape(run):
         assert number(10_000.0, "gpd") == "10,000" and "10,000" in texts
         assert all(number(t, "gpd") in texts for t in ticks)
     # the legend names every kind of mark
-    assert "0: fails with the smallest flow searched" in _texts(svgs[TEN])
+    assert "0: fails with the smallest flow searched" in _texts(svgs[STORM])
     assert "bounded: the largest flow searched passes (the headroom is at least it)" in _texts(svgs[TEN])
 
 
@@ -255,16 +258,25 @@ def test_table_sorted_by_headroom_with_governing_check_bracket_and_runs(run):
         assert row[8] == number(g["limit"], g["unit"]) + unit
         assert row[7].startswith(number(g["value"], g["unit"]) + unit)
     # a gpd figure as format.number prints it: thousands separator, whole gallons
-    mh17 = _cell(doc, "MH0017", STORM)
-    assert number(mh17["max_connection_gpd"], "gpd") == f"{mh17['max_connection_gpd']:,.0f}"
-    row = next(r for r in t["rows"] if r[:2] == ["MH0017", STORM])
-    assert row[2] == number(mh17["max_connection_gpd"], "gpd") and "," in row[2]
-    # a d/D that fails by less than its last printed digit says that it is above its limit
-    zero = _cell(doc, "MH0030", TEN)
-    g = zero["governing_check"]
-    assert g["unit"] == "-" and number(g["value"], "-") == number(g["limit"], "-") and g["value"] > g["limit"]
-    row = next(r for r in t["rows"] if r[:2] == ["MH0030", TEN])
-    assert row[7] == f"{number(g['value'], '-')} (just above the limit)"
+    mh3 = _cell(doc, "MH0003", STORM)
+    assert number(mh3["max_connection_gpd"], "gpd") == f"{mh3['max_connection_gpd']:,.0f}"
+    row = next(r for r in t["rows"] if r[:2] == ["MH0003", STORM])
+    assert row[2] == number(mh3["max_connection_gpd"], "gpd") and "," in row[2]
+
+
+def test_a_value_just_above_its_limit_says_so(run, tmp_path):
+    """A d/D that fails by less than its last printed digit says that it is above its limit (the report renders
+    the stored document: the governing check is set so, as a 0.8 limit failed by 1e-9)."""
+    doc, _, _ = run
+    d = json.loads(json.dumps(doc))
+    cell = next(r for r in d["nodes"] if r["status"] == "zero")
+    cell["governing_check"] = {**cell["governing_check"], "criterion": "max d/D <= 0.8 (gravity sewers)",
+                               "element": "P0044", "unit": "-", "limit": 0.8, "value": 0.8 + 1e-9}
+    _, tables = read_report(write_report(d, tmp_path / "h.html").read_text(encoding="utf-8"))
+    t = _table(tables, "node", 11)
+    row = next(r for r in t["rows"] if r[:2] == [cell["node"], cell["storm"]])
+    assert number(0.8 + 1e-9, "-") == number(0.8, "-")
+    assert row[7] == f"{number(0.8 + 1e-9, '-')} (just above the limit)"
 
 
 def test_return_period_matrix_node_by_storm(run):
@@ -281,7 +293,7 @@ def test_return_period_matrix_node_by_storm(run):
             v = grid[(row[0], s)]
             assert text == (f">= {number(v, 'gpd')}" if rec["bounded"] else number(v, "gpd")), (row, s)
     lowest = [min(grid[(r[0], s)] for s in (STORM, TEN)) for r in t["rows"]]
-    assert lowest == sorted(lowest) and t["rows"][0][0] == "MH0030"
+    assert lowest == sorted(lowest) and t["rows"][0][0] == "MH0017"
 
 
 def test_header_block_has_counts_and_policies(run, tmp_path):
@@ -294,7 +306,7 @@ def test_header_block_has_counts_and_policies(run, tmp_path):
     assert kv["bracketed"] == number(doc["counts"]["ok"]) and kv["zero"] == number(doc["counts"]["zero"])
     if doc["full_run_equivalents"] is not None:
         assert kv["full-run equivalents (what the runs cost, in complete runs)"] == number(doc["full_run_equivalents"])
-    assert kv["largest flow searched [gpd]"] == "30,000" and kv["smallest flow searched [gpd]"] == "1,000"
+    assert kv["largest flow searched [gpd]"] == "30,000" and kv["smallest flow searched [gpd]"] == "3,700"
     assert kv["bracket tolerance [%]"] == number(5.0, "%")
     assert kv[f"storm {TEN}"].startswith("Binghamton 10-year 24-hour (test), 3.200 in, ")
     pol = _table(tables, "policy")

@@ -117,18 +117,19 @@ def runs(tmp_path_factory, plant_nodes):
     tmp = tmp_path_factory.mktemp("committed")
     calls = []
     real = demo.run_inp
+    from capacitysim.workflows import judgement  # the noise runs (the run before with finer steps) start there
 
     def counting_run_inp(*args, **kwargs):  # the real engine run, counted
         calls.append(kwargs.get("name"))
         return real(*args, **kwargs)
 
-    demo.run_inp = counting_run_inp
+    demo.run_inp = judgement.run_inp = counting_run_inp
     try:
         without = demo.run_demonstration(SMALL, connections=applicant, storm=DRY, work_dir=tmp / "without")
         n_without = len(calls)
         with_ = demo.run_demonstration(SMALL, connections=applicant, storm=DRY, work_dir=tmp / "with", committed=committed)
     finally:
-        demo.run_inp = real
+        demo.run_inp = judgement.run_inp = real
     yield {"without": without, "with": with_, "calls": (n_without, len(calls) - n_without), "nodes": (n_app, n_other),
            "work": tmp / "with", "model": load_model(SMALL)}
     without.close()

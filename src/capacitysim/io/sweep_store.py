@@ -120,6 +120,9 @@ def sweep_attrs(spec: SweepSpec) -> dict:
         # the runs' spin-up, prepended: a store written otherwise (older capacitysim) is another sweep, never resumed
         meta["spinup_hr"] = "default" if spec.spinup_hr is None else spec.spinup_hr
         meta["spinup"] = "prepended"
+        # the scenarios judged by capacity's one judgement (issue 27: injected volumes, rain, noise, initial state);
+        # a store judged before it holds other verdicts for the same runs: another sweep, never resumed
+        meta["judgement"] = 2
     return {"sweep": json.dumps(meta),
             "dims": json.dumps(spec.dims), "verdicts": json.dumps(VERDICTS)}
 

@@ -18,7 +18,7 @@ import xarray as xr
 
 from capacitysim.checks import check_range
 from capacitysim.errors import DataFileError, InputError
-from capacitysim.rules.verdict import Check
+from capacitysim.rules.verdict import Check, verdict_from_checks
 
 #: Citation of the capacity checks.
 CAPACITY_CITATION = "BJC I/I offset program H(1); 15 RCNY § 18-36; limits: capacitysim criteria (program policy)"
@@ -434,12 +434,11 @@ def judge(before: xr.Dataset, after: xr.Dataset, c: Criteria, *, outlets=(), pla
 
 
 def verdict_of(before: xr.Dataset, after: xr.Dataset, checks: list[Check], c: Criteria) -> str:
-    """``untrusted`` when a run's continuity error exceeds the limit (or is not a number), else ``fail`` on any
-    failed check, else ``pass``. A check the reviewer must confirm (``passed`` None) does not fail the verdict
-    (:func:`capacitysim.rules.verdict.verdict_from_checks`)."""
-    if any(not abs(continuity_error(ds)) <= c.continuity_limit_pct for ds in (before, after)):
-        return "untrusted"
-    return "fail" if any(ch.passed is False for ch in checks) else "pass"
+    """``untrusted`` when a run's continuity error exceeds the limit (or is not a number), else the verdict of the
+    checks by the one rule of :func:`capacitysim.rules.verdict.verdict_from_checks` (a check the reviewer must
+    confirm, ``passed`` None, does not fail the verdict)."""
+    untrusted = any(not abs(continuity_error(ds)) <= c.continuity_limit_pct for ds in (before, after))
+    return verdict_from_checks(checks, untrusted=untrusted)
 
 
 #: Named policy of the noise floor (issue 26, class 5): how the model's own numerical uncertainty is measured.

@@ -85,9 +85,13 @@ class Check:
 
 
 def verdict_from_checks(checks, untrusted: bool = False) -> str:
-    """``untrusted`` when the run is not trusted, else ``fail`` when any check failed, else ``pass``.
+    """The one verdict rule of every workflow: ``untrusted`` when the run is not trusted, else ``fail`` when any
+    check failed, else ``pass``.
 
     A check the reviewer must confirm (``passed`` None) does not fail the verdict; it is listed as a condition.
+    A condition of trust that cannot be confirmed (an injected volume the engine's statistics cannot show, a
+    change within the model's noise downstream of the connection) is not a check: the caller counts it in
+    ``untrusted`` (:func:`capacitysim.workflows.judgement.judge_change`).
     """
     if untrusted:
         return "untrusted"

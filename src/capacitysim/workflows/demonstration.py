@@ -22,7 +22,6 @@ and gives a verdict under configurable criteria:
 from __future__ import annotations
 
 import math
-import os
 import shutil
 import tempfile
 import weakref
@@ -35,18 +34,14 @@ import xarray as xr
 
 from capacitysim.checks import check_range
 from capacitysim.io.bundled import model_path as bundled_model_path
-from capacitysim.network.reach import change_reach
-from capacitysim.network.refine import STEP_RATIOS, write_step_refined
-from capacitysim.rules.capacity import (NOISE_POLICY, Criteria, continuity_error, initial_state_pct, judge,
-                                         separate_noise, spinup_drained_pct, step_noise, verdict_of)
+from capacitysim.rules.capacity import Criteria, continuity_error
+from capacitysim.rules.policy import Policy
 from capacitysim.rules.verdict import Check
 from capacitysim.errors import EngineError, InputError
-from capacitysim.network.basins import Basin, basin_of, find_basins
+from capacitysim.network.basins import Basin, find_basins
 from capacitysim.network.engine import (
-    ENGINE_FLOW_TOL_CFS,
     RunFiles,
     node_series,
-    system_series,
     read_results,
     run_inp,
     scenario_rejected,
@@ -54,7 +49,6 @@ from capacitysim.network.engine import (
 )
 from capacitysim.network.model import SwmmInp, display_name, finite_number, load_model, network_graph, parse_inp
 from capacitysim.network.scenario import (
-    DEFAULT_SPINUP_HR,
     Connection,
     Remediation,
     ReportNodes,
@@ -64,8 +58,30 @@ from capacitysim.network.scenario import (
     default_spinup_hr,
     write_scenario,
 )
-from capacitysim.network.model import report_start_hr, rtk_params, sim_start
-from capacitysim.units import CFS_PER_FLOW_UNIT, GPD_PER_CFS, MILLIMETERS_PER_INCH, MINUTES_PER_HOUR, SQFT_PER_ACRE
+from capacitysim.network.model import report_start_hr
+from capacitysim.units import SQFT_PER_ACRE
+# the judgement of the two runs, one for every workflow (issue 27, item 2); its names are also read from here
+from capacitysim.workflows.judgement import (  # noqa: F401
+    DESIGN_STORM,
+    INITIAL_STATE,
+    NOISE_FLOOR,
+    STAGED_OUTFALLS,
+    STORM_CHECK_CITATION,
+    STORM_POLICY,
+    _basin_or_none,
+    backflow_outfalls,
+    initial_state,
+    initial_state_kept,
+    initial_state_problem,
+    injection_checks,
+    judge_change,
+    judged_elements,
+    rainfall_problems,
+    rdii_rainfall_in,
+    rdii_weights,
+    refined_runs,
+    storm_check,
+)
 
 
 @dataclass
@@ -370,20 +386,10 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         else:
             runs = {k: run_one(k, inp, d) for k, (inp, d) in jobs.items()}
         before, after = read_results(runs["before"]), read_results(runs["after"])
-        held_pct = initial_state_pct(before)
-        state = {"stored_cf": _f(before.attrs.get("routing_initStorage_cf", math.nan)), "share_pct": _f(held_pct),
-                 "limit_pct": criteria.initial_state_max_pct, "drained_cf": None, "drained_pct": None}
+        state, held = initial_state(before, runs["before"], spin, criteria)
         record["simulation"]["initial_state"] = state
-        initial_state_problem = None
-        if spin > 0 and held_pct > criteria.initial_state_max_pct:
-            # the initial state could carry the event: did the spin-up drain it before the model's period?
-            at_start = float(system_series(runs["before"], "volume_stored").values[0])
-            drained_pct = spinup_drained_pct(before, at_start)
-            state.update(drained_cf=_f(state["stored_cf"] - at_start), drained_pct=_f(drained_pct))
-        if spin > 0 and state["drained_pct"] is not None and state["drained_pct"] > criteria.initial_state_max_pct:
-            held = (f"the {spin:g} h spin-up drained {state['drained_cf']:,.0f} ft3 of the model's initial state "
-                    f"({state['stored_cf']:,.0f} ft3) before the model's period, {state['drained_pct']:.0f} % of the water "
-                    f"the run before routes (more than initial_state_max_pct, {criteria.initial_state_max_pct:g} %)")
+        initial_state_problem_ = None
+        if held is not None:
             if spinup_hr is None:
                 # program policy initial_state = kept: the event is in the initial state, which a spin-up would drain
                 # before the model's period; the model runs from its own start, as one with a hotstart file does
@@ -395,12 +401,9 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
                                           criteria=criteria, work_dir=work_dir, outlets=outlets, plant=plant,
                                           parallel=parallel, extra_edits=extra_edits, spinup_hr=0.0, submittal=submittal,
                                           crs=crs, committed=committed)
-                again.scenario["simulation"]["spinup_policy"] = (
-                    f"no spin-up (program policy initial_state = kept; alternative: the {spin:g} h spin-up anyway): {held}, "
-                    "so the model's event is its initial state and it runs from its own start")
+                again.scenario["simulation"]["spinup_policy"] = initial_state_kept(spin, held)
                 return again
-            initial_state_problem = (f"{held}: the event the initial state carries is not in the period judged (the "
-                                     "spin-up was given with --spinup-hr); run with --spinup-hr 0")
+            initial_state_problem_ = initial_state_problem(held)
         ext = model_files(model)
         warnings_ = [plant_warning] if plant_warning else []
         warnings_ += [f"external file {f['name']} ({f['kind']}) is missing: {f['path']}" for f in ext
@@ -411,68 +414,20 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
             warnings_.append(f"(and {len(lint) - 5} more such problems)")
         warnings_ += record.get("notes", [])
         warnings_ += committed_warnings
-        injections = injection_checks(model, before, after, record, criteria)
-        # a connection whose lowest hourly flow is below SWMM's FLOW_TOL and that the engine received short of:
-        # the engine dropped it (a fact of the engine, not noise)
-        short = {i["element"] for i in injections if i["what"] == "connection" and i["passed"] is False
-                 and i["received_cf"] < i["intended_cf"]}
-        tiny = sorted({c["node"] for c in record.get("connections", []) if c["node"] in short
-                       and c.get("flow_gpd", math.inf) * c.get("low_factor", 1.0) < ENGINE_FLOW_TOL_CFS * GPD_PER_CFS})
-        judged = judged_elements(basins, conns)
-        checks = judge(before, after, criteria, **judged)
-        noise_rec = None
-        if criteria.noise_factor > 0 and (any(ch.passed is False and ch.kind != "run" for ch in checks)
-                                          or any(not i["passed"] for i in injections)):
-            # a change past a limit, or an injected volume off: is it larger than the model's own noise?
-            refined, noise_rec = _refined_run(before_inp, wd / "refined", model)
-            if refined is not None:
-                reach = _change_reach(model, record, before, after, refined, criteria)
-                link_to = {lid: n2 for lid, _sec, _n1, n2, _l in model.links()}
-
-                def attributable(ch) -> bool:
-                    return ch.element in (reach.links if ch.element in link_to else reach.nodes)
-
-                checks, within = separate_noise(checks, before, after, refined, criteria, attributable=attributable,
-                                                **judged)
-                injections = _injections_within_noise(injections, before, refined, criteria, dropped=set(tiny))
-                noise_rec.update(_noise_record(reach, link_to, within))
-            warnings_ += noise_rec.pop("_warnings")
-        untrusted = [f"{i['what']} at {i['element']}: the engine received {i['received_cf']:,.1f} ft3, "
-                     f"{i['difference_pct']:+.2f} % from the intended {i['intended_cf']:,.1f} ft3"
-                     if i["passed"] is False else f"{i['what']} at {i['element']}: not confirmed ({i['basis']})"
-                     for i in injections if not i["passed"]]
-        if tiny:
-            untrusted.append(f"the connection at {', '.join(tiny)} is near the smallest flow the engine takes: SWMM drops an "
-                             f"external inflow below {ENGINE_FLOW_TOL_CFS:g} cfs ({ENGINE_FLOW_TOL_CFS * GPD_PER_CFS:.1f} gpd) at "
-                             "each step (routing.c, addExternalInflows), so it cannot be shown whole")
-        if initial_state_problem:
-            untrusted.append(initial_state_problem)
-        if not before.attrs.get("routing", 1):
-            untrusted.append("the model routes no flow (no links, or IGNORE_ROUTING YES): the engine computes no "
-                             "hydraulics, so no capacity can be demonstrated with it")
-        storm_checks = []
-        if storm_edit is not None:
-            ch, problems, storm_warnings = storm_check(before, after, storm_edit, criteria, record,
-                                                       {"before": parse_inp(before_inp), "after": parse_inp(after_inp)})
-            storm_checks.append(ch)
-            untrusted += problems
-            warnings_ += storm_warnings
-        record["external_files"] = ext
-        if committed_rec is not None:
-            untrusted += _committed_model_problems(committed_rec, committed, ext)
-        checks = checks + storm_checks
         missing = [c.node for c in conns if _basin_or_none(c.node, basins) is None]
         if missing:
             warnings_.append(f"connection node(s) {', '.join(missing)} drain to no outfall: no basin outlet check")
-        verdict = verdict_of(before, after, checks, criteria)
-        if noise_rec and noise_rec.get("untrusted"):
-            # a failure beyond the noise decides; changes within it only stop a pass from being shown
-            (warnings_ if verdict == "fail" else untrusted).append(noise_rec["untrusted"])
-        untrusted += [f"the {ch.element}'s flow routing or runoff continuity error, {ch.after:+.2f} %, is beyond the "
-                      f"{ch.limit:g} % limit: the engine's own mass balance does not support a verdict"
-                      for ch in checks if ch.kind == "run" and ch.criterion.startswith("continuity") and ch.passed is False]
-        if untrusted and verdict != "untrusted":
-            verdict = "untrusted"
+        scenarios = None
+        if storm_edit is not None and not before.attrs.get("n_subcatchments", 0):
+            scenarios = {"before": parse_inp(before_inp), "after": parse_inp(after_inp)}
+        j = judge_change(model, before, after, record, criteria, judged=judged_elements(basins, conns),
+                         noise=lambda: refined_runs(before_inp, wd / "refined", model), storm=storm_edit,
+                         scenarios=scenarios, initial_state_problem=initial_state_problem_,
+                         model_problems=(_committed_model_problems(committed_rec, committed, ext)
+                                         if committed_rec is not None else ()), warnings=warnings_)
+        verdict, checks, injections, warnings_, untrusted, noise_rec = (j.verdict, j.checks, j.injections, j.warnings,
+                                                                        j.untrusted, j.noise)
+        record["external_files"] = ext  # after the storm check's rainfall keys, as the document has always listed them
         shown_points = [("the connection", conns[0].node)] if conns else []
         if conns and (b0 := _basin_or_none(conns[0].node, basins)) is not None:
             shown_points.append(("the basin outlet", b0.outlet))
@@ -490,131 +445,12 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         raise
 
 
-def _refined_run(before_inp: Path, run_dir: Path, model: SwmmInp) -> tuple[list[xr.Dataset] | None, dict]:
-    """The run before, repeated with finer routing steps (:data:`~capacitysim.network.refine.STEP_RATIOS`),
-    the runs side by side.
-
-    Returns their results (None when the engine could not run one, or the step cannot be read: the noise
-    is then unknown and every check stands) and the record of the noise measure.
-    """
-    runs, rec = [], {"policy": NOISE_POLICY, "measured": False, "within_noise": [], "_warnings": []}
-    try:
-        jobs = []
-        for k, ratio in enumerate(STEP_RATIOS):
-            inp = before_inp.with_name(f"before_refined_{k}_input.inp")
-            steps = write_step_refined(before_inp, inp, ratio)
-            rec.setdefault("routing_step_s", steps["routing_step_s"])
-            rec.setdefault("refined_steps_s", []).append(steps["refined_step_s"])
-            jobs.append((inp, run_dir / str(k)))
-        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:  # the threads only wait on child processes
-            futures = [pool.submit(run_inp, inp, d, name=f"refined-{k}", origin=model.path) for k, (inp, d) in enumerate(jobs)]
-            try:
-                runs = [read_results(f.result()) for f in futures]
-            except BaseException:
-                terminate_children()
-                raise
-    except (EngineError, InputError) as exc:
-        rec["_warnings"].append(f"the run before with a finer routing step did not finish ({exc}): the model's "
-                                "numerical noise is unknown, every check stands")
-        return None, rec
-    rec["measured"] = True
-    return runs, rec
 
 
-def _injections_within_noise(rows: list[dict], before: xr.Dataset, refined: list[xr.Dataset], c: Criteria,
-                             dropped=frozenset()) -> list[dict]:
-    """Injected-volume rows whose miss is within the noise of the engine's own volume accounting.
-
-    A node's lateral inflow volume (and the routing continuity's External Inflow) is the engine's integral
-    over its routing steps: the run before and its finer-step twins, the same inputs, differ by the
-    integration error of the node's whole inflow (DWF, runoff), which can exceed a 5-20 gpd connection's
-    volume. A row that misses by no more than ``noise_factor`` times that difference passes, with the noise
-    shown (``noise_cf``); not a connection at a node of ``dropped`` (below the engine's FLOW_TOL: its miss is
-    the engine's, not noise).
-    """
-    out = []
-    for row in rows:
-        row = dict(row)
-        if row["element"] in dropped:
-            out.append(row)
-            continue
-        if row["element"] == "system":
-            if "lateral inflow volume" in row["basis"]:
-                noise = None  # the node basis: the nodes' own noise is not summed here, the row stands
-            elif "routing_exInflow_cf" not in before.attrs:
-                noise = None
-            else:
-                key = "routing_exInflow_cf"
-                noise = step_noise(before.attrs.get(key, math.nan), [r.attrs.get(key, math.nan) for r in refined],
-                                   c.noise_factor)
-        elif row["element"] in before.node.values:
-            node = row["element"]
-            noise = step_noise(float(before.lateral_volume_cf.sel(node=node)),
-                               [float(r.lateral_volume_cf.sel(node=node)) for r in refined], c.noise_factor)
-        else:
-            noise = None
-        if noise is not None:
-            row["noise_cf"] = float(noise)
-            if not row["passed"] and abs(row["received_cf"] - row["intended_cf"]) <= row["noise_cf"]:
-                row["passed"] = True
-                row["basis"] += (f"; the miss is within {c.noise_factor:g} x the engine's own accounting noise at the "
-                                 f"element ({row['noise_cf']:,.2f} ft3, the run before with finer routing steps)")
-        out.append(row)
-    return out
 
 
-def _change_reach(model: SwmmInp, record: dict, before: xr.Dataset, after: xr.Dataset, refined: list[xr.Dataset],
-                  c: Criteria):
-    """Where the scenario's changes can act (:func:`capacitysim.network.reach.change_reach`): down from every node
-    given a change, and up by backwater from each node whose highest water (or flooded volume: a flooded node's
-    water stands at its rim in both runs) the change raised beyond both the model's noise there
-    (``noise_factor`` x the larger ``|refined - before|``) and ``depth_tol_ft`` (``flooding_tol_cf``)."""
-    sources = ({c["node"] for c in record.get("connections", [])} | {c["node"] for c in record.get("committed_connections") or []}
-               | {i["node"] for i in record.get("inflows", [])} | {n for r in record.get("remediations", []) for n in r.get("nodes", [])}
-               | {n for s in record.get("removed_sources", []) for n in s.get("nodes", [])})
-    nodes = before.node.values
-
-    def raised(var: str, tol: float) -> np.ndarray:
-        b, a = before[var].values, after[var].values
-        noise = step_noise(b, [r[var].values for r in refined], c.noise_factor)
-        with np.errstate(invalid="ignore"):
-            return (a - b) > np.maximum(noise, tol)
-
-    carries = set(nodes[raised("max_hgl_ft", c.depth_tol_ft) | raised("flooding_volume_cf", c.flooding_tol_cf)])
-    hgl = dict(zip(nodes, np.fmax(before.max_hgl_ft.values, after.max_hgl_ft.values)))
-    return change_reach(model, sources, hgl, dict(zip(nodes, before.invert_elev_ft.values)), carries=carries)
 
 
-def _noise_record(reach, link_to: dict, within) -> dict:
-    """Where the changes set apart are, and what they mean for the verdict.
-
-    A change past a limit within the noise downstream of a connection (or at a judged outlet) cannot be told
-    from the connection's effect: the verdict is untrusted, saying so. A failure the change cannot reach (not
-    downstream, and no raised water backs up to it) is the model's noise, listed and not a failure, whatever
-    its size; one reached only by backwater and within the noise likewise.
-    """
-    rows, downstream = [], []
-    for w in within:
-        el = w.check.element
-        node = link_to.get(el, el)
-        where = ("judged outlet" if w.key in ("peak", "cso") else "beyond reach" if not w.attributable
-                 else "downstream" if node in reach.downstream else "backwater")
-        rows.append({**w.to_dict(), "where": where})
-        if where in ("judged outlet", "downstream"):
-            downstream.append(rows[-1])
-    out = {"within_noise": rows, "reach": reach.to_dict(), "_warnings": []}
-    others = len(rows) - len(downstream)
-    if others:
-        out["_warnings"].append(f"{others} change(s) past a limit where the connection does not reach, or within the "
-                                "model's numerical noise where only its backwater does (the run before with finer "
-                                "routing steps): not failures (noise.within_noise)")
-    if downstream:
-        e = downstream[0]
-        out["untrusted"] = (f"{len(downstream)} change(s) past a limit downstream of the change are within the model's "
-                            f"numerical noise, e.g. {e['criterion']} at {e['element']}: {e['change']:+.4g} against a noise "
-                            f"of {e['noise']:.4g} ({e['quantity']}): the model cannot show whether the connection "
-                            "causes them (a finer routing step, or a larger connection, settles it)")
-    return out
 
 
 def split_committed(record: dict) -> dict:
@@ -692,304 +528,24 @@ def _first_dataarray() -> None:
     xr.DataArray(np.zeros(1))
 
 
-def _basin_or_none(node, basins):
-    try:
-        return basin_of(node, basins)
-    except InputError:
-        return None
 
 
-def injection_checks(model: SwmmInp, before: xr.Dataset, after: xr.Dataset, record: dict, c: Criteria) -> list[dict]:
-    """Intended vs received volumes of every injection, from the engine's own mass balance.
-
-    * each connection node (not also remediated or given removed sources): the intended volume
-      over the reporting period (average flow x the integral of its hourly shape) against the
-      change of the node's lateral inflow volume (engine statistics, reporting period);
-    * all external inflows together: the intended whole-run volume of the connections and
-      injected hydrographs, minus the removed sump pumps and roof leaders of the BEFORE run,
-      against the change of the routing continuity's External Inflow;
-    * the credit bank's committed flows (``record["committed_connections"]``, in the AFTER run only)
-      are checked as connections are: at each node (together with a connection at the same node)
-      and in the whole-run External Inflow;
-    * RDII remediation: the intended reduction (the remediated share of the BEFORE run's RDII
-      volume, by sewer area x the R of its unit hydrographs) against the change of the routing
-      continuity's RDII Inflow (checked when all [RDII] share one rain gauge's rainfall).
-
-    A difference beyond ``c.injected_volume_tol_pct`` makes the verdict untrusted.
-    """
-    cf = CFS_PER_FLOW_UNIT[model.flow_units]
-    out = []
-    remediated = {n for r in record.get("remediations", []) for n in r.get("nodes", [])}
-    sourced = {n for s in record.get("removed_sources", []) for n in s.get("nodes", [])}
-
-    def row(what, element, intended, received, basis):
-        diff = (received - intended) / abs(intended) * 100.0 if intended else (0.0 if abs(received) < 1.0 else math.inf)
-        out.append({"what": what, "element": element, "intended_cf": float(intended), "received_cf": float(received),
-                    "difference_pct": float(diff), "limit_pct": c.injected_volume_tol_pct, "basis": basis,
-                    "passed": bool(abs(diff) <= c.injected_volume_tol_pct)})
-
-    injected = list(record.get("connections", [])) + list(record.get("committed_connections") or [])
-    by_node: dict[str, float] = {}
-    for conn in injected:
-        by_node[conn["node"]] = by_node.get(conn["node"], 0.0) + conn["intended_report_volume_model"] * cf
-    for node, vol in by_node.items():
-        if node in remediated or node in sourced:
-            continue
-        got = float(after.lateral_volume_cf.sel(node=node) - before.lateral_volume_cf.sel(node=node))
-        row("connection", node, vol, got, "node lateral inflow volume, reporting period")
-    intended_ex = sum(conn["intended_run_volume_model"] * cf for conn in injected)
-    intended_ex += sum(i["volume_cf"] for i in record.get("inflows", []))
-    intended_ex -= sum(s.get("volume_cf", 0.0) for s in record.get("removed_sources", []))
-    edited = injected or record.get("inflows") or record.get("removed_sources")
-    returning = backflow_outfalls(model)
-    if edited and returning:
-        # SWMM counts flow that an outfall returns into the network as External Inflow (routing.c,
-        # removeOutflows): the change of that term holds the change of the backflow too, which the
-        # connection causes by raising the water at the outfall pipes. Count only the nodes we edited.
-        given = {c["node"] for c in injected} | {i["node"] for i in record.get("inflows", [])} | sourced
-        nodes = given - remediated
-        intended = sum(conn["intended_report_volume_model"] * cf for conn in injected if conn["node"] in nodes)
-        intended += sum(i.get("report_volume_cf", i["volume_cf"]) for i in record.get("inflows", []) if i["node"] in nodes)
-        intended -= sum(s.get("volume_cf", 0.0) * sum(1 for n in s.get("nodes", []) if n in nodes) / max(len(s.get("nodes", [])), 1)
-                        for s in record.get("removed_sources", []))
-        got = sum(float(after.lateral_volume_cf.sel(node=n) - before.lateral_volume_cf.sel(node=n)) for n in sorted(nodes))
-        left = given & remediated
-        left = f"; remediated node(s) {', '.join(sorted(left))} left to the RDII check" if left else ""
-        row("external inflows (all)", "system", intended, got,
-            f"lateral inflow volume of the {len(nodes)} node(s) given inflows, reporting period (not the routing "
-            f"continuity's External Inflow, which counts the backflow of the ungated outfall(s) "
-            f"{', '.join(returning[:5])}{' ...' if len(returning) > 5 else ''}){left}")
-        if given & remediated:
-            # at a remediated node the lateral inflow also loses the RDII removed: the edit there cannot be
-            # told apart, and the External Inflow that could holds the backflow; not confirmed, never passed
-            out[-1].update(passed=None, basis=out[-1]["basis"] + ": the inflows given at remediated nodes cannot be "
-                                                                   "checked in a model whose outfalls return flow")
-    elif edited and "routing_exInflow_cf" in after.attrs:
-        got = after.attrs["routing_exInflow_cf"] - before.attrs["routing_exInflow_cf"]
-        row("external inflows (all)", "system", intended_ex, got, "routing continuity External Inflow, whole run")
-    rems = record.get("remediations", [])
-    if rems and "routing_iiInflow_cf" in before.attrs:
-        weights = rdii_weights(model)
-        if weights is not None:
-            total_w = sum(weights.values())
-            share = 0.0
-            for r in rems:
-                share += r["fraction"] * sum(w for n, w in weights.items() if n in set(r["nodes"]))
-            intended = before.attrs["routing_iiInflow_cf"] * share / total_w if total_w else 0.0
-            got = before.attrs["routing_iiInflow_cf"] - after.attrs["routing_iiInflow_cf"]
-            row("RDII removed", "system", intended, got, "routing continuity RDII Inflow, whole run")
-    return out
 
 
-#: Outfall types whose stage is given, not computed from the outflow: with no flap gate, SWMM's dynamic wave
-#: routes flow from them back into the network when their stage is above the water in the outfall pipe.
-STAGED_OUTFALLS = ("FIXED", "TIDAL", "TIMESERIES")
 
 
-def backflow_outfalls(model: SwmmInp) -> list[str]:
-    """Outfalls that can return flow into the network: a given stage, no flap gate, dynamic wave routing.
-
-    [OUTFALLS] rows are ``Name Elev Type [Stage|Curve|Series] [Gated] [RouteTo]`` (SWMM 5.2 User's Manual,
-    Appendix D); FREE and NORMAL outfalls take their depth from the outflow, and only DYNWAVE routes a
-    reversed flow (EPA SWMM 5.2 Reference Manual Vol. II, section 3.3). SWMM adds such backflow to the
-    routing continuity's External Inflow (``routing.c``, ``removeOutflows``: a negative system outflow at a
-    node is an external inflow).
-    """
-    if (model.option("FLOW_ROUTING", "KINWAVE") or "").upper() != "DYNWAVE":
-        return []
-    out = []
-    for r in model.rows("OUTFALLS"):
-        t = r.tokens
-        if len(t) < 3 or t[2].upper() not in STAGED_OUTFALLS:
-            continue
-        gated = len(t) > 4 and t[4].upper() == "YES"
-        if not gated:
-            out.append(t[0])
-    return out
 
 
-def rdii_weights(model: SwmmInp) -> dict[str, float] | None:
-    """Each [RDII] node's share of RDII volume: sewer area x total R of its unit hydrograph.
-
-    None when the unit hydrographs read different rain gauges (shares then depend on the rain).
-    """
-
-    gauges = {r.tokens[1].upper() for r in model.rows("HYDROGRAPHS") if len(r.tokens) == 2}
-    if len(gauges) > 1:
-        return None
-    month = sim_start(model).month
-    out: dict[str, float] = {}
-    for r in model.rows("RDII"):
-        area = finite_number(r.tokens[2]) if len(r.tokens) >= 3 else None
-        if area is None:
-            continue
-        R = sum(rtk[0] for rtk in rtk_params(model, r.tokens[1], month))  # the month's responses, else ALL
-        n = model.canon_node(r.tokens[0])
-        out[n] = out.get(n, 0.0) + area * R
-    return out
 
 
-def _gauge_rain_in(model: SwmmInp, gauge_tokens: list[str], start, end) -> tuple[float | None, str]:
-    """Rain [in] a rain gauge delivers from ``start`` to ``end`` (the simulated window), read from the model text.
-
-    SWMM's [RAINGAGES] rules (User's Manual 5.2, Appendix D; ``gage.c``): a value at time t holds for the gauge's
-    recording interval from t; INTENSITY is a rate [in/hr or mm/hr], VOLUME the depth of the interval,
-    CUMULATIVE the depth since the start (a value below the previous one starts a new accumulation); zero
-    values are skipped; undated [TIMESERIES] rows count from the last date given (the simulation start before
-    any); SI models are in mm; [ADJUSTMENTS] RAINFALL multiplies by month. Returns (depth, "") or (None, why
-    the text cannot tell).
-    """
-    from datetime import timedelta
-
-    from capacitysim.network.model import parse_clock_hr, series_instants
-
-    name = gauge_tokens[0]
-    if len(gauge_tokens) < 6:
-        return None, f"rain gauge {name} names no rainfall source"
-    fmt, source, series = gauge_tokens[1].upper(), gauge_tokens[4].upper(), gauge_tokens[5]
-    if source != "TIMESERIES":
-        return None, (f"rain gauge {name} reads the rain file {series} ({source}): the rain it delivers cannot be "
-                      "read from the model text")  # station formats (NWS, NCDC): not read here
-    if fmt not in ("INTENSITY", "VOLUME", "CUMULATIVE"):
-        return None, f"rain gauge {name} has the unknown rain format {gauge_tokens[1]}"
-    try:
-        interval_hr = parse_clock_hr(gauge_tokens[2])
-    except InputError:
-        return None, f"rain gauge {name}: its recording interval {gauge_tokens[2]!r} is not a time"
-    if not interval_hr > 0:
-        return None, f"rain gauge {name}: its recording interval {gauge_tokens[2]!r} is not positive"
-    if not any(r.tokens and r.tokens[0].upper() == series.upper() for r in model.rows("TIMESERIES")):
-        return None, f"rain gauge {name} reads the time series {series}, which the model does not define"
-    try:  # the engine's reading: several pairs a line, dates carried, a FILE series read from its file
-        entries = [(v.when, v.value) for v in series_instants(model, series, start)]
-    except InputError as exc:
-        return None, f"the time series {series} cannot be read as the engine reads it: {exc}"
-    factors = {}
-    for r in model.rows("ADJUSTMENTS"):
-        if r.tokens and r.tokens[0].upper() == "RAINFALL" and len(r.tokens) >= 13:
-            factors = {m + 1: finite_number(t) for m, t in enumerate(r.tokens[1:13])}
-    depth, accum = 0.0, 0.0
-    for t, v in entries:
-        if v == 0.0:
-            continue
-        if fmt == "INTENSITY":
-            rate = v
-        elif fmt == "VOLUME":
-            rate = v / interval_hr
-        else:
-            rate = (v if v < accum else v - accum) / interval_hr
-            accum = v
-        t1 = t + timedelta(hours=interval_hr)
-        overlap_hr = (min(t1, end) - max(t, start)).total_seconds() / 3600.0
-        if overlap_hr > 0:
-            f = factors.get(t.month)
-            depth += rate * overlap_hr * (1.0 if f is None else f)
-    if model.is_si:
-        depth /= MILLIMETERS_PER_INCH
-    return depth, ""
 
 
-def rdii_rainfall_in(scenario: SwmmInp) -> tuple[dict[str, float], list[str]]:
-    """The rain [in] each rain gauge of the model's [RDII] unit hydrographs delivers within the simulated window.
-
-    Read from the text of the scenario the engine ran (its [RAINGAGES], [TIMESERIES], [HYDROGRAPHS], [RDII],
-    START/END dates): ``({gauge: depth}, [why a gauge's rain cannot be read, ...])``. No gauges (no [RDII], or
-    IGNORE_RDII YES: the storm reaches no part of the network) is said as a reason.
-    """
-    from capacitysim.network.model import sim_end
-
-    if (scenario.option("IGNORE_RDII", "NO") or "NO").upper() == "YES":
-        return {}, ["the model sets IGNORE_RDII YES, so the storm reaches its network neither as runoff nor as RDII"]
-    uh_gauge = {r.tokens[0].upper(): r.tokens[1] for r in scenario.rows("HYDROGRAPHS") if len(r.tokens) == 2}
-    used = {r.tokens[1].upper() for r in scenario.rows("RDII") if len(r.tokens) >= 2}
-    names = sorted({uh_gauge[u] for u in used if u in uh_gauge}, key=str.upper)
-    if not names:
-        return {}, ["the model has no subcatchments and no [RDII] unit hydrograph with a rain gauge"]
-    gauges = {r.tokens[0].upper(): r.tokens for r in scenario.rows("RAINGAGES") if r.tokens}
-    start, end = sim_start(scenario), sim_end(scenario)
-    depths, why = {}, []
-    for g in names:
-        toks = gauges.get(g.upper())
-        if toks is None:
-            why.append(f"the unit hydrographs' rain gauge {g} is not in [RAINGAGES]")
-            continue
-        d, reason = _gauge_rain_in(scenario, toks, start, end)
-        if d is None:
-            why.append(reason)
-        else:
-            depths[toks[0]] = d
-    return depths, why
 
 
-#: Citation of the design storm check.
-STORM_CHECK_CITATION = ("capacitysim storm honesty: the rain simulated must be the design storm's depth within "
-                        "rainfall_tol_pct (program policy)")
 
 
-def storm_check(before: xr.Dataset, after: xr.Dataset, storm: Storm, c: Criteria, record: dict,
-                scenarios: dict[str, SwmmInp] | None = None) -> tuple[Check, list[str], list[str]]:
-    """Storm honesty, as a check: ``(check, problems, warnings)``.
-
-    The rain each run received must be the storm's depth within ``c.rainfall_tol_pct``:
-
-    * a model with subcatchments: the engine's total precipitation (runoff continuity,
-      ``rainfall_simulated_in``);
-    * a model without subcatchments whose storm reaches the network only as RDII: the rain each rain gauge
-      of the [RDII] unit hydrographs delivers within the simulated window, read from the scenario the
-      engine ran (``scenarios``, :func:`rdii_rainfall_in`; ``record["rainfall_rdii_in"]``).
-
-    A depth off the storm's is a problem (the verdict is untrusted; the check fails). When the rain cannot
-    be read (a gauge reading a rain file, no gauge series...), the check is not confirmed (``passed`` None:
-    the reviewer confirms; it does not change the verdict) and a warning says why.
-    """
-    depth = float(np.sum(storm.depth_in))
-    tol = depth * c.rainfall_tol_pct / 100.0
-    record["rainfall_simulated_in"] = None
-    values: dict[str, float | None] = {}
-    problems, unverified, basis = [], {}, "catchment"
-    for name, ds in (("before", before), ("after", after)):
-        got = ds.attrs.get("rainfall_simulated_in", math.nan)
-        if math.isfinite(got):
-            record["rainfall_simulated_in"] = got
-            values[name] = got
-            if abs(got - depth) > tol:
-                problems.append(f"the {name} run simulated {got:.3f} in of rain over its catchment, not the design "
-                                f"storm's {depth:.3f} in")
-            continue
-        values[name] = None
-        if ds.attrs.get("n_subcatchments", 0):
-            unverified.setdefault("the engine reported no rainfall total for the model's subcatchments", []).append(name)
-            continue
-        if scenarios is None or name not in scenarios:
-            unverified.setdefault("the model has no subcatchments and the rain of its RDII was not read", []).append(name)
-            continue
-        basis = "RDII rain gauges"
-        depths, why = rdii_rainfall_in(scenarios[name])
-        record.setdefault("rainfall_rdii_in", {})[name] = dict(depths)
-        for w in why:
-            unverified.setdefault(w, []).append(name)
-        if depths:
-            worst = max(depths, key=lambda g: abs(depths[g] - depth))
-            values[name] = depths[worst]
-        for g, got in depths.items():
-            if abs(got - depth) > tol:
-                problems.append(f"the {name} run's rain gauge {g} delivered {got:.3f} in of rain to the RDII unit "
-                                f"hydrographs within the simulated period, not the design storm's {depth:.3f} in")
-    warnings = [f"the design storm could not be verified in the {' and '.join(runs)} run{'s' if len(runs) > 1 else ''}: "
-                f"{why} (the storm check is not confirmed)" for why, runs in unverified.items()]
-    passed = False if problems else (None if unverified else True)
-    check = Check(criterion=f"rain simulated = the design storm's {depth:.3f} in within {c.rainfall_tol_pct:g} %",
-                  element=f"rainfall ({basis})", before=values.get("before"), after=values.get("after"), limit=depth,
-                  unit="in", passed=passed, citation=STORM_CHECK_CITATION, kind="run")
-    record["rainfall_check"] = {"basis": basis, "passed": passed, "depth_in": depth,
-                                "unverified": list(unverified)}
-    return check, problems, warnings
 
 
-def rainfall_problems(before: xr.Dataset, after: xr.Dataset, storm: Storm, c: Criteria, record: dict,
-                      scenarios: dict[str, SwmmInp] | None = None) -> list[str]:
-    """Storm honesty: the problems of :func:`storm_check` (the rain simulated is not the storm's depth)."""
-    return storm_check(before, after, storm, c, record, scenarios)[1]
 
 
 def scenario_edits(model: SwmmInp, storm: Storm | None, connections=(), remediations=(), *,
@@ -1021,11 +577,6 @@ def scenario_edits(model: SwmmInp, storm: Storm | None, connections=(), remediat
 
 
 #: What a capacity demonstration's design storm is, when its storm file does not say (BJC credit bank H).
-STORM_POLICY = ("the storm of a capacity demonstration is set by the connection application program (credit bank "
-                "section H(2)); Table 174-19.2 prescribes the 1-year 24-hour 2.1 in Type II storm for quantifying "
-                "inflow credits only: program interpretation, confirm with the bank administrator")
-
-
 def _storm_edit(storm):
     """(the scenario edit, the storm record of the result document) of a storm argument."""
     if storm is None:
@@ -1054,20 +605,6 @@ def _sha256(path) -> str | None:
 # --------------------------------------------------------------------------- judging
 
 
-def judged_elements(basins: list[Basin], conns) -> dict:
-    """The element ids :func:`~capacitysim.rules.capacity.judge` needs for these connections.
-
-    ``outlets``: the basin outlet of each connection (in order, once each); ``plant``: the plant
-    outfall when a connection adds flow; ``cso_outfalls``: the overflow outfall of every CSO basin.
-    """
-    outlets = []
-    for conn in conns:
-        b = _basin_or_none(conn.node, basins)
-        if b is not None and b.outlet not in outlets:
-            outlets.append(b.outlet)
-    plant = next((b.outlet for b in basins if b.kind == "plant"), None) if conns else None
-    cso = [b.overflow_outfall for b in basins if b.kind == "cso" and b.overflow_outfall is not None]
-    return {"outlets": outlets, "plant": plant, "cso_outfalls": cso}
 
 
 # --------------------------------------------------------------------------- JSON
@@ -1115,7 +652,18 @@ def demonstration_json(d: Demonstration) -> dict:
     checks = [{**ch.to_dict(), "element": display_name(ch.element)} for ch in d.checks]
     sim = d.scenario.get("simulation", {})
     model_file = next((f for f in d.scenario.get("external_files", []) if f.get("verb") == "MODEL"), None)
-    return {"kind": "capacity-demonstration", "verdict": d.verdict, "model": str(d.model),
+    from capacitysim.workflows.committed import COMMITTED_BASELINE_POLICY
+    from capacitysim.workflows.document import envelope, swmm_engine
+
+    storm_file = (d.storm_record or {}).get("file")
+    inputs = [{"role": "model", "file": d.model.name, "sha256": None if model_file is None else model_file.get("sha256")}]
+    inputs += [{"role": "storm", "file": storm_file, "sha256": d.storm_record.get("sha256")}] if storm_file else []
+    inputs += [{"role": f"model {f['kind']}", "file": f["name"], "sha256": f["sha256"]}
+               for f in d.scenario.get("external_files", []) if f.get("verb") not in ("MODEL", "SAVE")]
+    policies = ([DESIGN_STORM] if d.storm_record is not None else []) + [NOISE_FLOOR, INITIAL_STATE]
+    if d.committed is not None:
+        policies.append(Policy.from_record(COMMITTED_BASELINE_POLICY, scope="capacity demonstration"))
+    return envelope({"kind": "capacity-demonstration", "verdict": d.verdict, "model": str(d.model),
             "model_file": d.model.name, "model_sha256": None if model_file is None else model_file.get("sha256"),
             "submittal": d.submittal.to_dict() if d.submittal is not None else None,
             "storm": d.storm_name or "model rainfall", "storm_record": _jsonable(d.storm_record), "plant": d.plant,
@@ -1135,7 +683,8 @@ def demonstration_json(d: Demonstration) -> dict:
             "hydrographs": _jsonable(d.hydrographs), "profile": _jsonable(d.profile),
             "geometry": d.geometry,
             "committed": _jsonable(d.committed),
-            "units": "flow cfs, depth/elevation ft, volume ft3 (converted from the model's FLOW_UNITS)"}
+            "units": "flow cfs, depth/elevation ft, volume ft3 (converted from the model's FLOW_UNITS)"},
+        "capacity-demonstration", engine=swmm_engine(), inputs=inputs, policies=policies)
 
 
 def _jsonable(o):

@@ -77,20 +77,17 @@ def _stormwater() -> list[Policy]:
 def _capacity() -> list[Policy]:
     from capacitysim.io.export import CRS_POLICY
     from capacitysim.network.model import NONFINITE_POLICY
-    from capacitysim.rules.capacity import NOISE_POLICY
     from capacitysim.workflows.committed import COMMITTED_BASELINE_POLICY
-    from capacitysim.workflows.demonstration import STORM_POLICY
     from capacitysim.workflows.headroom import CRITERIA_POLICY, SEARCH_POLICIES
+    from capacitysim.workflows.judgement import DESIGN_STORM, INITIAL_STATE, NOISE_FLOOR
 
-    value, _, text = NOISE_POLICY.partition(": ")
     scope = "capacity demonstration"
     return [
         Policy("capacity_criteria", "capacitysim.rules.capacity.Criteria", CRITERIA_POLICY["text"], scope=scope,
                where="capacitysim.workflows.headroom.CRITERIA_POLICY"),
-        Policy("design_storm", "the storm given", STORM_POLICY, scope=scope,
-               where="capacitysim.workflows.demonstration.STORM_POLICY"),
-        Policy("noise_floor", value, text, ({"value": "none", "text": "the absolute tolerances alone"},), scope=scope,
-               where="capacitysim.rules.capacity.NOISE_POLICY"),
+        DESIGN_STORM,
+        NOISE_FLOOR,
+        INITIAL_STATE,
         Policy.from_record(COMMITTED_BASELINE_POLICY, scope=scope,
                            where="capacitysim.workflows.committed.COMMITTED_BASELINE_POLICY"),
         Policy("nonfinite_numbers", "the engine judges", NONFINITE_POLICY, scope=scope,

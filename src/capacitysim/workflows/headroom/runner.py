@@ -195,6 +195,8 @@ def run_cells(executor, net, model, storms, nodes, status, store_path, *, tolera
                         "(every connection's verdict would be untrusted)")
         elif not b.attrs.get("routing", 1):
             distrust = "the model routes no flow (no links, or IGNORE_ROUTING YES): no capacity can be demonstrated with it"
+        elif before.get("initial_state_problem"):
+            distrust = f"the run before is untrusted: {before['initial_state_problem']}"
         sc = screen(model, b, before.get("series"), nodes, lambda n: judged_for(net, n), c, net.peaking)
         groups: dict = {}
         for n in nodes:  # the screen's element and the node's basin: nodes behind a regulator share its spill
@@ -260,7 +262,7 @@ def run_cells(executor, net, model, storms, nodes, status, store_path, *, tolera
         kind = meta.pop(h)
         if kind[0] == "before":
             j = kind[1]
-            counts.before_runs += 1
+            counts.before_runs += 1 if exc is not None else res.get("engine_runs", 1)
             if exc is not None:
                 for i in todo[j]:
                     s = NodeSearch(nodes[i], storms[j][0], tolerance, min_gpd, max_gpd, method=method)
@@ -280,7 +282,8 @@ def run_cells(executor, net, model, storms, nodes, status, store_path, *, tolera
         else:
             p = Point(res["gpd"], res["verdict"], res["ratios"], res["governing"],
                       "; ".join(res["untrusted_reasons"]) if res["verdict"] == "untrusted" else res["message"],
-                      simulated_hr=res.get("simulated_hr"), stopped_hr=res.get("stopped_hr"))
+                      simulated_hr=res.get("simulated_hr"), stopped_hr=res.get("stopped_hr"),
+                      within_noise=bool(res.get("within_noise")))
         s.add(p)
         if s.status != "running":
             finish(s, j)

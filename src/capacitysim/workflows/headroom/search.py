@@ -70,6 +70,9 @@ class Point:
     #: hours simulated by the run, and the hour it stopped at when its failure was certain (None: ran to its end)
     simulated_hr: float | None = None
     stopped_hr: float | None = None
+    #: untrusted only because its changes downstream are within the model's numerical noise
+    #: (:attr:`capacitysim.workflows.judgement.Judgement.within_noise_only`): not shown to pass
+    within_noise: bool = False
 
 
 def element_estimate(pts: list[tuple[float, float]]) -> float:
@@ -167,6 +170,13 @@ class NodeSearch:
         elif p.verdict == "fail":
             if p.gpd < self.hi:
                 self.hi, self.hi_point = p.gpd, p
+        elif p.verdict == "untrusted" and p.within_noise:
+            # program policy noise_floor: a flow whose effect downstream cannot be told from the model's noise is
+            # not shown to pass; the largest flow that passes is below it (a bound, never a failure claimed)
+            if p.gpd < self.hi:
+                self.hi, self.hi_point = p.gpd, p
+                self.message = (f"the run at {p.gpd:,.6g} gpd is not shown to pass: its changes downstream are within "
+                                f"the model's numerical noise ({p.message})")[:240]
         elif p.verdict == "untrusted":
             self.status = "untrusted"
             self.message = f"the run at {p.gpd:,.6g} gpd is untrusted (not a capacity failure): {p.message}"[:240]

@@ -95,17 +95,19 @@ def judged_for(net: HeadroomNetwork, node: str | None) -> dict:
     return judged_elements(list(net.bundle.basins), conns)
 
 
-def _edits(net: HeadroomNetwork, model, storm, node: str | None, gpd: float):
+def _edits(net: HeadroomNetwork, model, storm, node: str | None, gpd: float, spinup_hr: float | None = None):
     from capacitysim.network.scenario import Connection
     from capacitysim.workflows.demonstration import scenario_edits
 
     conns = [Connection(node, float(gpd), net.peaking)] if node is not None else []
-    return scenario_edits(model, storm, conns, list(net.remediations), spinup_hr=net.bundle.spinup_hr,
+    return scenario_edits(model, storm, conns, list(net.remediations),
+                          spinup_hr=net.bundle.spinup_hr if spinup_hr is None else spinup_hr,
                           committed=list(net.committed))
 
 
-def _run(net: HeadroomNetwork, edits: list, series_nodes=(), stop_rule: dict | None = None):
-    """Write and run one scenario; (results Dataset, scenario record, series or None, what stopped it or None)."""
+def _run(net: HeadroomNetwork, edits: list, series_nodes=(), stop_rule: dict | None = None, with_run=None):
+    """Write and run one scenario; (results Dataset, scenario record, series or None, what stopped it or None,
+    what ``with_run(run, inp, folder)`` returned, called before the run's folder is removed, or None)."""
     from capacitysim.network.engine import read_results, run_inp
     from capacitysim.network.scenario import ReportNodes, write_scenario
 
@@ -121,7 +123,8 @@ def _run(net: HeadroomNetwork, edits: list, series_nodes=(), stop_rule: dict | N
         ds = read_results(run)
         series = read_series(run, series_nodes) if series_nodes else None
         stopped = json.loads(run.stats.read_text(encoding="utf-8")).get("stopped") if stop_rule is not None else None
-        return ds, record, series, stopped
+        kept = with_run(ds, run, inp, Path(tmp)) if with_run is not None else None
+        return ds, record, series, stopped, kept
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -166,13 +169,30 @@ def read_series(run, nodes) -> dict:
 
 
 def before_task(net: HeadroomNetwork, storm, series_nodes=()) -> dict:
-    """Dask task: the run before of one storm (no connection): the Dataset, its scenario record, its series."""
+    """Dask task: the run before of one storm (no connection), with what every run after is judged against.
+
+    Returns the Dataset, its scenario record, its series, the spin-up the runs use (program policy
+    ``initial_state``, :func:`capacitysim.workflows.judgement.initial_state`: with the default spin-up, a
+    model whose event is its initial state runs from its own start, as ``capacitysim capacity`` runs it),
+    the noise measure (:func:`capacitysim.workflows.judgement.refined_runs`, made once here for every
+    connection's run) and, for a model without subcatchments, the scenario the engine ran (its RDII rain).
+    """
+    from capacitysim.workflows.judgement import shared_before
+
     t0 = time.perf_counter()
     model = _local_model(net.bundle)
-    before_edits, _ = _edits(net, model, storm, None, 0.0)
-    ds, record, series, _ = _run(net, before_edits, series_nodes)
-    return {"ds": ds, "record": record, "series": series, "seconds": time.perf_counter() - t0,
-            "response_end_hr": response_end_hr(ds, series, net.bundle.cso_outfalls) if series is not None else None}
+
+    def run(spin, with_run):
+        before_edits, _ = _edits(net, model, storm, None, 0.0, spinup_hr=spin)
+        ds, record, series, _, kept = _run(net, before_edits, series_nodes, with_run=with_run)
+        return ds, record, series, kept
+
+    out = shared_before(run, model, Criteria.from_dict(net.criteria), spinup_hr=net.bundle.spinup_hr,
+                        timeout_s=net.bundle.timeout_s)
+    out["series"] = series = out.pop("extra")
+    out["seconds"] = time.perf_counter() - t0
+    out["response_end_hr"] = response_end_hr(out["ds"], series, net.bundle.cso_outfalls) if series is not None else None
+    return out
 
 
 def point_task(net: HeadroomNetwork, storm, before: dict, node: str, gpd: float, tag=None, stop_early: bool = False) -> dict:
@@ -191,50 +211,55 @@ def point_task(net: HeadroomNetwork, storm, before: dict, node: str, gpd: float,
                 "governing": None, "failed": 0, "ratios": {}, "untrusted_reasons": [], "seconds": time.perf_counter() - t0}
 
 
+def _noise(before: dict):
+    from capacitysim.workflows.judgement import shared_noise
+
+    return None if before.get("noise") is None else shared_noise(before["noise"])
+
+
 def _point(net, storm, before, node, gpd, tag, t0, stop_early=False) -> dict:
-    from capacitysim.rules.capacity import judge, verdict_of
-    from capacitysim.workflows.demonstration import injection_checks, rainfall_problems, split_committed
+    from capacitysim.network.model import parse_inp
+    from capacitysim.workflows.demonstration import split_committed
+    from capacitysim.workflows.judgement import judge_change
 
     model = _local_model(net.bundle)
-    _, after_edits = _edits(net, model, storm, node, gpd)
+    _, after_edits = _edits(net, model, storm, node, gpd, spinup_hr=before.get("spinup_hr"))
     b = before["ds"]
     c = Criteria.from_dict(net.criteria)
     judged = judged_for(net, node)
     rule = None
+    downstream = downstream_of(net, model, node)
     if stop_early and before.get("response_end_hr") is not None:
-        rule = stop_rule(b, c, judged, downstream_of(net, model, node), before["response_end_hr"])
-    after, record, _, stopped = _run(net, after_edits, stop_rule=rule)
+        rule = stop_rule(b, c, judged, downstream, before["response_end_hr"])
+    scenario = before.get("scenario")
+
+    def keep(ds, run, inp, folder):  # the scenario the engine ran, for the RDII rain of a model without catchments
+        return None if scenario is None or storm is None else parse_inp(inp)
+
+    after, record, _, stopped, after_scn = _run(net, after_edits, stop_rule=rule, with_run=keep)
     if stopped is not None:
-        out = _stopped_point(b, after, c, judged, node, gpd, tag, t0, stopped)
+        out = _stopped_point(b, after, c, judged, node, gpd, tag, t0, stopped, downstream, before)
         if out is not None:
             return out
-        # the engine's threshold and the judge disagree (units rounding): run it to its end
-        after, record, _, stopped = _run(net, after_edits)
+        # the engine's threshold and the judge disagree (units rounding, or the change is within the noise):
+        # run it to its end
+        after, record, _, stopped, after_scn = _run(net, after_edits, with_run=keep)
     # as run_demonstration: the sources removed are those of the run before; the record's connections are the
     # searched one, the commitments listed apart (injection_checks checks both)
     record["removed_sources"] = before["record"]["sources"]
     split_committed(record)
-    injections = injection_checks(model, b, after, record, c)
-    untrusted = [f"{i['what']} at {i['element']}: the engine received {i['received_cf']:,.1f} ft3, "
-                 f"{i['difference_pct']:+.2f} % from the intended {i['intended_cf']:,.1f} ft3"
-                 for i in injections if not i["passed"]]
-    if not b.attrs.get("routing", 1):
-        untrusted.append("the model routes no flow (no links, or IGNORE_ROUTING YES)")
-    if storm is not None:
-        untrusted += rainfall_problems(b, after, storm, c, record)
-    checks = judge(b, after, c, **judged)
-    verdict = verdict_of(b, after, checks, c)
-    if untrusted and verdict != "untrusted":
-        verdict = "untrusted"
+    j = judge_change(model, b, after, record, c, judged=judged, noise=_noise(before), storm=storm,
+                     scenarios=None if after_scn is None else {"before": scenario, "after": after_scn},
+                     initial_state_problem=before.get("initial_state_problem"))
     ratios = margin_ratios(b, after, c, **judged)
-    failed = [ch for ch in checks if ch.passed is False and check_key(ch) is not None]
+    failed = [ch for ch in j.failed if check_key(ch) is not None]
+    if not failed and j.within_noise_only:  # what bounds the flow: the changes past a limit within the noise
+        failed = [ch for ch in j.checks if ch.passed is None and check_key(ch) is not None]
     gov = max(failed, key=lambda ch: ratios.get(check_key(ch), -math.inf)) if failed else None
-    if verdict == "untrusted":
-        untrusted += [f"{ch.criterion}: {ch.element} {ch.after:.3g} % (limit {ch.limit:g} %)" for ch in checks
-                      if ch.passed is False and check_key(ch) is None]
-    return {"tag": tag, "node": node, "gpd": float(gpd), "verdict": verdict, "message": "",
+    return {"tag": tag, "node": node, "gpd": float(gpd), "verdict": j.verdict, "message": "",
             "governing": None if gov is None else {**_check_dict(gov), "ratio": ratios.get(check_key(gov))},
-            "failed": len(failed), "ratios": top_ratios(ratios, TOP_RATIOS), "untrusted_reasons": untrusted[:5],
+            "failed": len(failed), "ratios": top_ratios(ratios, TOP_RATIOS), "untrusted_reasons": j.untrusted[:5],
+            "within_noise": j.within_noise_only,
             "seconds": time.perf_counter() - t0, "stopped_hr": None, "simulated_hr": simulated_hr(after)}
 
 
@@ -363,12 +388,25 @@ def stop_rule(before, c: Criteria, judged: dict, downstream: tuple[set, set], no
             "node_max_depth": [[n, d / f["length"]] for n, d in depth.items()], **out}
 
 
-def _stopped_point(b, after, c, judged, node, gpd, tag, t0, stopped) -> dict | None:
-    """The record of a run the stop rule ended: ``fail`` on its capacity checks (None when judge finds none)."""
-    from capacitysim.rules.capacity import judge
+def _stopped_point(b, after, c, judged, node, gpd, tag, t0, stopped, downstream=None, before=None) -> dict | None:
+    """The record of a run the stop rule ended: ``fail`` on its capacity checks (None when judge finds none).
+
+    Only failures the full judgement would keep count (:func:`capacitysim.workflows.judgement.judge_change`):
+    at the elements the stop rule watches (downstream of the connection, the judged outlets: all within the
+    change's reach) and beyond the model's numerical noise (program policy ``noise_floor``, the run before's
+    noise measure); a stopped run whose failures are all within the noise is run to its end instead.
+    """
+    from capacitysim.rules.capacity import OUTLET_KEYS, judge, separate_noise
 
     checks = judge(b, after, c, **judged)
     failed = [ch for ch in checks if ch.passed is False and check_key(ch) is not None and not check_key(ch).startswith("pump|")]
+    if downstream is not None:
+        dn, dl = downstream
+        failed = [ch for ch in failed if check_key(ch).split("|")[0] in OUTLET_KEYS or ch.element in dn or ch.element in dl]
+    if failed and before is not None and before.get("noise") is not None and c.noise_factor > 0 \
+            and before["noise"][0] is not None:
+        kept, _ = separate_noise(failed, b, after, before["noise"][0], c, **judged)
+        failed = [ch for ch in kept if ch.passed is False]
     if not failed:
         return None
     ratios = margin_ratios(b, after, c, **judged)

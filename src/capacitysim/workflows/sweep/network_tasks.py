@@ -153,7 +153,7 @@ def scenario_storm(bundle: NetworkBundle, model, params: dict):
     return Storm(tuple(float(v) for v in d), dt_min, f"model rainfall scaled to {depth:g} in", float(t[0]))
 
 
-def scenario_edits(bundle: NetworkBundle, model, params: dict) -> tuple[list, list]:
+def scenario_edits(bundle: NetworkBundle, model, params: dict, spinup_hr: float | None = None) -> tuple[list, list]:
     """(edits before, edits after) of a scenario: exactly what ``capacitysim capacity`` runs.
 
     The scenario's storm (:func:`scenario_storm`), connection (``connect_node``, ``connect_gpd``,
@@ -162,7 +162,8 @@ def scenario_edits(bundle: NetworkBundle, model, params: dict) -> tuple[list, li
     basin (its tributary nodes, as ``--remediate basin=OUTLET,fraction=F``) go through
     :func:`capacitysim.workflows.demonstration.scenario_edits`, the capacity demonstration's own
     function: the same spin-up (default 6 h; storm moved, REPORT_START) and the same split of the
-    edits between the two runs.
+    edits between the two runs. ``spinup_hr`` overrides the bundle's (the baseline's, program policy
+    ``initial_state``: :func:`capacitysim.workflows.judgement.shared_before`).
     """
     from capacitysim.network.basins import basin_of
     from capacitysim.network.scenario import Remediation
@@ -179,7 +180,8 @@ def scenario_edits(bundle: NetworkBundle, model, params: dict) -> tuple[list, li
             raise InputError("remediation_fraction needs connect_node (its basin is remediated)")
         b = basin_of(node, list(bundle.basins))
         rems.append(Remediation(tuple(b.tributary), fraction=frac, basin=b.outlet))
-    return demonstration_edits(model, scenario_storm(bundle, model, params), conns, rems, spinup_hr=bundle.spinup_hr)
+    return demonstration_edits(model, scenario_storm(bundle, model, params), conns, rems,
+                               spinup_hr=bundle.spinup_hr if spinup_hr is None else spinup_hr)
 
 
 def _connections(params: dict) -> list:
@@ -196,6 +198,12 @@ def _connections(params: dict) -> list:
 
 def run_network(bundle: NetworkBundle, edits: list, work_root: str | None = None):
     """Run the bundle's model with ``edits`` in SWMM (a child process); the results Dataset."""
+    return _run_scenario(bundle, edits, work_root)[0]
+
+
+def _run_scenario(bundle: NetworkBundle, edits: list, work_root: str | None = None, with_run=None):
+    """(results Dataset, scenario record (None without edits), what ``with_run(ds, run, inp, folder)`` returned
+    before the run's folder is removed)."""
     from capacitysim.network.engine import read_results, run_inp
     from capacitysim.network.scenario import write_scenario
 
@@ -203,13 +211,15 @@ def run_network(bundle: NetworkBundle, edits: list, work_root: str | None = None
     tmp = tempfile.mkdtemp(prefix="capsim-scn-", dir=work_root)
     try:
         inp = Path(tmp) / "src" / "scenario.inp"
+        record = None
         if edits:
-            write_scenario(model, edits, inp)
+            record = write_scenario(model, edits, inp)
         else:
             inp.parent.mkdir(parents=True)
             shutil.copyfile(model.path, inp)
         run = run_inp(inp, Path(tmp) / "run", timeout_s=bundle.timeout_s)
-        return read_results(run)
+        ds = read_results(run)
+        return ds, record, (with_run(ds, run, inp, Path(tmp)) if with_run is not None else None)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -219,27 +229,45 @@ def baseline_key(params: dict) -> str:
     return json.dumps({k: v for k, v in params.items() if k == "storm_depth_in"}, sort_keys=True)
 
 
-def swmm_verdict(bundle: NetworkBundle, params: dict, before, after, criteria: dict | None = None) -> tuple[str, str]:
-    """Verdict after vs before with the capacity demonstration's own rules
-    (:func:`capacitysim.rules.capacity.judge` and ``verdict_of``): ("pass" | "fail" |
-    "untrusted", the failed checks)."""
-    verdict, failed = _swmm_judgement(bundle, params, before, after, criteria)
-    return verdict, _reason(failed)
+def swmm_verdict(bundle: NetworkBundle, params: dict, before: dict, after, record: dict,
+                 criteria: dict | None = None) -> tuple[str, str]:
+    """Verdict after vs before with the capacity demonstration's own judgement
+    (:func:`capacitysim.workflows.judgement.judge_change`): ("pass" | "fail" | "untrusted", why)."""
+    j = _swmm_judgement(bundle, params, before, after, record, criteria)
+    return j.verdict, _reason(j)
 
 
-def _reason(failed: list) -> str:
-    return "; ".join(f"{ch.criterion} at {ch.element}: {_num(ch.before)} -> {_num(ch.after)} {ch.unit}"
-                     for ch in failed[:3]) + (f" (+{len(failed) - 3} more)" if len(failed) > 3 else "")
+def _reason(j) -> str:
+    """The failed checks (the first three), then why the runs are not trusted."""
+    failed = j.failed
+    out = "; ".join(f"{ch.criterion} at {ch.element}: {_num(ch.before)} -> {_num(ch.after)} {ch.unit}"
+                    for ch in failed[:3]) + (f" (+{len(failed) - 3} more)" if len(failed) > 3 else "")
+    if j.verdict == "untrusted" and j.untrusted:
+        out = "; ".join(filter(None, ["untrusted: " + "; ".join(j.untrusted[:2]), out]))
+    return out
 
 
-def _swmm_judgement(bundle: NetworkBundle, params: dict, before, after, criteria: dict | None) -> tuple[str, list]:
-    """(verdict, the failed checks in :func:`~capacitysim.rules.capacity.judge`'s order)."""
-    from capacitysim.rules.capacity import judge, verdict_of
-    from capacitysim.workflows.demonstration import judged_elements
+def _swmm_judgement(bundle: NetworkBundle, params: dict, before: dict, after, record: dict, criteria: dict | None):
+    """The judgement of one scenario (:func:`capacitysim.workflows.judgement.judge_change`), as
+    ``capacitysim capacity`` judges the same pair of runs: checks, injected volumes, the noise measure of the
+    shared run before, the storm's rain, the initial state."""
+    from capacitysim.workflows.demonstration import split_committed
+    from capacitysim.workflows.judgement import judge_change, judged_elements, shared_noise
 
+    model = _local_model(bundle)
     c = _criteria(criteria)
-    checks = judge(before, after, c, **judged_elements(list(bundle.basins), _connections(params)))
-    return verdict_of(before, after, checks, c), [ch for ch in checks if ch.passed is False]
+    record = dict(record or {})
+    record["removed_sources"] = (before["record"] or {}).get("sources", [])
+    split_committed(record)
+    storm = scenario_storm(bundle, model, params)
+    scenarios = None
+    if storm is not None and before.get("scenario") is not None and record.get("_scenario") is not None:
+        scenarios = {"before": before["scenario"], "after": record.pop("_scenario")}
+    record.pop("_scenario", None)
+    return judge_change(model, before["ds"], after, record, c,
+                        judged=judged_elements(list(bundle.basins), _connections(params)),
+                        noise=None if before.get("noise") is None else shared_noise(before["noise"]),
+                        storm=storm, scenarios=scenarios, initial_state_problem=before.get("initial_state_problem"))
 
 
 def _num(x) -> str:
@@ -251,12 +279,18 @@ def _cso_volume(bundle: NetworkBundle, ds) -> float:
     return float(np.nansum(vol))
 
 
-def summarize_swmm(bundle: NetworkBundle, params: dict, before, after, criteria: dict | None = None) -> dict:
+def summarize_swmm(bundle: NetworkBundle, params: dict, before: dict, after, record: dict,
+                   criteria: dict | None = None) -> dict:
     """Per-scenario summary record (scalars and per-outlet/per-outfall vectors) of one SWMM scenario;
-    ``failed_criterion`` and ``failed_element`` are those of its first failed check ("" when none)."""
-    verdict, failed = _swmm_judgement(bundle, params, before, after, criteria)
-    reason = _reason(failed)
+    ``failed_criterion`` and ``failed_element`` are those of its first failed check ("" when none).
+
+    ``before`` is the baseline (:func:`run_baseline_task`), ``after`` the scenario's results and ``record``
+    its scenario record (:func:`capacitysim.network.scenario.write_scenario`)."""
+    j = _swmm_judgement(bundle, params, before, after, record, criteria)
+    verdict, failed = j.verdict, j.failed
+    reason = _reason(j)
     first_criterion, first_element = (failed[0].criterion, failed[0].element) if failed else ("", "")
+    before = before["ds"]
     qq = after.max_q_over_qfull.values
     outf = store_outfalls(bundle.plant, bundle.cso_outfalls)
 
@@ -281,21 +315,36 @@ def summarize_swmm(bundle: NetworkBundle, params: dict, before, after, criteria:
     }
 
 
-def run_baseline_task(bundle: NetworkBundle, params: dict):
+def run_baseline_task(bundle: NetworkBundle, params: dict, criteria: dict | None = None) -> dict:
     """Dask task: the 'before' run of a storm (its exception fails the dependent scenarios).
 
     Only the storm parameters are used (:func:`baseline_key`): a scenario's own bad connection or
-    remediation never fails the baseline other scenarios share."""
+    remediation never fails the baseline other scenarios share. Returns the shared run before of
+    :func:`capacitysim.workflows.judgement.shared_before` (the initial-state policy, the noise measure)."""
+    from capacitysim.workflows.judgement import shared_before
+
     storm_only = json.loads(baseline_key(params))
-    before, _ = scenario_edits(bundle, _local_model(bundle), storm_only)
-    return run_network(bundle, before)
+    model = _local_model(bundle)
+
+    def run(spin, with_run):
+        before, _ = scenario_edits(bundle, model, storm_only, spinup_hr=spin)
+        ds, record, kept = _run_scenario(bundle, before, with_run=with_run)
+        return ds, record, None, kept
+
+    return shared_before(run, model, _criteria(criteria), spinup_hr=bundle.spinup_hr, timeout_s=bundle.timeout_s)
 
 
-def run_scenario_task(bundle: NetworkBundle, index: int, params: dict, before, criteria: dict | None) -> tuple[int, dict]:
+def run_scenario_task(bundle: NetworkBundle, index: int, params: dict, before: dict, criteria: dict | None) -> tuple[int, dict]:
     """Dask task: one scenario; a scenario that raises returns a failed record (the sweep goes on)."""
+    from capacitysim.network.model import parse_inp
+
+    def keep(ds, run, inp, folder):  # the scenario the engine ran, for the RDII rain of a model without catchments
+        return parse_inp(inp) if before.get("scenario") is not None else None
+
     try:
-        _, edits = scenario_edits(bundle, _local_model(bundle), params)
-        after = run_network(bundle, edits)
-        return index, summarize_swmm(bundle, params, before, after, criteria)
+        _, edits = scenario_edits(bundle, _local_model(bundle), params, spinup_hr=before["spinup_hr"])
+        after, record, scn = _run_scenario(bundle, edits, with_run=keep)
+        record = dict(record or {}, _scenario=scn)
+        return index, summarize_swmm(bundle, params, before, after, record, criteria)
     except Exception as exc:  # noqa: BLE001 - recorded, never lost: the sweep goes on
         return index, failed_record(exc)

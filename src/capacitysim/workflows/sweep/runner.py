@@ -19,6 +19,8 @@ References
 
 from __future__ import annotations
 
+import json
+
 import os
 import time
 from collections import deque
@@ -80,10 +82,29 @@ class SweepRun:
     outcome: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        """The run as a JSON-ready document (``capacitysim sweep run --json``)."""
-        return {"out": self.path, "scenarios": self.n_scenarios, "computed": self.computed, "failed": self.failed,
-                "skipped": self.skipped, "seconds": self.seconds, "workers": self.workers, "scheduler": self.scheduler,
-                "failures": self.failures[:20], "outcome": dict(self.outcome)}
+        """The run as a JSON-ready document (``capacitysim sweep run --json``), with the envelope of every document
+        (:func:`capacitysim.rules.document.envelope`: the engine when the sweep ran SWMM, the sweep's files)."""
+        from capacitysim.workflows.document import envelope, file_input, swmm_engine
+
+        kind, inputs = _store_meta(self.path)
+        return envelope({"out": self.path, "scenarios": self.n_scenarios, "computed": self.computed, "failed": self.failed,
+                         "skipped": self.skipped, "seconds": self.seconds, "workers": self.workers,
+                         "scheduler": self.scheduler, "failures": self.failures[:20], "outcome": dict(self.outcome)},
+                        "sweep-run", engine=swmm_engine() if kind == "swmm" else None,
+                        inputs=[file_input("sweep" if i == 0 else "input", p) for i, p in enumerate(inputs)])
+
+
+def _store_meta(path) -> tuple[str | None, list]:
+    """The sweep kind and input files a store records (None, [] when it cannot be read)."""
+    import zarr
+
+    try:
+        attrs = zarr.open_group(str(path), mode="r").attrs
+        kind = json.loads(attrs["sweep"]).get("kind") if "sweep" in attrs else None
+        inputs = json.loads(attrs["inputs"]) if isinstance(attrs.get("inputs"), str) else list(attrs.get("inputs", []))
+        return kind, inputs
+    except Exception:  # noqa: BLE001 - a store that cannot be read: the document says nothing of its inputs
+        return None, []
 
 
 def sweep_outcome(path: str | os.PathLike) -> dict:
@@ -289,7 +310,7 @@ def _run_inline(spec, bundle, payload, todo, chunk, record):
             key = baseline_key(params)
             if key not in baselines:
                 try:
-                    baselines[key] = run_baseline_task(bundle, params)
+                    baselines[key] = run_baseline_task(bundle, params, spec.criteria)
                 except Exception as exc:  # noqa: BLE001
                     baselines[key] = exc
             before = baselines[key]
@@ -319,7 +340,7 @@ def _run_distributed(client, spec, bundle, payload, todo, record, n_workers):
             params = spec.scenario(i)
             key = baseline_key(params)
             if key not in base_futs:
-                base_futs[key] = client.submit(run_baseline_task, shipped, params, pure=False, key=f"baseline-{len(base_futs)}-{bundle.sha}")
+                base_futs[key] = client.submit(run_baseline_task, shipped, params, spec.criteria, pure=False, key=f"baseline-{len(base_futs)}-{bundle.sha}")
             f = client.submit(run_scenario_task, shipped, i, params, base_futs[key], spec.criteria, pure=False)
             meta[f.key] = i
             return f
@@ -369,7 +390,7 @@ def run_one(spec: SweepSpec, index: int, bundle: NetworkBundle | None = None) ->
     bundle = bundle or make_bundle(spec)
     params = spec.scenario(index)
     try:
-        before = run_baseline_task(bundle, params)
+        before = run_baseline_task(bundle, params, spec.criteria)
     except Exception as exc:  # noqa: BLE001
         return failed_record(exc)
     return run_scenario_task(bundle, index, params, before, spec.criteria)[1]
