@@ -158,13 +158,17 @@ def _bad_file(tmp_path, text):
          "line 3: column 'flow_mgd' is not a number: got 'n/a'"),
         (lambda t: ["--flows", _bad_file(t, "date,flow_mgd\n2024-01-01,410000\n2024-01-02,415000\n"), "--limit-mgd", "0.5"],
          "look like gallons per day"),
-        (lambda t: ["--flows", "sample-wwtp", "--limit-mgd", "500000"], "a limit in gpd?"),
+        (lambda t: ["--flows", "sample-wwtp", "--limit-mgd", "500000"],
+         "--limit-mgd: got 500000.0; allowed: a number in (0, 10000] (in MGD; a larger figure is a limit in gpd?"),
         (lambda t: ["--flows", "sample-wwtp", "--limit-mgd", "0.0004"], "differ by more than 100 times"),
         (lambda t: ["--flows", "sample-wwtp"], "--limit-mgd is required"),
-        (lambda t: ["--limit-mgd", "0.5"], "give the plant's flow record once"),
-        (lambda t: ["--flows", "sample-wwtp", "--limit-mgd", "0.5", "--as-of", "soon"], "--as-of must be a date"),
+        (lambda t: ["--limit-mgd", "0.5"], "--flows: missing; allowed: the plant's flow record once: --flows (daily CSV) or "
+                                            "--dmr (ECHO DMR download)"),
+        (lambda t: ["--flows", "sample-wwtp", "--limit-mgd", "0.5", "--as-of", "soon"],
+         '--as-of: got "soon"; allowed: a date YYYY-MM-DD'),
         (lambda t: ["--flows", "sample-wwtp", "--limit-mgd", "0.5", "--as-of", "2019-01-01"], "look-back window"),
-        (lambda t: ["--flows", "sample-wwtp", "--limit-mgd", "0.5", "--added-gpd", "-10"], "--added-gpd must be >= 0"),
+        (lambda t: ["--flows", "sample-wwtp", "--limit-mgd", "0.5", "--added-gpd", "-10"],
+         "--added-gpd[0]: got -10.0; allowed: a number in [0, 1e+09]"),
         (lambda t: ["--flows", str(t / "missing.csv"), "--limit-mgd", "0.5"], "file not found"),
     ],
 )
@@ -231,7 +235,7 @@ def test_report_never_overwrites_an_input(run_cli, tmp_path, monkeypatch, target
 
 def test_added_flows_that_overflow_are_refused(run_cli):
     r = run_cli("spdes", "check", "--flows", "sample-wwtp", "--limit-mgd", "0.5", "--added-gpd", "1e308", "--json", "--watershed")
-    assert r.exit_code == 2 and "--added-gpd must be >= 0 gpd and <= 1,000,000,000 gpd" in r.stderr
+    assert r.exit_code == 2 and "--added-gpd[0]: got 1e+308; allowed: a number in [0, 1e+09]" in r.stderr
     r = run_cli("spdes", "check", "--flows", "sample-wwtp", "--limit-mgd", "0.5", "--added-gpd", "6e8", "--added-gpd", "6e8",
                 "--watershed")
     assert r.exit_code == 2 and "sum to 1,200,000,000 gpd" in r.stderr
@@ -340,7 +344,8 @@ def test_non_watershed_plant_is_permitted_flow_headroom_without_18_37(run_cli, t
 def test_watershed_flag_is_required_or_from_the_plant_file(run_cli, tmp_path):
     r = run_cli("spdes", "check", "--flows", "sample-wwtp", "--limit-mgd", "0.5", "--as-of", "2024-12-31")
     assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1
-    assert "--watershed or --not-watershed is required" in r.stderr
+    assert "--watershed: missing; allowed: --watershed or --not-watershed (does the plant discharge within the NYC " \
+           "watershed? 15 RCNY § 18-37(b) applies only then), unless the --plant file says it" in r.stderr
     plant = tmp_path / "river.toml"
     plant.write_text('name = "River WWTP"\nwatershed = false\nspdes_permit = "NY0024414"\nflow_limit_mgd = 0.5\n'
                      'receiving_water = "Susquehanna River"\n')

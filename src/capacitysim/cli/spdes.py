@@ -11,14 +11,7 @@ from __future__ import annotations
 import click
 
 from capacitysim.cli import cli
-from capacitysim.cli.common import (
-    check_output,
-    emit_json,
-    emit_table,
-    json_option,
-    pop_submittal,
-    submittal_options,
-)
+from capacitysim.cli.common import check_output, emit_json, emit_table, json_option, submittal_options
 from capacitysim.rules.spdes import BASES, RECORD_MAX_AGE_DAYS
 
 
@@ -37,9 +30,9 @@ def spdes():
 @click.option("--watershed/--not-watershed", "watershed", default=None,
               help="Does the plant discharge within the NYC watershed? Required unless the --plant file says it. "
                    "Watershed: 15 RCNY § 18-37(b). Not: the permitted-flow headroom under the plant's SPDES permit.")
-@click.option("--limit-mgd", type=float,
+@click.option("--limit-mgd", metavar="FLOAT",
               help="The permit's flow limit [MGD] (default: the plant file's flow_limit_mgd; with --dmr, then the DMR's limit).")
-@click.option("--basis", type=click.Choice(list(BASES)), default=None,
+@click.option("--basis", metavar=f"[{'|'.join(BASES)}]", default=None,
               help="The permit's averaging basis: calendar month, 30-day rolling, 12-month rolling "
                    "[default: the plant file's, else month].")
 @click.option("--as-of", help="Date of the check YYYY-MM-DD (default: --application-date, else today).")
@@ -47,11 +40,11 @@ def spdes():
 @click.option("--strict-record-age", is_flag=True,
               help=f"Refuse (exit 3) a record ending more than {RECORD_MAX_AGE_DAYS} days before the as-of date "
                    "(default: a warning; policy record_max_age_days).")
-@click.option("--added-gpd", type=float, multiple=True,
+@click.option("--added-gpd", metavar="FLOAT", multiple=True,
               help="Average daily flow of the new connection [gpd]; repeat for pending connections (summed).")
 @click.option("--date-column", default="date", show_default=True, help="Date column of --flows.")
 @click.option("--flow-column", default="flow_mgd", show_default=True, help="Flow column of --flows.")
-@click.option("--units", type=click.Choice(["mgd", "gpd"]), help="Unit of the flow column (default: from its name, else MGD).")
+@click.option("--units", metavar="[mgd|gpd]", help="Unit of the flow column (default: from its name, else MGD).")
 @click.option("--outfall", help="With --dmr: the outfall (perm_feature_nmbr) when the file has several.")
 @click.option("--location", help="With --dmr: the monitoring location when the file has several.")
 @click.option("--report", help="Write an HTML report with the figure here (never an input, a link or a folder).")
@@ -74,42 +67,24 @@ def check(plant_file, flows, dmr, watershed, limit_mgd, basis, as_of, applicatio
     JSON is still printed), 2 for bad input, 3 when the record is refused (--strict-record-age).
     With --committed BANK, the flow the bank has committed to the plant is part of the baseline.
     """
-    from capacitysim.io.plant_flows import read_plant_file
-    from capacitysim.workflows.spdes import (
-        plant_submittal,
-        resolve_flows_path,
-        resolve_plant_path,
-        run_check,
-    )
+    from capacitysim.cli.common import run_process, submittal_values
+    from capacitysim.workflows.spdes import resolve_flows_path, resolve_plant_path
 
-    plant_path = None if plant_file is None else resolve_plant_path(plant_file)
-    # the report must never overwrite an input (checked before any work)
-    check_output(report, [None if flows is None else resolve_flows_path(flows), dmr, plant_path,
-                          kwargs.get("submittal__submittal_file"), committed_bank], option="--report")
-    plant = None if plant_path is None else read_plant_file(plant_path)
-    sub = pop_submittal(kwargs, base=plant_submittal(plant))
-    committed = None
-    if committed_bank is not None:
-        from capacitysim.workflows.committed import plant_keys, spdes_commitments
+    def outputs(inputs):  # the report must never overwrite an input (checked before any work)
+        check_output(report, [None if flows is None else resolve_flows_path(flows), dmr,
+                              None if plant_file is None else resolve_plant_path(plant_file), sub_file, committed_bank],
+                     option="--report")
 
-        committed = spdes_commitments(committed_bank, plant_keys(sub, plant), application=committed_application)
-    elif committed_application is not None:
-        from capacitysim.errors import InputError
-
-        raise InputError(f"--application {committed_application!r}: names the applicant's own application to leave out "
-                         "of the commitments; allowed only with --committed BANK")
-    result = run_check(
-        flows=flows, dmr=dmr, limit_mgd=limit_mgd, basis=basis, as_of=as_of, application_date=application_date,
-        added_gpd=list(added_gpd), watershed=watershed, plant=plant, strict_record_age=strict_record_age,
-        submittal=sub, date_column=date_column, flow_column=flow_column, units=units, outfall=outfall,
-        location=location, committed=committed,
-    )
+    sub_file = kwargs.get("submittal__submittal_file")
+    values = dict(plant=plant_file, flows=flows, dmr=dmr, watershed=watershed, limit_mgd=limit_mgd, basis=basis, as_of=as_of,
+                  application_date=application_date, strict_record_age=strict_record_age, added_gpd=added_gpd,
+                  date_column=date_column, flow_column=flow_column, units=units, outfall=outfall, location=location,
+                  committed=committed_bank, application=committed_application, submittal=submittal_values(kwargs))
+    proc, _, result = run_process("spdes-check", values, before=outputs)
     if report:
-        from capacitysim.report.spdes import write_report
-
-        write_report(result, report)
+        proc.report(result, report)
     if as_json:
-        out = result.to_dict()
+        out = proc.document(result)
         if report:
             out["report"] = str(report)
         emit_json(out)

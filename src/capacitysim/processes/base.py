@@ -120,7 +120,8 @@ def allowed(schema: dict) -> str:
         hi = schema.get("maximum")
         left = "(" if "exclusiveMinimum" in schema else "["
         rng = f" in {left}{lo:g}, {'inf' if hi is None else format(hi, 'g')}]" if lo is not None else ""
-        return f"a {'whole ' if t == 'integer' else ''}number{rng}"
+        hint = f" ({schema['x-hint']})" if schema.get("x-hint") else ""  # a likely mistake, named (units)
+        return f"a {'whole ' if t == 'integer' else ''}number{rng}{hint}"
     if t == "string":
         if schema.get("format") == "date":
             return "a date YYYY-MM-DD"

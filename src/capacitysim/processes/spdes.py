@@ -49,7 +49,8 @@ class SpdesCheck(Process):
                       "description": "An uploaded EPA ECHO DMR CSV (\"upload:<sha256>\")."}, cli="--dmr", file="upload"),
         Input("watershed", {"type": "boolean", "description": "Does the plant discharge within the NYC watershed?"},
               cli="--watershed"),
-        Input("limit_mgd", {"type": "number", "exclusiveMinimum": 0, "maximum": 10000, "description": "Flow limit [MGD]."},
+        Input("limit_mgd", {"type": "number", "exclusiveMinimum": 0, "maximum": 10000, "description": "Flow limit [MGD].",
+                            "x-hint": "in MGD; a larger figure is a limit in gpd? 500,000 gpd = 0.5 MGD"},
               cli="--limit-mgd"),
         Input("basis", {"type": "string", "enum": _bases(), "description": "The permit's averaging basis."}, cli="--basis"),
         Input("as_of", _date("Date of the check YYYY-MM-DD (default today)."), cli="--as-of"),
@@ -72,9 +73,12 @@ class SpdesCheck(Process):
         check_application(values, name, source)
         if ("flows" in values) == ("dmr" in values):
             raise FieldInputError(name("flows"), values.get("flows"), f"the plant's flow record once: {name('flows')} "
-                                  f"(daily CSV) or {name('dmr')} (ECHO DMR upload)")
+                                  f"(daily CSV) or {name('dmr')} (ECHO DMR {'download' if source == 'cli' else 'upload'})",
+                                  None if "flows" in values else "missing")
         if "plant" not in values and "watershed" not in values:
-            raise FieldInputError(name("watershed"), None, f"true or false (required unless {name('plant')} says it)",
+            given = "--watershed or --not-watershed" if source == "cli" else "true or false"
+            raise FieldInputError(name("watershed"), None, f"{given} (does the plant discharge within the NYC watershed? "
+                                  f"15 RCNY § 18-37(b) applies only then), unless the {name('plant')} file says it",
                                   "missing")
 
     def finish(self, inputs, name, source):
