@@ -136,7 +136,7 @@ _SUB = "submittal__"
 
 def submittal_options(f):
     """Add the submittal identification options to a command (they arrive as keyword arguments
-    named ``submittal__<field>``; :func:`pop_submittal` takes them out)."""
+    named ``submittal__<field>``; :func:`submittal_values` takes them out)."""
     for opt, dest, help_ in reversed(_SUBMITTAL_OPTIONS):
         f = click.option(opt, _SUB + dest, default=None, help=help_)(f)
     return f
@@ -163,19 +163,3 @@ def run_process(process_id: str, values: dict, *, progress=None, work_dir=None, 
     if before is not None:
         before(inputs)
     return proc, inputs, proc.run(inputs, progress=progress, work_dir=work_dir)
-
-
-def pop_submittal(kwargs: dict, base=None):
-    """Remove the submittal options from a command's keyword arguments and build the Submittal.
-
-    ``base`` (a Submittal from an input file, e.g. a site file's [submittal] table) is overridden by
-    ``--submittal FILE``, which is overridden by the single options.
-    """
-    from capacitysim.io.submittal import Submittal, load_submittal
-
-    values = {dest: kwargs.pop(_SUB + dest, None) for _, dest, _ in _SUBMITTAL_OPTIONS}
-    sub = base if base is not None else Submittal()
-    path = values.pop("submittal_file")
-    if path is not None:
-        sub = sub.merged(**load_submittal(path).to_dict())
-    return sub.merged(**values)
