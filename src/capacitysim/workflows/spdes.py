@@ -352,13 +352,6 @@ class SpdesCheck:
             "definitions": self.definitions(),
         }, "spdes-check", inputs=_inputs(self))  # the envelope (issue 27, item 3); verdict, checks, policies above
 
-
-def _inputs(result) -> list[dict]:
-    """The envelope's ``inputs`` of a SPDES check: the plant's flow record, as the document records it."""
-    if not result.source:
-        return []
-    return [{"role": "flow record", "file": PurePath(result.source).name, "sha256": result.source_sha256}]
-
     def verdict_line(self) -> str:
         v = self.verdict
         added = f" after the added flow of {v.added_gpd:,.0f} gpd" if v.added_gpd else ""
@@ -455,6 +448,13 @@ def _inputs(result) -> list[dict]:
                          f"{'-' if f['peak_gpd'] is None else format(f['peak_gpd'], ',.0f')} gpd peak; {f['status']}; "
                          f"basin {f.get('basin') or '-'}"))
         return rows
+
+
+def _inputs(result) -> list[dict]:
+    """The envelope's ``inputs`` of a SPDES check: the plant's flow record, as the document records it."""
+    if not result.source:
+        return []
+    return [{"role": "flow record", "file": PurePath(result.source).name, "sha256": result.source_sha256}]
 
 
 def _file_label(path, sha256: str | None) -> str:
