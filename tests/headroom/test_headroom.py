@@ -70,7 +70,8 @@ def test_json_document(both):
         assert set(r["governing_check"]) == {"criterion", "element", "value", "limit", "unit", "stopped_hr"}
         assert r["governing_check"]["value"] > r["governing_check"]["limit"]  # at the failing flow it failed
         assert r["bracket"] == [r["passing_gpd"], r["failing_gpd"]] and r["passing_gpd"] == r["max_connection_gpd"]
-    assert doc["runs_total"] == sum(r["runs"] for r in doc["nodes"]) + 1  # and the run before
+    # and the run before with its two finer-step runs (the noise measure, issue 27 item 2)
+    assert doc["runs_before"] == 3 and doc["runs_total"] == sum(r["runs"] for r in doc["nodes"]) + 3
     on_disk = json.loads((folder / "screen" / "headroom.json").read_text())
     assert on_disk["nodes"] == json.loads(json.dumps(doc["nodes"]))
 
@@ -272,16 +273,16 @@ def test_outputs_csv_geojson_report(both, tmp_path, run_cli):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--tolerance-pct", "0"], "--tolerance-pct must be in (0, 100]"),
-    (["--max-gpd", "lots"], "--max-gpd must be a number"),
+    (["--tolerance-pct", "0"], "--tolerance-pct: got 0.0; allowed: a number in (0, 100]"),
+    (["--max-gpd", "lots"], '--max-gpd: got "lots"; allowed: a number in (0, 1e+09]'),
     (["--min-gpd", "5000", "--max-gpd", "1000"], "--min-gpd (5000) must be below --max-gpd (1000)"),
     (["--nodes", "NOPE"], "'NOPE' is not a node"),
     (["--nodes", "PLANT"], "is an outfall"),
-    (["--nodes", "MH0001", "--basin", "PS1_WW"], "give one of --nodes, --basin and --all"),
+    (["--nodes", "MH0001", "--basin", "PS1_WW"], "allowed: one of --nodes, --basin, --all"),
     (["--basin", "MH0005"], "is not a basin outlet"),
-    (["--workers", "-1"], "--workers must be an integer >= 0"),
-    (["--resume"], "--resume continues the store in --out"),
-    (["--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "give one of --workers (a local cluster) and --scheduler"),
+    (["--workers", "-1"], '--workers: got "-1"; allowed: a whole number >= 0 (0: in this process, no cluster)'),
+    (["--resume"], "--resume: got true; allowed: --resume only with --out DIR (the store it continues)"),
+    (["--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "allowed: one of --workers (a local cluster) and --scheduler (an existing one)"),
     (["--scheduler", "http://127.0.0.1:1"], "--scheduler"),
     (["--storm", "no-such-storm"], "no-such-storm"),
     (["--remediate", "basin=NOPE,fraction=0.2"], "--remediate"),

@@ -394,7 +394,7 @@ def _header(rep: HtmlReport, doc: dict) -> None:
                                          ("untrusted", "untrusted"), ("error", "error"), ("missing", "not computed"))),
         ("figures confirmed by real runs", doc.get("nodes_confirmed")),
         ("SWMM runs", doc["runs_total"]),
-        ("runs before (one per storm, shared by every node)", doc.get("runs_before")),
+        ("runs before (one per storm and its two finer-step runs for the noise, shared by every node)", doc.get("runs_before")),
         ("SWMM runs per cell", doc.get("runs_per_node")),
         ("runs stopped once their failure was certain", doc.get("runs_stopped") or 0),
         ("full-run equivalents (what the runs cost, in complete runs)", doc.get("full_run_equivalents")),

@@ -160,9 +160,17 @@ class HeadroomResult:
         return policies_for(self.method)
 
     @property
+    def before_runs_total(self) -> int:
+        """SWMM runs of the runs before: one per storm, and its finer-step twins that measure the model's noise
+        (program policy ``noise_floor``, :func:`capacitysim.workflows.judgement.shared_before`)."""
+        from capacitysim.network.refine import STEP_RATIOS
+
+        return len(self.storms) * (1 + (len(STEP_RATIOS) if self.criteria.noise_factor > 0 else 0))
+
+    @property
     def runs_total(self) -> int:
-        """SWMM runs behind the figures: every cell's runs and one run before per storm."""
-        return sum(int(r.get("runs") or 0) for r in self.nodes) + len(self.storms)
+        """SWMM runs behind the figures: every cell's runs and the runs before (:attr:`before_runs_total`)."""
+        return sum(int(r.get("runs") or 0) for r in self.nodes) + self.before_runs_total
 
     def counts(self) -> dict:
         out = {k: 0 for k in ("ok", "bounded", "zero", "untrusted", "error", "missing")}
@@ -195,7 +203,7 @@ class HeadroomResult:
             "matrix": {"nodes": names, "storms": labels,
                        "max_connection_gpd": [[grid.get((n, s)) for s in labels] for n in names]},
             "counts": self.counts(),
-            "runs_total": self.runs_total, "runs_before": len(self.storms),
+            "runs_total": self.runs_total, "runs_before": self.before_runs_total,
             "runs_per_node": node_runs / len(done) if done else None,
             "runs_stopped": sum(int(r.get("runs_stopped") or 0) for r in done), "simulated_hr": sim_hr,
             "full_run_hr": dict(self.full_run_hr), "full_run_equivalents": equiv,
@@ -210,7 +218,8 @@ class HeadroomResult:
                 "bracket": "[passing_gpd, failing_gpd]",
                 "bounded": "max_gpd itself passes (the headroom is at least max_gpd)",
                 "governing_check": "the failed check of the failing run that used the most of its margin",
-                "runs": "SWMM runs of the cell (the run before, one per storm, is counted once in runs_total)",
+                "runs": "SWMM runs of the cell (the run before, one per storm with its two finer-step runs that measure the "
+                        "model's noise, is counted once in runs_total)",
                 "screen_gpd": "the estimate from the run before alone",
                 "runs_stopped": "runs that stopped once their failure was certain (policy FAIL_WHEN_CERTAIN)",
                 "full_run_equivalents": "the cells' simulated hours over one complete run's (what the runs cost)",
