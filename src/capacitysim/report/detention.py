@@ -8,7 +8,10 @@ printed qualified by the unverified rule-set values the design used ("PASS under
 from __future__ import annotations
 
 import html
+import json
 from pathlib import Path
+
+import numpy as np
 
 from capacitysim.report.format import number
 from capacitysim.report.html import HtmlReport, file_label, new_figure
@@ -27,74 +30,96 @@ def _step_value(value, unit):
     return number(value, unit) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
 
 
-def verdict_line(result: DetentionResult) -> str:
+def verdict_line(result) -> str:
     """The verdict as the report and the text output print it: ``PASS`` only when every rule-set value
-    the design used is verified, else ``PASS under unverified values: idf_10yr, ...`` (FAIL likewise)."""
-    unver = result.unverified_values_used
-    word = result.status.upper()
+    the design used is verified, else ``PASS under unverified values: idf_10yr, ...`` (FAIL likewise).
+    ``result`` is a :class:`DetentionResult` or its document."""
+    if isinstance(result, dict):
+        unver, status = result["unverified_values_used"], result["status"]
+    else:
+        unver, status = result.unverified_values_used, result.status
+    word = status.upper()
     return f"{word} under unverified values: {', '.join(unver)}" if unver else word
 
 
-def write_report(result: DetentionResult, path) -> Path:
+def stored(result) -> dict:
+    """The document of ``result`` as ``--json`` prints it and a reader loads it back (a dict is taken as it is):
+    the one input of the renderer, so the workflow's ``--report`` and ``capacitysim report DOC.json`` are the same
+    HTML."""
+    if isinstance(result, dict):
+        return result
+    from capacitysim.io.files import dumps_json
+
+    return json.loads(dumps_json(result.to_dict()))
+
+
+def write_report(result: DetentionResult | dict, path) -> Path:
     """Write the self-contained HTML report: submittal, inputs (files by name and SHA-256), every step
     with its citation, hydrographs, stage, SWMM check, rule-set sources (unverified values flagged), the
     conditions and the § 31-04(a)(8) obligations with their citations, the triennial certification's due
-    dates (or "not known" before approval) and the professions that may certify."""
-    site, n, s = result.site, result.numbers, result.series
-    rep = HtmlReport(f"Detention design: {site.name}", "Site Connection Proposal, NYC combined sewer area (15 RCNY § 31-03)")
-    rep.submittal(result.submittal.to_dict())
-    rep.raw(f'<p class="{result.status}">Result: {html.escape(verdict_line(result))}</p>')
-    unver = result.unverified_values_used
+    dates (or "not known" before approval) and the professions that may certify.
+
+    ``result`` is the design or its stored document (``--json``); the report reads the document alone
+    (:meth:`DetentionResult.report_keys` holds what it needs besides the numbers)."""
+    d = stored(result)
+    n, s, site = d, d["hydrographs"], d["site_details"]
+    status = d["status"]
+    rep = HtmlReport(f"Detention design: {d['site']}", "Site Connection Proposal, NYC combined sewer area (15 RCNY § 31-03)")
+    rep.submittal(d["submittal"])
+    rep.raw(f'<p class="{status}">Result: {html.escape(verdict_line(d))}</p>')
+    unver = d["unverified_values_used"]
     if unver:
         rep.paragraph("The verdict rests on rule-set values not verified against their primary text: "
                       f"{', '.join(unver)} (see 'Rule-set values and their sources'). Supply verified values in a rule set "
                       "of your own (extends = \"nyc-2012\", each table with its source and verified = true) and run "
                       "again with --rule.", "untrusted")
-    for p in result.problems:
+    for p in d["problems"]:
         rep.paragraph(p, "fail")
 
     rep.heading("Inputs")
+    kind = site["development_kind"]
     rep.key_values([
-        ("site file", file_label(site.path, site.sha256)),
-        ("development", "new development" if site.kind == "new" else "alteration"),
-        *([("alteration type", nyc.ALTERATION_TYPES.get(site.alteration_type, site.alteration_type)
-            if site.alteration_type else "not stated")] if site.kind == "alteration" else []),
-        *([("phased / subdivided", ", ".join(w for w, on in (("phased", site.phased), ("subdivided lots", site.subdivision)) if on)),
-           ("master/phased plan", site.master_plan or "-")] if site.phased or site.subdivision else []),
-        ("total site area [ft2]", site.site_area_sf),
-        *([("altered area [ft2]", site.altered_area_sf)] if site.altered_area_sf else []),
-        ("drainage-plan runoff coefficient", site.drainage_plan_c),
-        ("receiving sewer", site.receiving_sewer or "not stated"),
-        *([("new points of discharge", "not stated" if site.new_points_of_discharge is None else site.new_points_of_discharge)]
-          if site.kind == "alteration" else []),
-        ("system", f"{site.system['type']} ({site.system['bottom']} bottom)"),
+        ("site file", file_label(d["site_file"], d["site_sha256"])),
+        ("development", "new development" if kind == "new" else "alteration"),
+        *([("alteration type", nyc.ALTERATION_TYPES.get(site["alteration_type"], site["alteration_type"])
+            if site["alteration_type"] else "not stated")] if kind == "alteration" else []),
+        *([("phased / subdivided", ", ".join(w for w, on in (("phased", site["phased"]), ("subdivided lots", site["subdivision"])) if on)),
+           ("master/phased plan", site["master_plan"] or "-")] if site["phased"] or site["subdivision"] else []),
+        ("total site area [ft2]", d["site_area_sf"]),
+        *([("altered area [ft2]", d["altered_area_sf"])] if d["altered_area_sf"] else []),
+        ("drainage-plan runoff coefficient", d["drainage_plan_c"]),
+        ("receiving sewer", site["receiving_sewer"] or "not stated"),
+        *([("new points of discharge", "not stated" if site["new_points_of_discharge"] is None else site["new_points_of_discharge"])]
+          if kind == "alteration" else []),
+        ("system", f"{d['system_type']} ({site['system_bottom']} bottom)"),
         ("orifice invert above bottom [ft]", n["orifice_invert_ft"]),
-        ("rule set", result.rules.name),
-        *[("rule-set file", file_label(f["file"], f["sha256"])) for f in result.rules.files()],
+        ("rule set", d["rule_set"]),
+        *[("rule-set file", file_label(f["file"], f["sha256"])) for f in d["rule_set_files"]],
     ])
-    rep.table(["surface", "area [ft2]", "C [-]"], [[k, v, result.rules.runoff_coefficients()[k]] for k, v in site.surfaces_sf.items()])
-    if site.infiltration:
-        inf = site.infiltration
-        rep.key_values([("soil borings", ", ".join(inf.soil_borings)), ("borings at system location", bool(inf.borings_at_system_location)),
-                        ("permeability test", inf.permeability_test), ("infiltration rate [in/h]", inf.infiltration_rate_in_hr),
-                        ("report", inf.report or "-")])
-    if site.recycling:
-        rep.key_values([("recycling demand [gpd]", site.recycling.demand_gpd), ("independent system", bool(site.recycling.independent)),
-                        ("use", site.recycling.use or "-")])
+    rep.table(["surface", "area [ft2]", "C [-]"], [[r["surface"], r["area_sf"], r["runoff_coefficient"]] for r in site["surfaces"]])
+    if site["infiltration"]:
+        inf = site["infiltration"]
+        rep.key_values([("soil borings", ", ".join(inf["soil_borings"])), ("borings at system location", inf["borings_at_system_location"]),
+                        ("permeability test", inf["permeability_test"]), ("infiltration rate [in/h]", inf["infiltration_rate_in_hr"]),
+                        ("report", inf["report"] or "-")])
+    if site["recycling"]:
+        rec = site["recycling"]
+        rep.key_values([("recycling demand [gpd]", rec["demand_gpd"]), ("independent system", rec["independent"]),
+                        ("use", rec["use"] or "-")])
 
     rep.heading("Compliance checks")
     rep.table(["check", "requirement", "value", "result", "citation"],
-              [[c.criterion, c.requirement, c.value, c.result.upper(), c.citation] for c in result.checks],
-              classes=[{"pass": "pass", "fail": "fail"}.get(c.result, "untrusted") for c in result.checks])
-    obligations = [c for c in result.conditions if _is_obligation(c)]
-    others = [c for c in result.conditions if not _is_obligation(c)]
+              [[c["criterion"], c["requirement"], c["value"], c["result"].upper(), c["citation"]] for c in d["checks"]],
+              classes=[{"pass": "pass", "fail": "fail"}.get(c["result"], "untrusted") for c in d["checks"]])
+    obligations = [c for c in d["conditions"] if _is_obligation(c)]
+    others = [c for c in d["conditions"] if not _is_obligation(c)]
     if others:
         rep.heading("Conditions for the DEP reviewer")
         rep.table(["condition", "citation"], [[c["text"], c["citation"]] for c in others])
 
     rep.heading("Calculation, step by step")
     rep.table(["step", "formula", "value", "unit", "citation"],
-              [[st["step"], st["formula"], _step_value(st["value"], st["unit"]), st["unit"], st["citation"]] for st in result.steps])
+              [[st["step"], st["formula"], _step_value(st["value"], st["unit"]), st["unit"], st["citation"]] for st in d["steps"]])
 
     rep.heading("Design summary")
     rep.table(["quantity", "value"], [
@@ -113,24 +138,10 @@ def write_report(result: DetentionResult, path) -> Path:
                  "a fabricated orifice must not be larger. Routing: Modified Puls (storage indication), Chow, Maidment & Mays "
                  "(1988) § 8.2; orifice: Q = Cd A (2 g H)^0.5 with H to the centroid (Brater & King ch. 4; HEC-22 § 8.4).")
 
-    t_hr = s["time_min"] / MINUTES_PER_HOUR
-    fig, ax = new_figure()
-    ax.plot(t_hr, s["inflow_cfs"], label="inflow")
-    ax.plot(t_hr, s["sewer_cfs"], label="release to sewer")
-    if s["losses_cfs"].max() > 0:
-        ax.plot(t_hr, s["losses_cfs"], label="infiltration + recycling")
-    ax.axhline(n["release_rate_cfs"], color="k", ls="--", lw=1, label="release rate")
-    ax.set_xlabel("time [h]")
-    ax.set_ylabel("flow [cfs]")
-    ax.legend()
-    rep.figure(fig, f"Inflow and outflow hydrographs ({n['design_hydrograph']})")
-    fig, ax = new_figure()
-    ax.plot(t_hr, s["stage_ft"], label="stage")
-    ax.axhline(s["top_ft"], color="r", ls="--", lw=1, label="top of system")
-    ax.set_xlabel("time [h]")
-    ax.set_ylabel("depth above bottom [ft]")
-    ax.legend()
-    rep.figure(fig, "Stage over time")
+    if s is None:
+        rep.paragraph("No routed hydrograph in the document.", "untrusted")
+    else:
+        _figures(rep, s, n)
 
     rep.heading("Check in EPA SWMM")
     if n["swmm_peak_outflow_cfs"] is None:
@@ -147,7 +158,7 @@ def write_report(result: DetentionResult, path) -> Path:
 
     rep.heading("Rule-set values and their sources")
     rows, classes = [], []
-    for e in result.rules.entries():
+    for e in d["rule_set_entries"]:
         rows.append([e["name"], ", ".join(f"{k}={v}" for k, v in e["values"].items()), e["source"],
                      "yes" if e["verified"] else "NO", ("overridden; " if e["overridden"] else "") + e["note"]])
         classes.append("" if e["verified"] else "untrusted")
@@ -172,7 +183,32 @@ def write_report(result: DetentionResult, path) -> Path:
         rep.citation(f"{triennial['citation']}: \"Three years after the date of approval of a retention or detention system "
                      "and every three years thereafter the operation of the system shall be inspected by a licensed "
                      "professional engineer, a registered architect or a licensed master plumber.\"")
-    if site.recycling:
+    if site["recycling"]:
         rep.paragraph("Recycling systems cannot be modified or disconnected without DEP's express written approval; this binds "
                       "current and future owners (15 RCNY § 31-03(a)(4)).")
     return rep.write(path)
+
+
+def _figures(rep: HtmlReport, s: dict, n: dict) -> None:
+    """The hydrographs and the stage of the document's ``hydrographs`` (every ``time_step_min`` from 0)."""
+    inflow = np.asarray(s["inflow_cfs"], float)
+    t_hr = np.arange(inflow.size) * s["time_step_min"] / MINUTES_PER_HOUR
+    losses = np.asarray(s["losses_cfs"], float)
+    fig, ax = new_figure()
+    ax.plot(t_hr, inflow, label="inflow")
+    ax.plot(t_hr, np.asarray(s["sewer_cfs"], float), label="release to sewer")
+    if losses.size and losses.max() > 0:
+        ax.plot(t_hr, losses, label="infiltration + recycling")
+    ax.axhline(n["release_rate_cfs"], color="k", ls="--", lw=1, label="release rate")
+    ax.set_xlabel("time [h]")
+    ax.set_ylabel("flow [cfs]")
+    ax.legend()
+    rep.figure(fig, f"Inflow and outflow hydrographs ({n['design_hydrograph']})")
+    fig, ax = new_figure()
+    ax.plot(t_hr, np.asarray(s["stage_ft"], float), label="stage")
+    ax.axhline(s["top_ft"], color="r", ls="--", lw=1, label="top of system")
+    ax.set_xlabel("time [h]")
+    ax.set_ylabel("depth above bottom [ft]")
+    ax.legend()
+    rep.figure(fig, "Stage over time")
+

@@ -1,9 +1,10 @@
 """Reports rendered from a stored result document alone (issue 27, item 3): ``capacitysim report DOC.json``.
 
 :func:`write_stored_report` dispatches on the document's kind (:func:`capacitysim.rules.document.document_kind`)
-to the report module that reads that document. Kinds whose report still needs more than the document (the
-detention design's steps and hydrographs, the SPDES check's flow record, the sweep's store) are refused with an
-:class:`~capacitysim.errors.InputError` that names them and what is allowed.
+to the report module that reads that document. The detention design carries what its report draws (the
+design steps and the routed hydrographs), so the
+workflow's ``--report`` and this are one renderer of one document. Kinds whose report still needs more than the
+document are refused with an :class:`~capacitysim.errors.InputError` that names them and what is allowed.
 """
 
 from __future__ import annotations
@@ -26,6 +27,12 @@ def _headroom(doc, path):
     return write_report(doc, path)
 
 
+def _detention(doc, path):
+    from capacitysim.report.detention import write_report
+
+    return write_report(doc, path)
+
+
 def _register(doc, path):
     from capacitysim.report.register import write_report
 
@@ -33,10 +40,10 @@ def _register(doc, path):
 
 
 #: kind -> the renderer of a stored document of that kind.
-RENDERERS = {"capacity-demonstration": _capacity, "headroom": _headroom, "capacity-register": _register}
+RENDERERS = {"capacity-demonstration": _capacity, "headroom": _headroom, "detention-design": _detention,
+             "capacity-register": _register}
 #: Why the other kinds cannot render from the document alone yet.
 NOT_YET = {
-    "detention-design": "its report draws the design steps and the routed hydrographs, which the document does not hold",
     "spdes-check": "its report draws the plant's daily flow record, which the document names by SHA-256 only",
     "sweep-summary": "its report maps the verdicts of the sweep's store (capacitysim sweep summarize STORE --report)",
     "sweep-run": "a sweep run has no report; summarize its store (capacitysim sweep summarize STORE --report)",
@@ -65,6 +72,6 @@ def write_stored_report(doc, path) -> Path:
                          f"allowed: {allowed}")
     try:
         return RENDERERS[kind](doc, path)
-    except (KeyError, TypeError, AttributeError) as exc:
+    except (KeyError, TypeError, AttributeError, IndexError) as exc:
         raise InputError(f"document: a {kind} document without the field {exc}; give the --json of the workflow as "
                          "it printed it") from None

@@ -503,6 +503,7 @@ class DetentionResult:
         out["conditions"] = [dict(c) for c in self.conditions]
         out["unverified_rule_values"] = self.rules.unverified()
         out["unverified_values_used"] = self.unverified_values_used
+        out.update(self.report_keys())  # what the report reads besides (issue 27, item 3): after the keys above
         # the envelope (issue 27, item 3): verdict and checks are above; the policies its texts name
         from capacitysim.rules.document import envelope
         from capacitysim.rules.nyc_stormwater import policies_named
@@ -510,6 +511,52 @@ class DetentionResult:
         inputs = [{"role": "site", "file": self.site.path, "sha256": self.site.sha256},
                   *({"role": "rule set", "file": f.get("file"), "sha256": f.get("sha256")} for f in out["rule_set_files"])]
         return envelope(out, "detention-design", inputs=inputs, policies=policies_named(out))
+
+    def report_keys(self) -> dict:
+        """The keys the HTML report reads that the numbers above do not hold (issue 27, item 3: the report
+        renders from the document alone), each a dict or a list (``design.csv`` of an export lists only the
+        document's numbers and words):
+
+        ``site_details``
+            What the report's inputs table shows of the site file: development kind, alteration type, phased and
+            subdivided, master plan, receiving sewer, new points of discharge, the system's bottom, the surfaces'
+            areas [ft2] with the rule set's runoff coefficient C [-], infiltration and recycling (None if none).
+        ``steps``
+            The calculation, step by step: ``{"step", "formula", "value", "unit", "citation"}``.
+        ``rule_set_entries``
+            Every table of the rule set: name, values, unit, source, verified, note, overridden.
+        ``hydrographs``
+            The critical design hydrograph routed, every ``time_step_min`` from 0: ``inflow_cfs``, ``sewer_cfs``
+            (release to the sewer), ``losses_cfs`` (infiltration + recycling), ``stage_ft`` (above the bottom),
+            to :data:`~capacitysim.workflows.document.SERIES_DIGITS` significant digits, and ``top_ft`` (the
+            system's height); None when the design has no series.
+        """
+        from capacitysim.workflows.document import series_values
+
+        site, s = self.site, self.series
+        coefficients = self.rules.runoff_coefficients()
+        details = {
+            "development_kind": site.kind, "alteration_type": site.alteration_type, "phased": bool(site.phased),
+            "subdivision": bool(site.subdivision), "master_plan": site.master_plan, "receiving_sewer": site.receiving_sewer,
+            "new_points_of_discharge": site.new_points_of_discharge, "system_bottom": site.system.get("bottom"),
+            "surfaces": [{"surface": k, "area_sf": v, "runoff_coefficient": coefficients[k]} for k, v in site.surfaces_sf.items()],
+            "infiltration": None if not site.infiltration else {
+                "soil_borings": list(site.infiltration.soil_borings),
+                "borings_at_system_location": bool(site.infiltration.borings_at_system_location),
+                "permeability_test": site.infiltration.permeability_test,
+                "infiltration_rate_in_hr": site.infiltration.infiltration_rate_in_hr, "report": site.infiltration.report},
+            "recycling": None if not site.recycling else {
+                "demand_gpd": site.recycling.demand_gpd, "independent": bool(site.recycling.independent),
+                "use": site.recycling.use},
+        }
+        hydrographs = None
+        if s:
+            t = np.asarray(s["time_min"], float)
+            hydrographs = {"time_step_min": float(t[1] - t[0]) if t.size > 1 else float(self.numbers.get("routing_dt_min", 1.0)),
+                           **{k: series_values(s[k]) for k in ("inflow_cfs", "sewer_cfs", "losses_cfs", "stage_ft")},
+                           "top_ft": float(s["top_ft"])}
+        return {"site_details": details, "steps": [dict(st) for st in self.steps], "rule_set_entries": self.rules.entries(),
+                "hydrographs": hydrographs}
 
 
 def _step(steps, title, formula, value, unit, cite):

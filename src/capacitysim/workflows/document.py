@@ -46,3 +46,22 @@ def file_input(role: str, path, sha256: str | None = None) -> dict:
 
         sha256 = sha256_file(path)
     return {"role": role, "file": str(path), "sha256": sha256}
+
+
+#: Significant digits of a series a document stores for its report's figures (issue 27, item 3): far finer than
+#: a figure draws, and a tenth of the bytes of a float's full repr.
+SERIES_DIGITS = 6
+
+
+def series_values(values, digits: int | None = SERIES_DIGITS) -> list:
+    """A numeric series as a document stores it: a list of floats rounded to ``digits`` significant digits (None:
+    as they are, for values a report compares with a limit), a non-finite value (a period without data) as None
+    (JSON has no NaN)."""
+    import math
+
+    import numpy as np
+
+    out = []
+    for x in np.asarray(values, dtype=float).tolist():
+        out.append(None if not math.isfinite(x) else x if digits is None else float(f"{x:.{digits}g}"))
+    return out
