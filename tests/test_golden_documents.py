@@ -44,6 +44,7 @@ VOLATILE = {
 #: report.stored): the document's own keys, after the golden ones and before the envelope's.
 REPORT_KEYS = {
     "detention": ("site_details", "steps", "rule_set_entries", "hydrographs"),
+    "spdes-check": ("verdict_line", "permit_citation", "summary_rows", "monthly_averages", "period_averages"),
 }
 #: Kinds whose to_dict does not carry the envelope yet (their modules had another item's uncommitted changes).
 ENVELOPE_PENDING: set = set()  # every kind carries the envelope

@@ -56,6 +56,33 @@ def test_detention_report_from_its_document_is_the_workflows_own(site, tmp_path,
     assert max(h["inflow_cfs"]) == pytest.approx(doc["peak_inflow_cfs"], rel=1e-5)
 
 
+@pytest.mark.parametrize("extra", [
+    ["--watershed", "--limit-mgd", "0.5", "--added-gpd", "50000"],
+    ["--not-watershed", "--limit-mgd", "0.5", "--basis", "30day", "--added-gpd", "50000", "--added-gpd", "20000"],
+    ["--watershed", "--limit-mgd", "0.45", "--basis", "12month", "--added-gpd", "90000"],
+])
+def test_spdes_report_from_its_document_is_the_workflows_own(extra, tmp_path, monkeypatch):
+    doc, html = _same_report(["spdes", "check", "--flows", "sample-wwtp", "--as-of", "2024-12-31", *extra], tmp_path,
+                             monkeypatch)
+    assert doc["kind"] == "spdes-check"
+    keys = list(doc)
+    assert keys.index("definitions") < keys.index("verdict_line") < keys.index("period_averages") < keys.index("schema_version")
+    assert _html.escape(doc["verdict_line"]) in html
+    for label, value in doc["summary_rows"]:
+        assert _html.escape(label) in html
+    assert doc["source_file"]["sha256"] in html
+    assert html.count("data:image/png;base64,") == 1  # the monthly averages, from the document's periods
+    m = doc["monthly_averages"]
+    assert len(m["start"]) == len(m["end"]) == len(m["average_mgd"]) == 36
+    if doc["basis"] == "month":
+        assert doc["period_averages"] is None
+    else:
+        assert len(doc["period_averages"]["end"]) > 12
+    if doc["basis"] == "month":  # the look-back window's periods, each a row with its average
+        for p in doc["violations"]:
+            assert f"<td>{p['label']}</td>" in html
+
+
 def test_the_report_of_a_document_without_its_report_keys_names_the_missing_field(tmp_path):
     """A detention document printed before its report keys (the golden one of 6f47459) is refused, naming the field."""
     res = CliRunner().invoke(cli, ["report", str(ROOT / "tests/data/golden/detention.json"), "--out", str(tmp_path / "r.html")])

@@ -7,6 +7,7 @@ The submittal identification heads the report; files are named by name and SHA-2
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -19,10 +20,38 @@ from capacitysim.workflows import spdes as sp
 from capacitysim.workflows.spdes import SpdesCheck
 
 
-def figure(result: SpdesCheck, months_shown: int = 36):
-    """Monthly averages against the limit, the committed and the added flow stacked on top, the look-back window shaded."""
-    v = result.verdict
-    m = result.monthly
+def periods_of(series: dict, basis: str) -> rule.PeriodAverages:
+    """The periods a document stores (``monthly_averages``, ``period_averages``) as the check held them."""
+    return rule.PeriodAverages(
+        basis, np.array(series["start"], dtype="datetime64[D]"), np.array(series["end"], dtype="datetime64[D]"),
+        np.array([np.nan if a is None else a for a in series["average_mgd"]], dtype=float),
+        np.array(series["days_present"], dtype=int), np.array(series["days_expected"], dtype=int),
+        np.array(series["complete"], dtype=bool))
+
+
+class _Stored:
+    """What the report reads of a stored SPDES document: the document, its verdict's numbers, its periods."""
+
+    def __init__(self, d: dict):
+        self.d = d
+        self.basis = d["basis"]
+        self.as_of = np.datetime64(d["as_of"], "D")
+        self.limit_mgd = float(d["limit_mgd"])
+        self.committed_gpd = float(d["committed_gpd"])
+        self.added_gpd = float(d["added_gpd"])
+        self.on_top_gpd = self.committed_gpd + self.added_gpd
+        self.window_start_exclusive = np.datetime64(d["lookback_window"]["start_exclusive"], "D")
+        self.monthly = periods_of(d["monthly_averages"], "month")
+        self.periods = self.monthly if d["period_averages"] is None else periods_of(d["period_averages"], self.basis)
+        # the look-back window as the check selects it (rules.spdes.spdes_verdict)
+        self.window = self.periods.select(rule.in_lookback(self.periods.end, self.as_of) & ~np.isnan(self.periods.average_mgd))
+
+
+def figure(result, months_shown: int = 36):
+    """Monthly averages against the limit, the committed and the added flow stacked on top, the look-back window
+    shaded. ``result`` is a check, its document, or the document as the report reads it."""
+    v = result if isinstance(result, _Stored) else _Stored(stored(result))
+    m = v.monthly
     last_month = max(np.datetime64(v.as_of, "M"), m.end[-1].astype("datetime64[M]"))
     keep = (m.end.astype("datetime64[M]") > last_month - months_shown) & (m.days_present > 0)
     start = m.start[keep].astype("datetime64[ns]")
@@ -48,11 +77,11 @@ def figure(result: SpdesCheck, months_shown: int = 36):
         ax.bar(x[in_w], np.full(int(in_w.sum()), added_mgd), bottom=avg[in_w] + committed_mgd, width=width,
                color="#f0a500", edgecolor="#1b1b1b", linewidth=0.4, label=f"added flow {v.added_gpd:,.0f} gpd")
     ax.axhline(v.limit_mgd, color="#a21515", linewidth=1.5, linestyle="--", label=f"SPDES limit {v.limit_mgd:g} MGD")
-    if result.basis != "month":
-        p = result.periods
+    if v.basis != "month":
+        p = v.periods
         sel = (p.end.astype("datetime64[M]") > last_month - months_shown)
         ax.plot(pd.to_datetime(p.end[sel].astype("datetime64[ns]")), p.average_mgd[sel], color="#1b1b1b", linewidth=1.0,
-                label=f"{result.basis} average (the permit's basis)")
+                label=f"{v.basis} average (the permit's basis)")
     lo = pd.Timestamp(v.window_start_exclusive) + pd.Timedelta(days=1)
     ax.axvspan(lo, pd.Timestamp(v.as_of) + pd.Timedelta(days=1), color="#dddddd", alpha=0.5, zorder=0,
                label="prior twelve months (period ends)")
@@ -74,17 +103,31 @@ _RULE_18_37_B = (
 )
 
 
-def write_report(result: SpdesCheck, path: str | Path) -> Path:
+def stored(result) -> dict:
+    """The document of ``result`` as ``--json`` prints it and a reader loads it back (a dict is taken as it is):
+    the one input of the renderer, so the check's ``--report`` and ``capacitysim report DOC.json`` are the same
+    HTML."""
+    if isinstance(result, dict):
+        return result
+    from capacitysim.io.files import dumps_json
+
+    return json.loads(dumps_json(result.to_dict()))
+
+
+def write_report(result: SpdesCheck | dict, path: str | Path) -> Path:
     """The HTML report: submittal, verdict, warnings, conditions, arithmetic, definitions, policies, figure,
     the periods that count, the record (named by file name and SHA-256, never a machine path).
 
     A watershed plant's report cites and quotes 15 RCNY § 18-37(b) and lists the § 18-37(c)(1)-(3), (e),
     (j)(2) conditions and the § 18-36(a)(8) phosphorus limit; another plant's report shows the
     permitted-flow headroom under its SPDES permit and cites neither (they apply within the watershed).
+
+    ``result`` is the check or its stored document (``--json``); the report reads the document alone
+    (:meth:`SpdesCheck.report_keys` holds what it needs besides the check's numbers).
     """
-    d = result.to_dict()
-    v = result.verdict
-    ws = result.watershed
+    d = stored(result)
+    v = _Stored(d)
+    ws = d["watershed"]
     if ws:
         rep = HtmlReport("Treatment capacity: SPDES flow limit check",
                          "15 RCNY § 18-37(b) (and § 18-36(a)(8) phosphorus limits)")
@@ -93,7 +136,7 @@ def write_report(result: SpdesCheck, path: str | Path) -> Path:
                          "The plant's SPDES permit flow limit; the plant does not discharge within the NYC watershed")
     rep.submittal(d["submittal"])
     rep.heading("Verdict")
-    rep.paragraph(result.verdict_line(), "pass" if result.status == "pass" else "fail")
+    rep.paragraph(d["verdict_line"], "pass" if d["verdict"] == "pass" else "fail")
     if ws:
         rep.citation(_RULE_18_37_B)
     else:
@@ -103,12 +146,12 @@ def write_report(result: SpdesCheck, path: str | Path) -> Path:
             "the permitted-flow headroom: the permit's flow limit minus the highest period average of the prior "
             "twelve months and the added flow, which must be at least 0 gpd."
         )
-        rep.citation(result.permit_citation())
-    if result.warnings:
+        rep.citation(d["permit_citation"])
+    if d["warnings"]:
         rep.heading("Warnings")
-        for w in result.warnings:
+        for w in d["warnings"]:
             rep.paragraph(f"warning: {w}", "untrusted")
-    rep.key_values(result.summary_rows(files=False))
+    rep.key_values([tuple(r) for r in d["summary_rows"]])
     rep.heading("Checks")
     rep.table(["criterion", "requirement", "value", "result", "citation"],
               [[c["criterion"], c["requirement"], c["value"], c["result"], c["citation"]] for c in d["checks"]],
@@ -120,7 +163,7 @@ def write_report(result: SpdesCheck, path: str | Path) -> Path:
         rep.table(["applies when", "condition", "citation"],
                   [[c["applies_when"], c["text"], c["citation"]] for c in d["conditions"]])
     rep.heading("Definitions used")
-    texts = [d["definitions"].get("violation") or d["definitions"].get("exceedance"), result.window_text(),
+    texts = [d["definitions"].get("violation") or d["definitions"].get("exceedance"), d["lookback_window"]["definition"],
              sp.INCOMPLETE_TEXT, sp.ADDED_TEXT, sp.HEADROOM_TEXT]
     if d["definitions"].get("committed_flow"):
         texts.append(d["definitions"]["committed_flow"])
@@ -131,17 +174,17 @@ def write_report(result: SpdesCheck, path: str | Path) -> Path:
               [[p["name"], "-" if p["value"] is None else str(p["value"]), p["text"], p["status"]] for p in d["policies"]])
     rep.heading("Monthly averages")
     rep.figure(
-        figure(result),
+        figure(v),
         "Bars: monthly average flow of the record (dark: period ends in the look-back window; red: above the limit; "
         "hatched: days missing). Orange: the added flow stacked on the months that count"
         + (" (purple below it: the flow committed by the credit bank)" if v.committed_gpd else "")
         + ". Dashed: the permit's limit.",
     )
-    rep.heading(f"Periods in the look-back window ({result.basis})")
+    rep.heading(f"Periods in the look-back window ({v.basis})")
     w = v.window
     added = v.on_top_gpd  # the committed flow (credit bank) and the added flow on top of each period
     with_ = "with committed and added flow" if v.committed_gpd else "with added flow"
-    if result.basis == "30day":
+    if v.basis == "30day":
         rep.paragraph(f"{len(w)} daily 30-day periods end in the window; those over the limit are grouped in runs below.")
         rows, classes = _runs(w, v.limit_mgd, added, with_)
         if rows:
@@ -151,7 +194,7 @@ def write_report(result: SpdesCheck, path: str | Path) -> Path:
     else:
         rows, classes = [], []
         for i in range(len(w)):
-            p = result._period(w, i, added)
+            p = _period(w, i, added)
             over_rec = bool(rule.exceeds(w.average_mgd[i], v.limit_mgd, 0.0))
             over_proj = bool(rule.exceeds(w.average_mgd[i], v.limit_mgd, added))
             rows.append([p["label"], p["average_mgd"], p["projected_average_mgd"],
@@ -162,17 +205,17 @@ def write_report(result: SpdesCheck, path: str | Path) -> Path:
         rep.table(["period", "average [MGD]", f"{with_} [MGD]", f"margin {with_} [gpd]", "days", "over the limit"], rows, classes)
     rep.heading("Record")
     items = []
-    if result.plant is not None:
-        items.append(("plant file", file_label(result.plant.source, result.plant.sha256)))
+    if d["plant"]["file"] is not None:
+        items.append(("plant file", file_label(d["plant"]["file"]["name"], d["plant"]["file"]["sha256"])))
     items += [
-        ("file", file_label(result.source, result.source_sha256)),
-        ("kind", "daily flows" if result.source_kind == "daily" else "ECHO DMR monthly values (parameter 50050)"),
+        ("file", file_label(d["source_file"]["name"], d["source_file"]["sha256"])),
+        ("kind", "daily flows" if d["source_kind"] == "daily" else "ECHO DMR monthly values (parameter 50050)"),
         ("last day with data", d["record_end"] or "-"),
         ("periods ending over the whole record above the limit", d["violations_in_record"]),
-        ("gaps (not filled)", "; ".join(result.gaps) if result.gaps else "none"),
+        ("gaps (not filled)", "; ".join(d["gaps"]) if d["gaps"] else "none"),
     ]
     rep.key_values(items)
-    for note in result.notes:
+    for note in d["notes"]:
         rep.paragraph(note)
     if ws:
         rep.heading("Phosphorus (15 RCNY § 18-36(a)(8))")
@@ -188,6 +231,14 @@ def write_report(result: SpdesCheck, path: str | Path) -> Path:
         )
         rep.citation("Table of 15 RCNY § 18-36(a)(8), as written.")
     return rep.write(path)
+
+
+def _period(p: rule.PeriodAverages, i: int, added_gpd: float) -> dict:
+    """One period of the look-back window as the table shows it (the check's ``_period``)."""
+    avg = float(p.average_mgd[i])
+    return {"label": SpdesCheck._label(p.basis, p.start[i], p.end[i]), "average_mgd": avg,
+            "projected_average_mgd": avg + added_gpd / GPD_PER_MGD, "days_present": int(p.days_present[i]),
+            "days_expected": int(p.days_expected[i]), "complete": bool(p.complete[i])}
 
 
 def _runs(w: rule.PeriodAverages, limit_mgd: float, added_gpd: float, with_: str = "with added flow"):

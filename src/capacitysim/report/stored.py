@@ -1,8 +1,8 @@
 """Reports rendered from a stored result document alone (issue 27, item 3): ``capacitysim report DOC.json``.
 
 :func:`write_stored_report` dispatches on the document's kind (:func:`capacitysim.rules.document.document_kind`)
-to the report module that reads that document. The detention design carries what its report draws (the
-design steps and the routed hydrographs), so the
+to the report module that reads that document. The detention design and the SPDES check carry what
+their reports draw (the design steps and routed hydrographs; the record's monthly and period averages), so the
 workflow's ``--report`` and this are one renderer of one document. Kinds whose report still needs more than the
 document are refused with an :class:`~capacitysim.errors.InputError` that names them and what is allowed.
 """
@@ -33,6 +33,12 @@ def _detention(doc, path):
     return write_report(doc, path)
 
 
+def _spdes(doc, path):
+    from capacitysim.report.spdes import write_report
+
+    return write_report(doc, path)
+
+
 def _register(doc, path):
     from capacitysim.report.register import write_report
 
@@ -41,10 +47,9 @@ def _register(doc, path):
 
 #: kind -> the renderer of a stored document of that kind.
 RENDERERS = {"capacity-demonstration": _capacity, "headroom": _headroom, "detention-design": _detention,
-             "capacity-register": _register}
+             "spdes-check": _spdes, "capacity-register": _register}
 #: Why the other kinds cannot render from the document alone yet.
 NOT_YET = {
-    "spdes-check": "its report draws the plant's daily flow record, which the document names by SHA-256 only",
     "sweep-summary": "its report maps the verdicts of the sweep's store (capacitysim sweep summarize STORE --report)",
     "sweep-run": "a sweep run has no report; summarize its store (capacitysim sweep summarize STORE --report)",
     "ii-quantification": "the quantification has no HTML report (capacitysim credits quantify prints its table)",

@@ -289,7 +289,7 @@ class SpdesCheck:
         plant = self.plant
         from capacitysim.rules.document import envelope
 
-        return envelope({
+        doc = {
             "kind": "spdes-check",
             "rule": self.rule_text(),
             "verdict": verdict_from_checks(checks),
@@ -350,7 +350,29 @@ class SpdesCheck:
             "gaps": list(self.gaps),
             "notes": list(self.notes),
             "definitions": self.definitions(),
-        }, "spdes-check", inputs=_inputs(self))  # the envelope (issue 27, item 3); verdict, checks, policies above
+        }
+        doc.update(self.report_keys(doc))  # what the report reads besides (issue 27, item 3): after the keys above
+        return envelope(doc, "spdes-check", inputs=_inputs(self))  # the envelope; verdict, checks, policies above
+
+    def report_keys(self, doc: dict) -> dict:
+        """The keys the HTML report reads that the keys of ``doc`` (the document so far) do not hold (issue 27,
+        item 3: the report renders from the document alone):
+
+        ``verdict_line``, ``permit_citation``
+            The verdict and the permit as the outputs word them (:meth:`verdict_line`, :meth:`permit_citation`).
+        ``summary_rows``
+            The report's summary table, ``[label, value]`` (:meth:`summary_rows` without the file rows).
+        ``monthly_averages``
+            Every month of the record (the figure's bars): ``start``, ``end`` (YYYY-MM-DD, both inclusive),
+            ``average_mgd`` (None: no data), ``days_present``, ``days_expected``, ``complete``.
+        ``period_averages``
+            The same for the periods of the permit's basis over the whole record (the figure's line, the look-back
+            window's table); None on the monthly basis (they are ``monthly_averages``).
+        """
+        return {"verdict_line": self.verdict_line(), "permit_citation": self.permit_citation(),
+                "summary_rows": [list(r) for r in self.summary_rows(files=False, doc=doc)],
+                "monthly_averages": _period_series(self.monthly),
+                "period_averages": None if self.basis == "month" else _period_series(self.periods)}
 
     def verdict_line(self) -> str:
         v = self.verdict
@@ -377,12 +399,12 @@ class SpdesCheck:
         """The record file as the outputs name it: its name and SHA-256, never a machine path."""
         return _file_label(self.source, self.source_sha256)
 
-    def summary_rows(self, files: bool = True) -> list[tuple[str, str]]:
+    def summary_rows(self, files: bool = True, doc: dict | None = None) -> list[tuple[str, str]]:
         """(label, value) rows of the result for the table and the report, after the submittal's rows
         (:meth:`~capacitysim.io.submittal.Submittal.rows`: the plant's name and permit); ``files`` False leaves
         out the rows naming the plant file and the record (the report names them with
-        :func:`capacitysim.report.html.file_label`)."""
-        d = self.to_dict()
+        :func:`capacitysim.report.html.file_label`); ``doc`` is the document when already made."""
+        d = self.to_dict() if doc is None else doc
         v = self.verdict
         w = d["worst_period"]
         lw = d["lookback_window"]
@@ -448,6 +470,15 @@ class SpdesCheck:
                          f"{'-' if f['peak_gpd'] is None else format(f['peak_gpd'], ',.0f')} gpd peak; {f['status']}; "
                          f"basin {f.get('basin') or '-'}"))
         return rows
+
+
+def _period_series(p: rule.PeriodAverages) -> dict:
+    """The periods ``p`` as a document stores them: one list per field (averages as recorded, None without data)."""
+    from capacitysim.workflows.document import series_values
+
+    return {"start": [str(x) for x in p.start], "end": [str(x) for x in p.end],
+            "average_mgd": series_values(p.average_mgd, None), "days_present": [int(x) for x in p.days_present],
+            "days_expected": [int(x) for x in p.days_expected], "complete": [bool(x) for x in p.complete]}
 
 
 def _inputs(result) -> list[dict]:
