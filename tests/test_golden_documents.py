@@ -45,6 +45,7 @@ VOLATILE = {
 REPORT_KEYS = {
     "detention": ("site_details", "steps", "rule_set_entries", "hydrographs"),
     "spdes-check": ("verdict_line", "permit_citation", "summary_rows", "monthly_averages", "period_averages"),
+    "sweep-summary": ("verdict_map", "criteria"),
 }
 #: Kinds whose to_dict does not carry the envelope yet (their modules had another item's uncommitted changes).
 ENVELOPE_PENDING: set = set()  # every kind carries the envelope

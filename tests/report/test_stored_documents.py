@@ -32,7 +32,7 @@ def test_a_stored_document_renders_its_report(name, expected, tmp_path):
         assert text in html, f"{name}: {text!r} not in the report"
 
 
-@pytest.mark.parametrize("name", ["sweep-summary", "sweep-run", "credits-connection", "credits-quantification"])
+@pytest.mark.parametrize("name", ["sweep-run", "credits-connection", "credits-quantification"])
 def test_a_kind_without_a_stored_report_is_refused_by_name(name, tmp_path):
     res = CliRunner().invoke(cli, ["report", str(GOLDEN / f"{name}.json"), "--out", str(tmp_path / "r.html")])
     assert res.exit_code == 2

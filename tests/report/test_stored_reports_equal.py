@@ -88,3 +88,19 @@ def test_the_report_of_a_document_without_its_report_keys_names_the_missing_fiel
     res = CliRunner().invoke(cli, ["report", str(ROOT / "tests/data/golden/detention.json"), "--out", str(tmp_path / "r.html")])
     assert res.exit_code == 2
     assert "a detention-design document without the field" in res.output and "Traceback" not in res.output
+
+
+def test_sweep_summary_report_from_its_document_is_the_workflows_own(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    res = CliRunner().invoke(cli, ["sweep", "run", "models/sweeps/detention-family.toml", "--out", str(tmp_path / "s.zarr"),
+                                   "--workers", "0"])
+    assert res.exit_code in (0, 1), res.output
+    doc, html = _same_report(["sweep", "summarize", str(tmp_path / "s.zarr")], tmp_path, monkeypatch)
+    assert doc["document_kind"] == "sweep-summary" and doc["mode"] == "product"
+    keys = list(doc)
+    assert keys.index("orifice_diameter_in_range") < keys.index("verdict_map") < keys.index("criteria") < keys.index("document_kind")
+    m = doc["verdict_map"]
+    assert m["dims"] == doc["dims"] and set(m["coords"]) == set(doc["grid"])
+    assert f"Scenario sweep: {doc['name']}" in html and f"{doc['scenarios']:,} scenarios" in html
+    assert html.count("data:image/png;base64,") == 1  # the verdict map, from the document's verdicts
+    assert "Verdict map over" in html

@@ -39,6 +39,12 @@ def _spdes(doc, path):
     return write_report(doc, path)
 
 
+def _sweep_summary(doc, path):
+    from capacitysim.report.sweep import write_summary_report
+
+    return write_summary_report(doc, path)
+
+
 def _register(doc, path):
     from capacitysim.report.register import write_report
 
@@ -47,10 +53,9 @@ def _register(doc, path):
 
 #: kind -> the renderer of a stored document of that kind.
 RENDERERS = {"capacity-demonstration": _capacity, "headroom": _headroom, "detention-design": _detention,
-             "spdes-check": _spdes, "capacity-register": _register}
+             "spdes-check": _spdes, "sweep-summary": _sweep_summary, "capacity-register": _register}
 #: Why the other kinds cannot render from the document alone yet.
 NOT_YET = {
-    "sweep-summary": "its report maps the verdicts of the sweep's store (capacitysim sweep summarize STORE --report)",
     "sweep-run": "a sweep run has no report; summarize its store (capacitysim sweep summarize STORE --report)",
     "ii-quantification": "the quantification has no HTML report (capacitysim credits quantify prints its table)",
     "credits-connection": "the connection offset has no HTML report (capacitysim credits connection prints its table)",

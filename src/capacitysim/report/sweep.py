@@ -33,8 +33,10 @@ def write_summary_report(ds, path, x: str | None = None, y: str | None = None) -
 
     Parameters
     ----------
-    ds : xarray.Dataset
-        The store as :func:`capacitysim.io.sweep_store.open_results` reads it.
+    ds : xarray.Dataset or dict
+        The store as :func:`capacitysim.io.sweep_store.open_results` reads it, or its summary document (the
+        ``--json`` of ``sweep summarize``): the report reads the document alone, the store's summary made into
+        one first, so ``sweep summarize --report`` and ``capacitysim report DOC.json`` are the same HTML.
     path : path
         The HTML file written.
     x, y : str, optional
@@ -45,9 +47,17 @@ def write_summary_report(ds, path, x: str | None = None, y: str | None = None) -
     pathlib.Path
         The report written.
     """
-    s = summarize(ds)
+    if isinstance(ds, dict):
+        s = ds
+    else:
+        from capacitysim.io.files import dumps_json
+
+        s = json.loads(dumps_json(summarize(ds)))
+    grid = _verdict_grid(s)
     if x is not None or y is not None:
-        verdict_map_axes(ds, x, y)  # a parameter the user named must exist
+        if grid is None:
+            raise InputError("--x/--y: a zip sweep (mode = \"zip\") has no grid to map; the verdict map is for product grids")
+        verdict_map_axes(grid, x, y)  # a parameter the user named must exist
     rep = HtmlReport(f"Scenario sweep: {s['name']}", f"{s['kind']} sweep, {s['scenarios']:,} scenarios ({s['mode']})")
     rep.key_values([("done", s["done"]), ("failed", s["failed"]), ("missing", s["missing"]), ("pass", s["pass"]),
                     ("fail", s["fail"]), ("untrusted (continuity error)", s["untrusted"])])
@@ -73,7 +83,8 @@ def write_summary_report(ds, path, x: str | None = None, y: str | None = None) -
         rep.heading("Failed scenarios")
         for m in s["failures"]:
             rep.paragraph(m, "fail")
-    if s["mode"] == "product":
+    if s["mode"] == "product" and grid is not None:
+        ds = grid
         try:
             xd, yd = verdict_map_axes(ds, x, y)
         except InputError as exc:
@@ -97,7 +108,7 @@ def write_summary_report(ds, path, x: str | None = None, y: str | None = None) -
             rep.figure(fig, f"Verdict map over {label(xd)} and {label(yd)}" + (f" (share of scenarios over {', '.join(label(r) for r in rest)} that pass; "
                                                                    "blank: none decided)" if rest else " (green: pass, red: fail)"))
     if s["kind"] == "swmm":
-        crit = _criteria_dict(json.loads(ds.attrs["sweep"]).get("criteria", {}))
+        crit = _criteria_dict(s["criteria"])
         rep.citation("Verdict criteria (capacitysim.rules.capacity.Criteria, program policies): "
                      + "; ".join(f"{label(k)} = {number(v, key=k) if isinstance(v, (int, float)) and not isinstance(v, bool) else v}"
                                  for k, v in crit.items()) + ".")
@@ -109,3 +120,14 @@ def write_summary_report(ds, path, x: str | None = None, y: str | None = None) -
 def _criteria_dict(criteria: dict) -> dict:
     """The store's ``criteria`` with every default filled in (:class:`capacitysim.rules.capacity.Criteria`)."""
     return asdict(Criteria.from_dict(criteria or {}))
+
+
+def _verdict_grid(s: dict):
+    """The summary's ``verdict_map`` as the Dataset the map reads (``verdict`` over the swept dims), None for a zip."""
+    m = s.get("verdict_map")
+    if m is None:
+        return None
+    import xarray as xr
+
+    return xr.Dataset({"verdict": (m["dims"], np.asarray(m["verdict"], dtype=object))},
+                      coords={d: v for d, v in m["coords"].items()})
