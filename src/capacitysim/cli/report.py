@@ -15,8 +15,10 @@ from capacitysim.errors import InputError
 @click.argument("document", type=click.Path(exists=True, dir_okay=False))
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="The HTML file written.")
 def report(document, out):
-    """Render the HTML report of a stored result document (the `--json` of capacity, headroom or
-    `bank register`), from the document alone."""
+    """Render the HTML report of a stored result document, from the document alone: the `--json` of
+    capacity, headroom, detention, spdes check, sweep summarize or bank register (the same HTML as the
+    command's own --report). A sweep run, credits quantify and credits connection have no HTML report;
+    a detention or SPDES document printed before its report keys is refused naming the missing field."""
     from capacitysim.report.stored import write_stored_report
 
     check_output(out, [document], option="--out")
