@@ -8,13 +8,12 @@ printed qualified by the unverified rule-set values the design used ("PASS under
 from __future__ import annotations
 
 import html
-import json
 from pathlib import Path
 
 import numpy as np
 
 from capacitysim.report.format import number
-from capacitysim.report.html import HtmlReport, file_label, new_figure
+from capacitysim.report.html import HtmlReport, document_of, file_label, new_figure
 from capacitysim.rules import nyc_stormwater as nyc
 from capacitysim.units import MINUTES_PER_HOUR
 from capacitysim.workflows.detention import SWMM_TOLERANCE, TRIENNIAL_KIND, DetentionResult
@@ -42,17 +41,6 @@ def verdict_line(result) -> str:
     return f"{word} under unverified values: {', '.join(unver)}" if unver else word
 
 
-def stored(result) -> dict:
-    """The document of ``result`` as ``--json`` prints it and a reader loads it back (a dict is taken as it is):
-    the one input of the renderer, so the workflow's ``--report`` and ``capacitysim report DOC.json`` are the same
-    HTML."""
-    if isinstance(result, dict):
-        return result
-    from capacitysim.io.files import dumps_json
-
-    return json.loads(dumps_json(result.to_dict()))
-
-
 def write_report(result: DetentionResult | dict, path) -> Path:
     """Write the self-contained HTML report: submittal, inputs (files by name and SHA-256), every step
     with its citation, hydrographs, stage, SWMM check, rule-set sources (unverified values flagged), the
@@ -61,7 +49,7 @@ def write_report(result: DetentionResult | dict, path) -> Path:
 
     ``result`` is the design or its stored document (``--json``); the report reads the document alone
     (:meth:`DetentionResult.report_keys` holds what it needs besides the numbers)."""
-    d = stored(result)
+    d = document_of(result)
     n, s, site = d, d["hydrographs"], d["site_details"]
     status = d["status"]
     rep = HtmlReport(f"Detention design: {d['site']}", "Site Connection Proposal, NYC combined sewer area (15 RCNY § 31-03)")

@@ -159,3 +159,16 @@ def new_figure(width_in: float = 8.0, height_in: float = 3.5):
     import matplotlib.pyplot as plt
 
     return plt.subplots(figsize=(width_in, height_in))
+
+
+def document_of(result) -> dict:
+    """The document of a workflow's ``result`` as ``--json`` prints it and a reader loads it back (a dict is taken
+    as it is): the one input of a report renderer, so a workflow's ``--report`` and ``capacitysim report
+    DOC.json`` are the same HTML (issue 27, item 3)."""
+    if isinstance(result, dict):
+        return result
+    import json
+
+    from capacitysim.io.files import dumps_json
+
+    return json.loads(dumps_json(result.to_dict()))

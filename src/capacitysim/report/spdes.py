@@ -7,13 +7,12 @@ The submittal identification heads the report; files are named by name and SHA-2
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from capacitysim.report.html import HtmlReport, file_label, new_figure
+from capacitysim.report.html import HtmlReport, document_of, file_label, new_figure
 from capacitysim.rules import spdes as rule
 from capacitysim.units import GPD_PER_MGD
 from capacitysim.workflows import spdes as sp
@@ -50,7 +49,7 @@ class _Stored:
 def figure(result, months_shown: int = 36):
     """Monthly averages against the limit, the committed and the added flow stacked on top, the look-back window
     shaded. ``result`` is a check, its document, or the document as the report reads it."""
-    v = result if isinstance(result, _Stored) else _Stored(stored(result))
+    v = result if isinstance(result, _Stored) else _Stored(document_of(result))
     m = v.monthly
     last_month = max(np.datetime64(v.as_of, "M"), m.end[-1].astype("datetime64[M]"))
     keep = (m.end.astype("datetime64[M]") > last_month - months_shown) & (m.days_present > 0)
@@ -103,17 +102,6 @@ _RULE_18_37_B = (
 )
 
 
-def stored(result) -> dict:
-    """The document of ``result`` as ``--json`` prints it and a reader loads it back (a dict is taken as it is):
-    the one input of the renderer, so the check's ``--report`` and ``capacitysim report DOC.json`` are the same
-    HTML."""
-    if isinstance(result, dict):
-        return result
-    from capacitysim.io.files import dumps_json
-
-    return json.loads(dumps_json(result.to_dict()))
-
-
 def write_report(result: SpdesCheck | dict, path: str | Path) -> Path:
     """The HTML report: submittal, verdict, warnings, conditions, arithmetic, definitions, policies, figure,
     the periods that count, the record (named by file name and SHA-256, never a machine path).
@@ -125,7 +113,7 @@ def write_report(result: SpdesCheck | dict, path: str | Path) -> Path:
     ``result`` is the check or its stored document (``--json``); the report reads the document alone
     (:meth:`SpdesCheck.report_keys` holds what it needs besides the check's numbers).
     """
-    d = stored(result)
+    d = document_of(result)
     v = _Stored(d)
     ws = d["watershed"]
     if ws:

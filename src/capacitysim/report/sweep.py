@@ -15,7 +15,7 @@ import numpy as np
 
 from capacitysim.errors import InputError
 from capacitysim.report.format import label, number
-from capacitysim.report.html import HtmlReport, new_figure
+from capacitysim.report.html import HtmlReport, document_of, new_figure
 from capacitysim.rules.capacity import Criteria
 from capacitysim.workflows.sweep.summary import (
     bound_text,
@@ -47,12 +47,7 @@ def write_summary_report(ds, path, x: str | None = None, y: str | None = None) -
     pathlib.Path
         The report written.
     """
-    if isinstance(ds, dict):
-        s = ds
-    else:
-        from capacitysim.io.files import dumps_json
-
-        s = json.loads(dumps_json(summarize(ds)))
+    s = document_of(ds if isinstance(ds, dict) else _Summary(summarize(ds)))
     grid = _verdict_grid(s)
     if x is not None or y is not None:
         if grid is None:
@@ -120,6 +115,13 @@ def write_summary_report(ds, path, x: str | None = None, y: str | None = None) -
 def _criteria_dict(criteria: dict) -> dict:
     """The store's ``criteria`` with every default filled in (:class:`capacitysim.rules.capacity.Criteria`)."""
     return asdict(Criteria.from_dict(criteria or {}))
+
+
+class _Summary:
+    """A store's summary as :func:`~capacitysim.report.html.document_of` reads a result (its ``to_dict``)."""
+
+    def __init__(self, doc: dict):
+        self.to_dict = lambda: doc
 
 
 def _verdict_grid(s: dict):
