@@ -66,6 +66,7 @@ def test_spdes_check_is_the_cli_document():
     assert [c["passed"] for c in doc["checks"]] == [not doc["violation_in_prior_12_months"], not doc["projected_violation"]]
 
 
+@pytest.mark.swmm
 def test_capacity_demonstration_by_bundled_name_is_the_cli_document():
     with capacitysim.capacity_demonstration("synthetic-50", ["MH0017=60000"], storm="binghamton-1yr-24h") as d:
         api = d.to_dict()

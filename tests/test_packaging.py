@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.slow]
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "src" / "capacitysim" / "data"
 #: Longest a build or an install may take [s] (the isolated build may fetch setuptools).

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parent / "service"))
 
-pytestmark = [pytest.mark.server]
+pytestmark = [pytest.mark.swmm, pytest.mark.dask, pytest.mark.server]
 
 from capacitysim.io.files import bundled_dir  # noqa: E402
 

@@ -23,6 +23,8 @@ from capacitysim.errors import DataFileError, InputError
 
 from .test_compare import CASES
 
+pytestmark = [pytest.mark.slow]
+
 GOOD = {
     "schema": 1,
     "environment": {"timestamp": "2026-01-01T00:00:00+00:00"},

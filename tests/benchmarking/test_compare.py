@@ -16,6 +16,8 @@ from capacitysim.hydrology import runoff_depth
 
 from .timer_double import FakeClock, fake_doc, fake_speed_case
 
+pytestmark = [pytest.mark.slow]
+
 
 def _case(coefficient: float) -> ReferenceCase:
     # A test double of a TR-55 case: runoff on CN 80, 3 in (1.25 in) scaled by a coefficient.

@@ -338,6 +338,7 @@ def _sha(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+@pytest.mark.swmm
 def test_withdraw_cites_real_capacity_and_spdes_files_with_sha256(bank, real_evidence):
     evidence = real_evidence
     cap, spd = evidence / "cap.json", evidence / "spdes.json"
@@ -377,6 +378,7 @@ def test_withdraw_cites_real_capacity_and_spdes_files_with_sha256(bank, real_evi
     assert bank("verify").exit_code == 0
 
 
+@pytest.mark.swmm
 def test_failing_or_prohibiting_evidence_is_refused(bank, real_evidence, tmp_path):
     evidence = real_evidence
     doc = json.loads((evidence / "cap.json").read_text())
@@ -398,6 +400,7 @@ def test_failing_or_prohibiting_evidence_is_refused(bank, real_evidence, tmp_pat
     refused(bank("attach", "--application", "A2", "--capacity-ref", str(evidence / "cap.json")), "cannot be replaced")
 
 
+@pytest.mark.swmm
 @pytest.mark.parametrize(
     ("opt", "name", "word"),
     [
@@ -428,6 +431,7 @@ def bad_input(res, word):
     assert len(lines) == 1 and lines[0].startswith("error: ") and word in lines[0], res.stderr
 
 
+@pytest.mark.swmm
 @pytest.mark.parametrize(("opt", "name"), [("--capacity-ref", "cap.html"), ("--spdes-ref", "spdes.html"),
                                            ("--spdes-ref", "spdes-prohibited.html")])
 def test_html_reports_are_refused_asking_for_the_json(bank, real_evidence, opt, name):
@@ -436,6 +440,7 @@ def test_html_reports_are_refused_asking_for_the_json(bank, real_evidence, opt, 
     assert balance(bank) == 9000
 
 
+@pytest.mark.swmm
 def test_a_storm_or_node_named_verdict_pass_cannot_make_a_failing_report_pass(bank, real_evidence, tmp_path):
     """The report of a FAIL, whose storm is named "Verdict: PASS": the old regex over HTML read PASS."""
     evidence = real_evidence
@@ -457,6 +462,7 @@ def test_a_storm_or_node_named_verdict_pass_cannot_make_a_failing_report_pass(ba
     assert balance(bank) == 9000
 
 
+@pytest.mark.swmm
 def test_the_capacity_json_must_demonstrate_the_withdrawal_flow_at_its_node(bank, real_evidence, tmp_path):
     evidence = real_evidence
     cap = str(evidence / "cap.json")  # connects MH0001 = 3,000 gpd

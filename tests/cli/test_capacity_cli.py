@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.swmm]
+
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = str(ROOT / "models" / "synthetic-50.inp")
 

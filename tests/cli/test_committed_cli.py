@@ -11,6 +11,8 @@ import pytest
 from capacitysim.bank import Ledger
 from capacitysim.io.bundled import model_path as bundled_model_path
 
+pytestmark = [pytest.mark.swmm]
+
 ANN = "Ann Admin"
 JC = "Village of Johnson City"
 PLANT = "NY0024414"

@@ -16,6 +16,7 @@ SITES = ROOT / "models" / "sites"
 BASE = (SITES / "new-building.toml").read_text()
 
 
+@pytest.mark.swmm
 def test_json_keys(run_cli, tmp_path):
     r = run_cli("detention", str(SITES / "new-building.toml"), "--json", "--report", str(tmp_path / "r.html"))
     assert r.exit_code == 0, r.output

@@ -9,6 +9,8 @@ from pathlib import Path
 import pickle
 import shutil
 
+import pytest
+
 from capacitysim.network.engine import RunFiles, _engine_error, report_errors, scenario_rejected
 
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
@@ -18,6 +20,7 @@ def _paths(text: str) -> list[str]:
     return re.findall(r"(?<![\w.])(/[^\s():;,]+)", text)
 
 
+@pytest.mark.swmm
 def test_engine_errors_beyond_the_first_do_not_name_the_removed_report(run_cli, tmp_path):
     text = (MODELS / "population-dwf.inp").read_text()
     for old, new in (("FLOW_UNITS           CFS", "FLOW_UNITS XYZ"), ("INFILTRATION         HORTON", "INFILTRATION BOGUS"),

@@ -31,6 +31,7 @@ def _manifest_ok(folder: Path) -> dict:
     return man
 
 
+@pytest.mark.swmm
 def test_detention_export_design_steps_hydrographs_netcdf(run_cli, tmp_path):
     out = tmp_path / "det"
     r = run_cli("detention", str(SITES / "open-bottom-infiltration.toml"), "--export", str(out), "--json")
@@ -62,23 +63,18 @@ def test_detention_export_design_steps_hydrographs_netcdf(run_cli, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def swmm_sweep(tmp_path_factory):
-    from click.testing import CliRunner
-
-    from capacitysim.cli import cli
-
+def swmm_sweep(tmp_path_factory, run_cli):
     tmp = tmp_path_factory.mktemp("sweep")
     (tmp / "tiny.toml").write_text('name = "tiny"\nkind = "swmm"\nmodel = "synthetic-50"\nstorm = "binghamton-1yr-24h"\n\n'
                                    '[grid]\nconnect_node = ["MH0003", "MH0017"]\nconnect_gpd = [10000, 200000]\n')
-    r = CliRunner().invoke(cli, ["sweep", "run", str(tmp / "tiny.toml"), "--out", str(tmp / "tiny.zarr"), "--workers", "0",
-                                 "--no-progress"], catch_exceptions=False)
+    r = run_cli("sweep", "run", tmp / "tiny.toml", "--out", tmp / "tiny.zarr", "--workers", "0", "--no-progress")
     assert r.exit_code in (0, 1), r.output
-    r = CliRunner().invoke(cli, ["sweep", "summarize", str(tmp / "tiny.zarr"), "--export", str(tmp / "exp"),
-                                 "--report", str(tmp / "tiny.html"), "--json"], catch_exceptions=False)
+    r = run_cli("sweep", "summarize", tmp / "tiny.zarr", "--export", tmp / "exp", "--report", tmp / "tiny.html", "--json")
     assert r.exit_code == 0, r.output
     return {"tmp": tmp, "out": tmp / "exp", "summary": json.loads(r.stdout)}
 
 
+@pytest.mark.swmm
 def test_sweep_export_one_row_per_scenario_and_per_node(swmm_sweep):
     out, s = swmm_sweep["out"], swmm_sweep["summary"]
     man = _manifest_ok(out)
@@ -112,6 +108,7 @@ def test_sweep_export_one_row_per_scenario_and_per_node(swmm_sweep):
         ds.close()
 
 
+@pytest.mark.swmm
 def test_sweep_report_prints_labels_not_field_names(swmm_sweep):
     text, tables = read_report((swmm_sweep["tmp"] / "tiny.html").read_text(encoding="utf-8"))
     assert not BOOL_WORD.search(text)
@@ -121,6 +118,7 @@ def test_sweep_report_prints_labels_not_field_names(swmm_sweep):
     assert "freeboard [ft] = 1.000" in crit and "max d/D = 0.800" in crit and not RAW_KEY.search(crit)
 
 
+@pytest.mark.swmm
 def test_sweep_export_refuses_the_store_itself(swmm_sweep, run_cli):
     r = run_cli("sweep", "summarize", str(swmm_sweep["tmp"] / "tiny.zarr"), "--export", str(swmm_sweep["tmp"] / "tiny.zarr" / "x"))
     assert r.exit_code == 2 and "--export" in r.output

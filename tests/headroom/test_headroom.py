@@ -24,6 +24,8 @@ from capacitysim.workflows.headroom import headroom
 
 from .conftest import ROOT, STORM, TINY
 
+pytestmark = [pytest.mark.swmm]
+
 TOL = 0.05
 FIGURE_KEYS = ("node", "storm", "max_connection_gpd", "passing_gpd", "failing_gpd", "bounded", "governing_check", "runs")
 
@@ -170,6 +172,7 @@ def test_sigkilled_command_resumes_to_the_same_numbers(both, tmp_path, run_cli):
     assert ds.max_connection_gpd.dims == ("node", "storm") and set(ds.status.values.ravel()) == {"done"}
 
 
+@pytest.mark.dask
 def test_local_dask_cluster_gives_the_same_figures(both, tmp_path):
     screen, _, _ = both
     res = headroom(TINY, STORM, workers=2, out=tmp_path / "dask")
@@ -177,41 +180,9 @@ def test_local_dask_cluster_gives_the_same_figures(both, tmp_path):
     assert _figures(res.nodes) == _figures(screen.nodes)
 
 
-@pytest.fixture
-def scheduler_address(tmp_path):
-    """A dask scheduler and two single-threaded workers (no nanny) on 127.0.0.1."""
-    sched_file = tmp_path / "scheduler.json"
-    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
-                               "--scheduler-file", str(sched_file), "--no-dashboard"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
-    try:
-        deadline, address = time.time() + 60, None
-        while address is None and time.time() < deadline:
-            try:
-                address = json.loads(sched_file.read_text())["address"]
-            except (FileNotFoundError, json.JSONDecodeError, KeyError):
-                time.sleep(0.1)
-        assert address
-        procs += [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
-                                    "--no-nanny", "--host", "127.0.0.1", "--no-dashboard"],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(2)]
-        from distributed import Client
-
-        with Client(address, timeout="30s") as c:
-            c.wait_for_workers(2, timeout=60)
-        yield address
-    finally:
-        for p in reversed(procs):
-            if p.poll() is None:
-                p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-
-
-def test_scheduler_by_address(scheduler_address, tmp_path, run_cli):
+@pytest.mark.dask
+def test_scheduler_by_address(dask_scheduler, tmp_path, run_cli):
+    scheduler_address, _ = dask_scheduler
     r = run_cli("headroom", "--model", str(TINY), "--storm", STORM, "--basin", "PS1_WW", "--scheduler", scheduler_address,
                 "--json", "--no-progress")
     assert r.exit_code == 0, r.stderr

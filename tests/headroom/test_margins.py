@@ -9,6 +9,8 @@ import pytest
 from capacitysim.rules.capacity import Criteria, judge
 from capacitysim.workflows.headroom.margins import check_key, margin_ratios
 
+pytestmark = [pytest.mark.swmm]
+
 
 def _failed_keys(before, after, c, **judged):
     return {check_key(ch) for ch in judge(before, after, c, **judged) if ch.passed is False and check_key(ch)}

@@ -28,6 +28,8 @@ from capacitysim.workflows.headroom import headroom
 from tests.report.report_text import read_report
 from tests.report.test_rendered_reports import check_report
 
+pytestmark = [pytest.mark.swmm]
+
 STORM = "binghamton-1yr-24h"
 TEN = "ten-year"
 NODES = ["MH0003", "MH0017", "MH0030"]

@@ -16,6 +16,8 @@ from capacitysim.workflows.headroom.tasks import point_task, simulated_hr
 
 from .conftest import TINY
 
+pytestmark = [pytest.mark.swmm]
+
 
 def test_a_stop_rule_that_never_triggers_changes_nothing(tmp_path):
     plain = run_inp(TINY, tmp_path / "plain")

@@ -59,6 +59,7 @@ def _csv(path: Path) -> list[dict]:
         return list(csv.DictReader(fh))
 
 
+@pytest.mark.swmm
 def test_csv_has_one_row_per_element_with_units_in_headers(run):
     m, out, doc = run["model"], run["out"], run["doc"]
     nodes, links = _csv(out / "nodes.csv"), _csv(out / "links.csv")
@@ -86,6 +87,7 @@ def test_csv_has_one_row_per_element_with_units_in_headers(run):
     assert all("True" not in v and "False" not in v for r in nodes for v in r.values())
 
 
+@pytest.mark.swmm
 def test_geojson_points_lines_vertices_and_crs(run):
     g = json.loads((run["out"] / "network.geojson").read_text(encoding="utf-8"))
     m = run["model"]
@@ -114,6 +116,7 @@ def test_geojson_points_lines_vertices_and_crs(run):
         assert f["properties"]["peak_flow_after [cfs]"] == pytest.approx(float(row[f["properties"]["id"]]["peak_flow_after [cfs]"]))
 
 
+@pytest.mark.swmm
 def test_netcdf_opens_in_xarray_with_cf_units(run):
     ds = xr.open_dataset(run["out"] / "results.nc")
     try:
@@ -137,6 +140,7 @@ def test_netcdf_opens_in_xarray_with_cf_units(run):
         ds.close()
 
 
+@pytest.mark.swmm
 def test_manifest_names_every_file_with_its_sha256(run):
     man = json.loads((run["out"] / "manifest.json").read_text(encoding="utf-8"))
     names = [f["name"] for f in man["files"]]
@@ -147,6 +151,7 @@ def test_manifest_names_every_file_with_its_sha256(run):
     assert sorted(p.name for p in run["out"].iterdir()) == sorted(names + ["manifest.json"]), "no temporary file left"
 
 
+@pytest.mark.swmm
 def test_stored_document_alone_exports_the_same_rows(run, tmp_path):
     """A stored result document (a service job's results) exports without the runs: same rows, same numbers."""
     doc = json.loads(json.dumps(run["doc"]))
@@ -162,6 +167,7 @@ def test_stored_document_alone_exports_the_same_rows(run, tmp_path):
     assert g["crs"]["properties"]["name"].endswith("EPSG::2263")
 
 
+@pytest.mark.swmm
 def test_a_failed_export_writes_nothing_and_keeps_the_previous_one(run, tmp_path):
     """Every file is rendered before any is written: a dataset NetCDF cannot hold leaves the folder as it was."""
     import shutil
@@ -215,6 +221,7 @@ def test_no_coordinates_gives_no_features_and_says_so(tmp_path):
     assert ModelGeometry.from_dict(g.to_dict()) == g
 
 
+@pytest.mark.swmm
 def test_export_into_a_file_or_an_input_is_refused(run, tmp_path):
     f = tmp_path / "a-file"
     f.write_text("x")
@@ -273,6 +280,7 @@ def _decode(blob: bytes):
     return srs_id, [struct.unpack_from("<2d", wkb, 9 + 16 * i) for i in range(n)]
 
 
+@pytest.mark.swmm
 def test_geopackage_tables_srs_and_geometries(run):
     """network.gpkg: a GeoPackage by the standard's own tables, the stated CRS, the same points and lines."""
     import sqlite3
@@ -308,6 +316,7 @@ def test_geopackage_tables_srs_and_geometries(run):
         con.close()
 
 
+@pytest.mark.swmm
 def test_hydrographs_and_profile_tables_are_the_documents(run):
     doc = run["doc"]
     hyd = _csv(run["out"] / "hydrographs.csv")
@@ -321,6 +330,7 @@ def test_hydrographs_and_profile_tables_are_the_documents(run):
     assert [float(p["max_hgl_after [ft]"]) for p in prof] == pytest.approx([p["max_hgl_after_ft"] for p in doc["profile"]])
 
 
+@pytest.mark.swmm
 def test_a_model_without_coordinates_exports_tables_and_no_features(run, tmp_path):
     """No [COORDINATES]: the tables and the NetCDF as usual, a GeoJSON without features, no GeoPackage, and
     the manifest says why."""

@@ -44,8 +44,9 @@ from capacitysim.io.storms import load_storm
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: Examples drawn by each hypothesis test below (one strategy, one reader).
-EXAMPLES_PER_TEST = 200
+#: Examples drawn by each hypothesis test below (one strategy, one reader); 25 under the quick hypothesis profile
+#: (``dev``, tests/conftest.py: ``make test-fast``), 200 under ``ci`` (``make test``).
+EXAMPLES_PER_TEST = 200 if settings.default.max_examples >= 100 else 25
 #: Readers fed arbitrary bytes and spliced bytes (2 tests each) and mutated documents (1 test each).
 TOML_READERS = ("read_toml", "load_site", "read_project", "load_storm", "load_rule_set")
 #: Hydrology commands whose numeric options are fuzzed (1 test each).

@@ -58,6 +58,7 @@ def _ids(paths, root):
     return [str(p.relative_to(root)) for p in paths]
 
 
+@pytest.mark.swmm
 @pytest.mark.parametrize("model", OWN + PUBLIC, ids=_ids(OWN, TESTS / "data") + _ids(PUBLIC, SHARED) if PUBLIC else _ids(OWN, TESTS / "data"))
 def test_corpus_model(model, tmp_path, monkeypatch):
     if not model.exists():
@@ -104,6 +105,7 @@ def test_public_collections_carry_their_licence_and_source():
                 assert f"`public/{d.name}/{f.name}`" in readme, f
 
 
+@pytest.mark.swmm
 @pytest.mark.parametrize("model", [p for p in PUBLIC if p.name == "Hartfordville_1.inp"] or [SHARED / "missing.inp"])
 def test_default_spinup_keeps_the_models_period_and_rain(model, tmp_path):
     """With the default spin-up the model's whole period is reported and all its rain simulated."""

@@ -19,6 +19,8 @@ from capacitysim.rules.capacity import Criteria
 from capacitysim.report.capacity import write_report
 from capacitysim.workflows.demonstration import parse_connection, parse_remediation, run_demonstration
 
+pytestmark = [pytest.mark.swmm]
+
 SMALL = Path(__file__).resolve().parents[2] / "models" / "synthetic-50.inp"
 DRY = Storm(depth_in=(0.0,), dt_min=6.0, name="no rain")
 

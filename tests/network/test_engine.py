@@ -58,6 +58,7 @@ def hartford_run(tmp_path_factory):
     return run
 
 
+@pytest.mark.swmm
 def test_hartfordville_matches_report(shared_dir, hartford_run):
     ds = read_results(hartford_run)
     assert ds.sizes == {"node": 55, "link": 56, "outfall": 7}
@@ -83,6 +84,7 @@ def test_hartfordville_matches_report(shared_dir, hartford_run):
     assert abs(ds.attrs["runoff_continuity_error_pct"] - (-0.048)) < 5e-4
 
 
+@pytest.mark.swmm
 def test_hartfordville_matches_plain_pyswmm(shared_dir, hartford_run, tmp_path):
     """An independent run with pyswmm's step loop (its own process) gives the same statistics."""
     inp = tmp_path / "h.inp"
@@ -99,6 +101,7 @@ def test_hartfordville_matches_plain_pyswmm(shared_dir, hartford_run, tmp_path):
         assert ds.peak_flow_cfs.sel(link=lid).item() == pytest.approx(abs(peak), rel=1e-3, abs=1e-4), lid
 
 
+@pytest.mark.swmm
 def test_series_agree_with_statistics(shared_dir, hartford_run):
     ds = read_results(hartford_run)
     q = link_series(hartford_run, "C1", "flow")
@@ -112,6 +115,7 @@ def test_series_agree_with_statistics(shared_dir, hartford_run):
     np.testing.assert_allclose(h - d, ds.invert_elev_ft.sel(node="J1").item(), atol=1e-4)
 
 
+@pytest.mark.swmm
 def test_unknown_series_variable_and_element(shared_dir, hartford_run):
     from capacitysim.errors import InputError
 
@@ -153,6 +157,7 @@ J1 FLOW "" FLOW 1.0 1.0 {q}
 """
 
 
+@pytest.mark.swmm
 def test_flow_units_converted(tmp_path):
     """The same pipe carrying 1 cfs, written in CFS, GPM, MGD and CMS, reads back as 1 cfs."""
     peaks = {}
@@ -170,6 +175,7 @@ def test_flow_units_converted(tmp_path):
     assert unit_factors("LPS")["flow"] == pytest.approx(1 / 28.316846592, rel=1e-9)
 
 
+@pytest.mark.swmm
 def test_engine_error_text_and_no_write_next_to_input(tmp_path):
     src = tmp_path / "in"
     src.mkdir()
@@ -180,6 +186,7 @@ def test_engine_error_text_and_no_write_next_to_input(tmp_path):
     assert [p.name for p in src.iterdir()] == ["bad.inp"]
 
 
+@pytest.mark.swmm
 def test_engine_input_error_names_the_line_of_the_users_file(tmp_path):
     """An input error only the engine sees (an undefined time series) is one line naming the object and the
     line of the user's file, exit code 2, although the run's copy has an extra THREADS line above it."""
@@ -207,6 +214,7 @@ def test_threads_forced_to_one(tmp_path):
     assert f'"{(tmp_path / "rain.dat").resolve()}"' in prepare_inp_text(ts, tmp_path)
 
 
+@pytest.mark.swmm
 def test_same_engine_work_as_swmm_run(tmp_path):
     """The child (open, start, one stride over the run, statistics, end) leaves the same .out byte for byte,
     and the same report but for its time stamps, as `swmm.toolkit.solver.swmm_run` on the same copy: the
@@ -228,6 +236,7 @@ def test_same_engine_work_as_swmm_run(tmp_path):
     assert 0 < st["engine_cpu_s"] <= st["child_cpu_s"]
 
 
+@pytest.mark.swmm
 def test_scratch_file_of_a_killed_run_stays_in_its_work_folder(tmp_path, monkeypatch):
     """SWMM makes its [RDII] scratch file with mkstemp("swmmXXXXXX") relative to the current directory and
     deletes it only at the end of the run: a run killed midway (here by the timeout, 2 s into an 8 s run)

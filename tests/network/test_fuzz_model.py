@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from capacitysim.errors import InputError
 from capacitysim.network.model import load_model
 from capacitysim.network.scenario import Connection, Spinup, write_scenario
+
+pytestmark = [pytest.mark.swmm]
 
 BASE = (Path(__file__).resolve().parents[1] / "data" / "models" / "population-dwf.inp").read_bytes()
 LINES = BASE.split(b"\n")

@@ -150,6 +150,7 @@ def _swmm(inp: Path, cwd: Path, landlock: bool = False) -> subprocess.CompletedP
                           env=env, capture_output=True, timeout=120)
 
 
+@pytest.mark.swmm
 @pytest.mark.parametrize("spelling", SPELLINGS, ids=["FILES", "FILE", "lower", "quoted-header", "long-line"])
 def test_the_engine_writes_where_the_enumeration_says_and_nowhere_after_prepare(tmp_path, spelling):
     pytest.importorskip("swmm.toolkit")
@@ -195,6 +196,7 @@ S1 RB1 1 10 0 0 100 0 "{p}"
 """)
 
 
+@pytest.mark.swmm
 def test_the_lid_report_file_is_written_only_in_the_run_folder(tmp_path):
     """The issue's second write: the report file of a [LID_USAGE] line, aimed at another job's document."""
     pytest.importorskip("swmm.toolkit")
@@ -238,6 +240,7 @@ def test_a_line_made_longer_by_its_absolute_path_never_becomes_two(tmp_path, len
     assert names in ([str(tmp_path / "rain.dat")], [str(run / "o.txt")]), names
 
 
+@pytest.mark.swmm
 def test_the_options_are_read_as_the_engine_reads_them(tmp_path):
     """What the service estimates a run from (its end date) is what the engine uses: the last line of a keyword, a
     keyword by prefix, a line past 1,023 characters, a quoted header that only the data pass sees."""
@@ -261,6 +264,7 @@ def test_the_options_are_read_as_the_engine_reads_them(tmp_path):
         assert engine_options(text)["END_DATE"] == "03/01/2020", name
 
 
+@pytest.mark.swmm
 def test_a_run_writing_past_the_file_size_limit_is_stopped_with_the_reason(tmp_path):
     """A model with a report step as short as its routing step fills the disk with its results file; the service's runs carry a file
     size limit (RLIMIT_FSIZE), and passing it stops the run with the policy's name."""
@@ -276,6 +280,7 @@ def test_a_run_writing_past_the_file_size_limit_is_stopped_with_the_reason(tmp_p
     assert run.out.stat().st_size > 20_000
 
 
+@pytest.mark.swmm
 def test_a_missing_windows_path_is_left_to_the_engine_to_report(tmp_path):
     """A model made on Windows names C:\\...\\inflow.txt that is not here (swmmio's model_full_features_network):
     the copy keeps the name it resolved, and the engine reports the missing file, not capacitysim a defect."""

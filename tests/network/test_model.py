@@ -26,6 +26,7 @@ def _broken(tmp_path, old, new, name="broken.inp"):
     return p
 
 
+@pytest.mark.swmm
 def test_bundled_models_are_valid_and_sized():
     for name, n in (("synthetic-50.inp", 50), ("synthetic-500.inp", 500)):
         m = load_model(MODELS / name)
@@ -34,12 +35,14 @@ def test_bundled_models_are_valid_and_sized():
         assert g.number_of_nodes() == n and g.number_of_edges() == len(m.links())
 
 
+@pytest.mark.swmm
 def test_hartfordville_valid(shared_dir):
     m = load_model(shared_dir / "models" / "hartfordville" / "Hartfordville_1.inp")
     assert validate(m) == []
     assert len(m.node_ids()) == 55 and len(m.links()) == 56
 
 
+@pytest.mark.swmm
 def test_dangling_node_named_with_line(tmp_path):
     p = _broken(tmp_path, "P0001      MH0001     PLANT", "P0001      MH0001     NOWHERE")
     line = next(i for i, l in enumerate(_lines(p), 1) if l.startswith("P0001 "))
@@ -47,6 +50,7 @@ def test_dangling_node_named_with_line(tmp_path):
         load_model(p)
 
 
+@pytest.mark.swmm
 def test_missing_cross_section(tmp_path):
     text = SMALL.read_text()
     xs_line = next(l for l in text.splitlines() if l.startswith("P0007 ") and "CIRCULAR" in l)
@@ -57,6 +61,7 @@ def test_missing_cross_section(tmp_path):
         load_model(p)
 
 
+@pytest.mark.swmm
 def test_non_positive_geometry(tmp_path):
     text = SMALL.read_text()
     xs_line = next(l for l in text.splitlines() if l.startswith("P0003 ") and "CIRCULAR" in l)
@@ -73,6 +78,7 @@ def test_non_positive_geometry(tmp_path):
         load_model(p2)
 
 
+@pytest.mark.swmm
 def test_unknown_section_and_garbage(tmp_path):
     # the engine matches a header by its keyword as a prefix ([PUMP): [PUMPZ] is [PUMPS], read as the engine reads it
     p = _broken(tmp_path, "[PUMPS]", "[PUMPZ]")
@@ -98,6 +104,7 @@ def test_all_problems_counted(tmp_path):
     assert any("[DWF] refers to node GHOST" in s for s in problems)
 
 
+@pytest.mark.swmm
 def test_basins_of_the_small_model():
     m = load_model(SMALL)
     basins = {b.outlet: b for b in find_basins(m)}
@@ -122,6 +129,7 @@ def test_basins_of_the_small_model():
     assert basin_of(ps.local[0], list(basins.values())).outlet == ps.outlet
 
 
+@pytest.mark.swmm
 def test_basin_override(tmp_path):
     m = load_model(SMALL)
     found = find_basins(m, outlets=["MH0002"])

@@ -32,6 +32,7 @@ def _injection(d, what):
 # --------------------------------------------------------------------------- class 1: the added flow is the stated flow
 
 
+@pytest.mark.swmm
 def test_connection_adds_its_stated_volume_whatever_the_models_patterns(tmp_path):
     """DWF given as 800 people x a per-capita pattern in cfs/person (mean 1.5e-4): the connection still adds
     50,000 gpd on average over the 24 h reporting period, shaped by that pattern divided by its mean."""
@@ -48,6 +49,7 @@ def test_connection_adds_its_stated_volume_whatever_the_models_patterns(tmp_path
                                                rel=1e-4)
 
 
+@pytest.mark.swmm
 def test_constant_peaking_adds_average_times_factor(tmp_path):
     from capacitysim.network.scenario import Connection
 
@@ -57,6 +59,7 @@ def test_constant_peaking_adds_average_times_factor(tmp_path):
     assert conn["passed"]
 
 
+@pytest.mark.swmm
 def test_injected_volume_mismatch_makes_the_verdict_untrusted(tmp_path):
     """The self-check can fail: a connection at a node the engine drops flow from (a model that does not route)
     receives nothing, and the verdict says untrusted with the reason."""
@@ -69,6 +72,7 @@ def test_injected_volume_mismatch_makes_the_verdict_untrusted(tmp_path):
     assert any("routes no flow" in r for r in d.untrusted_reasons)
 
 
+@pytest.mark.swmm
 def test_basins_report_mean_dwf_with_patterns_applied(run_cli):
     """Class 9: 800 people x 100 gpcd = 80,000 gpd at the plant, not '800' of raw baseline."""
     m = load_model(MODELS / "population-dwf.inp")
@@ -84,6 +88,7 @@ def test_basins_report_mean_dwf_with_patterns_applied(run_cli):
 # --------------------------------------------------------------------------- class 2: the event is not cut off
 
 
+@pytest.mark.swmm
 def test_spinup_is_prepended_and_the_models_period_reported_whole(tmp_path):
     """A 2 h model whose inflow hydrograph starts at once: run (not refused), the 6 h spin-up before its start,
     its hydrograph where the model put it, the conduit peaks of a plain run of the untouched file."""
@@ -100,6 +105,7 @@ def test_spinup_is_prepended_and_the_models_period_reported_whole(tmp_path):
     assert all(i["passed"] for i in d.injections)
 
 
+@pytest.mark.swmm
 def test_spinup_keeps_a_time_series_file_in_hours_where_the_model_put_it(tmp_path):
     """The same hydrograph read from a file of hours from the start: a dated copy is run, the peaks stay."""
     text = (MODELS / "early-event-2h.inp").read_text()
@@ -115,6 +121,7 @@ def test_spinup_keeps_a_time_series_file_in_hours_where_the_model_put_it(tmp_pat
     assert sorted(p.name for p in folder.iterdir()) == ["early.inp", "hyd in hours.dat"]
 
 
+@pytest.mark.swmm
 def test_spinup_option_and_zero(run_cli, tmp_path):
     r = run_cli("capacity", "--model", str(MODELS / "early-event-2h.inp"), "--connect", "J2=20000", "--spinup-hr", "0", "--json")
     doc = json.loads(r.stdout)
@@ -123,6 +130,7 @@ def test_spinup_option_and_zero(run_cli, tmp_path):
     assert r.exit_code == 2 and "spinup_hr" in r.stderr
 
 
+@pytest.mark.swmm
 def test_spinup_zero_gives_the_plain_runs_peaks_exactly(tmp_path):
     model = MODELS / "population-dwf.inp"
     d = run_demonstration(model, connections=["J2=20000"], work_dir=tmp_path / "d", spinup_hr=0.0)
@@ -133,6 +141,7 @@ def test_spinup_zero_gives_the_plain_runs_peaks_exactly(tmp_path):
 # --------------------------------------------------------------------------- class 3: the design storm is simulated
 
 
+@pytest.mark.swmm
 @pytest.mark.parametrize("name, fix", [("ignore-rainfall.inp", "IGNORE_RAINFALL"), ("events-window.inp", "[EVENTS]")])
 def test_the_design_storm_is_simulated(tmp_path, name, fix):
     d = run_demonstration(MODELS / name, storm=STORM, connections=["J2=10000"], work_dir=tmp_path)
@@ -142,6 +151,7 @@ def test_the_design_storm_is_simulated(tmp_path, name, fix):
     assert not doc["untrusted_reasons"]
 
 
+@pytest.mark.swmm
 def test_storm_that_cannot_reach_the_network_is_refused(run_cli):
     r = run_cli("capacity", "--model", str(MODELS / "early-event-2h.inp"), "--storm", STORM, "--connect", "J2=1000")
     assert r.exit_code == 2 and "RAINGAGES" in r.stderr and len(r.stderr.strip().splitlines()) == 1
@@ -150,6 +160,7 @@ def test_storm_that_cannot_reach_the_network_is_refused(run_cli):
 # --------------------------------------------------------------------------- class 4: criteria by element type
 
 
+@pytest.mark.swmm
 def test_force_main_and_sealed_junction_judged_by_their_type(tmp_path):
     d = run_demonstration(MODELS / "force-main-sealed.inp", connections=["J1=300000"], work_dir=tmp_path)
     a = d.after
@@ -162,6 +173,7 @@ def test_force_main_and_sealed_junction_judged_by_their_type(tmp_path):
     assert float(a.surcharge_limit_ft.sel(node="J2")) == 300.0
 
 
+@pytest.mark.swmm
 def test_force_main_over_capacity_fails_on_capacity(tmp_path):
     """The force main is judged on capacity: pressurized beyond its full-flow capacity and rising, it fails."""
     d = run_demonstration(MODELS / "force-main-sealed.inp", connections=["J1=300000"], work_dir=tmp_path)
@@ -172,6 +184,7 @@ def test_force_main_over_capacity_fails_on_capacity(tmp_path):
 # --------------------------------------------------------------------------- class 5: valid input is accepted
 
 
+@pytest.mark.swmm
 def test_optional_fields_case_and_8bit_names(tmp_path):
     """[INFLOWS] with three fields, [DWF] with an integer baseline and "" patterns at 'j3' (defined as J3),
     an IRREGULAR conduit with roughness 0, a node named in cp1252 bytes (connected as typed in UTF-8)."""
@@ -200,6 +213,7 @@ def _external_model(tmp_path, windows=False):
     return p
 
 
+@pytest.mark.swmm
 @pytest.mark.parametrize("windows", [False, True])
 def test_external_files_read_beside_the_model_and_nothing_written_there(tmp_path, windows):
     p = _external_model(tmp_path, windows)
@@ -216,6 +230,7 @@ def test_external_files_read_beside_the_model_and_nothing_written_there(tmp_path
 # --------------------------------------------------------------------------- class 7: work folders
 
 
+@pytest.mark.swmm
 def test_temporary_folders_removed_and_no_dangling_files_cited(run_cli, tmp_path, monkeypatch):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -232,6 +247,7 @@ def test_temporary_folders_removed_and_no_dangling_files_cited(run_cli, tmp_path
     assert list(tmp.iterdir()) == []
 
 
+@pytest.mark.swmm
 def test_a_failed_run_leaves_no_temporary_folder(tmp_path, monkeypatch):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -241,6 +257,7 @@ def test_a_failed_run_leaves_no_temporary_folder(tmp_path, monkeypatch):
     assert [p for p in tmp.iterdir() if p.name.startswith("capacitysim-")] == []
 
 
+@pytest.mark.swmm
 def test_report_of_a_model_without_a_report_section_and_8bit_names(run_cli, tmp_path):
     """SWMM saves no time series without [REPORT]: the runs ask for the nodes the report plots; a cp1252 node
     name is read from the binary output by its bytes."""
@@ -258,6 +275,7 @@ def test_report_of_a_model_without_a_report_section_and_8bit_names(run_cli, tmp_
 # --------------------------------------------------------------------------- issue 12: nonsense in a model
 
 
+@pytest.mark.swmm
 @pytest.mark.parametrize("old, new, field", [
     ("C1               J1               J2               400 ", "C1               J1               J2               inf ", "[CONDUITS] C1: field 4 is 'inf'"),
     ("C1               J1               J2               400 ", "C1               J1               J2               nan ", "[CONDUITS] C1: field 4 is 'nan'"),
@@ -275,6 +293,7 @@ def test_numbers_that_are_not_finite_are_refused(run_cli, tmp_path, old, new, fi
     assert len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.swmm
 @pytest.mark.parametrize("edit, code", [
     (lambda t: t.replace("FLOW_UNITS           CFS", "FLOW_UNITS           XYZ"), "ERROR 205"),
     (lambda t: t[:t.index("[OPTIONS]")] + t[t.index("[RAINGAGES]"):], "ERROR 191"),
@@ -315,6 +334,7 @@ def test_report_output_never_overwrites_an_input_or_follows_a_link(run_cli, tmp_
     assert r.exit_code == 2 and "symbolic link" in r.stderr and not (tmp_path / "elsewhere.html").exists()
 
 
+@pytest.mark.swmm
 def test_a_model_cannot_make_the_engine_write_outside_the_run(tmp_path):
     """[FILES] SAVE with an absolute path elsewhere (and a relative one climbing out): written in the run's folder."""
     outside = tmp_path / "outside"

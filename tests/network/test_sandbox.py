@@ -294,6 +294,7 @@ _SWMM_BODY = """
 """
 
 
+@pytest.mark.swmm
 @pytest.mark.skipif(importlib.util.find_spec("swmm") is None or importlib.util.find_spec("swmm.toolkit") is None,
                     reason="swmm.toolkit is not installed")
 def test_swmm_runs_behind_the_wall_and_cannot_write_outside(tmp_path):

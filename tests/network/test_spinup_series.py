@@ -220,6 +220,7 @@ def _assert_before_run_is_the_plain_run(model: Path, tmp_path: Path) -> None:
         d.close()
 
 
+@pytest.mark.swmm
 @pytest.mark.parametrize("name", CASES)
 def test_before_run_peaks_when_the_plain_run_does(name, tmp_path):
     """(2) of the module: time of peak inflow at every node (0 s), every period's inflow (1e-6 cfs) and the rainfall
@@ -227,6 +228,7 @@ def test_before_run_peaks_when_the_plain_run_does(name, tmp_path):
     _assert_before_run_is_the_plain_run(MODELS / f"{name}.inp", tmp_path)
 
 
+@pytest.mark.swmm
 def test_a_line_too_long_for_its_dates_is_split_in_place(tmp_path):
     """A line whose undated pairs would pass the engine's 40 tokens (or 1,023 characters) once dated is written
     as several lines in its place (CRLF model): same instants, same run. A second line of 43 tokens keeps its

@@ -17,6 +17,8 @@ import pytest
 from capacitysim.errors import CapacitysimWarning, ModelError
 from capacitysim.network.model import load_model
 
+pytestmark = [pytest.mark.swmm]
+
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 IGNORED = MODELS / "nan-ignored-field.inp"
 WARNING = "nan-ignored-field.inp:30: [SUBCATCHMENTS] S2: field 5 is 'nan', not a finite number"

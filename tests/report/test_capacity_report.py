@@ -5,19 +5,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner
+import pytest
 
-from capacitysim.cli import cli
+pytestmark = [pytest.mark.swmm]
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_capacity_report_has_submittal_storm_policy_and_no_machine_paths(tmp_path):
+def test_capacity_report_has_submittal_storm_policy_and_no_machine_paths(tmp_path, run_cli):
     report = tmp_path / "capacity.html"
-    r = CliRunner().invoke(cli, ["capacity", "--model", "synthetic-50", "--storm", "binghamton-1yr-24h", "--connect", "MH0017=60000",
-                                 "--work-dir", str(tmp_path / "runs"), "--report", str(report), "--json",
-                                 "--project-number", "BJC-2026-014", "--applicant", "Dev LLC", "--engineer", "Ann Engineer",
-                                 "--engineer-license", "NY PE 099999", "--plant-name", "Binghamton-Johnson City JSTP"])
+    r = run_cli("capacity", "--model", "synthetic-50", "--storm", "binghamton-1yr-24h", "--connect", "MH0017=60000",
+                "--work-dir", tmp_path / "runs", "--report", report, "--json",
+                "--project-number", "BJC-2026-014", "--applicant", "Dev LLC", "--engineer", "Ann Engineer",
+                "--engineer-license", "NY PE 099999", "--plant-name", "Binghamton-Johnson City JSTP")
     assert r.exit_code in (0, 1), r.output
     doc = json.loads(r.stdout)
     assert doc["submittal"]["project_number"] == "BJC-2026-014" and doc["submittal"]["engineer"] == "Ann Engineer"

@@ -12,9 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from capacitysim.cli import cli
 from capacitysim.io.bundled import model_path
 from capacitysim.report.format import DECIMALS, canonical_unit
 from tests.bank_support import quantification
@@ -28,10 +26,6 @@ from tests.report.report_text import (
 )
 
 MODELS = Path(model_path("synthetic-50")).parent
-
-
-def _invoke(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
 def check_report(html: str) -> list[str]:
@@ -55,18 +49,20 @@ def check_report(html: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def capacity(tmp_path_factory):
+def capacity(tmp_path_factory, run_cli):
     tmp = tmp_path_factory.mktemp("capacity")
-    r = _invoke("capacity", "--model", "synthetic-50", "--storm", "binghamton-1yr-24h", "--connect", "MH0017=60000",
+    r = run_cli("capacity", "--model", "synthetic-50", "--storm", "binghamton-1yr-24h", "--connect", "MH0017=60000",
                 "--remediate", "basin=PS1_WW,fraction=0.2", "--report", tmp / "capacity.html", "--json")
     assert r.exit_code in (0, 1), r.output
     return {"doc": json.loads(r.stdout), "html": (tmp / "capacity.html").read_text(encoding="utf-8"), "tmp": tmp}
 
 
+@pytest.mark.swmm
 def test_capacity_report_formats(capacity):
     assert check_report(capacity["html"]) == []
 
 
+@pytest.mark.swmm
 def test_capacity_report_has_the_network_plan_map(capacity):
     html = capacity["html"]
     assert "<h2>Network plan</h2>" in html
@@ -75,6 +71,7 @@ def test_capacity_report_has_the_network_plan_map(capacity):
     assert "no CRS stated" in plan and "map units" in plan  # synthetic-50 names neither
 
 
+@pytest.mark.swmm
 def test_plan_map_marks_the_connection_remediation_plant_and_failures(capacity):
     import matplotlib.pyplot as plt
 
@@ -102,6 +99,7 @@ def test_plan_map_marks_the_connection_remediation_plant_and_failures(capacity):
         plt.close(fig)
 
 
+@pytest.mark.swmm
 def test_plan_map_without_coordinates_says_so(capacity, tmp_path):
     from capacitysim.report.capacity import write_report
 
@@ -110,6 +108,7 @@ def test_plan_map_without_coordinates_says_so(capacity, tmp_path):
     assert "No plan map: the model has no [COORDINATES]." in html
 
 
+@pytest.mark.swmm
 def test_hgl_profile_labels_every_manhole(capacity):
     import matplotlib.pyplot as plt
     import numpy as np
@@ -133,8 +132,9 @@ def test_hgl_profile_labels_every_manhole(capacity):
         plt.close(fig)
 
 
-def test_detention_report_formats(tmp_path):
-    r = _invoke("detention", MODELS / "sites" / "open-bottom-infiltration.toml", "--report", tmp_path / "d.html")
+@pytest.mark.swmm
+def test_detention_report_formats(tmp_path, run_cli):
+    r = run_cli("detention", MODELS / "sites" / "open-bottom-infiltration.toml", "--report", tmp_path / "d.html")
     assert r.exit_code == 0, r.output
     html = (tmp_path / "d.html").read_text(encoding="utf-8")
     assert check_report(html) == []
@@ -145,19 +145,19 @@ def test_detention_report_formats(tmp_path):
     assert "borings at system location" in text and "yes" in text
 
 
-def test_spdes_report_formats(tmp_path):
-    r = _invoke("spdes", "check", "--flows", "sample-wwtp", "--limit-mgd", "0.5", "--added-gpd", "80000", "--watershed",
+def test_spdes_report_formats(tmp_path, run_cli):
+    r = run_cli("spdes", "check", "--flows", "sample-wwtp", "--limit-mgd", "0.5", "--added-gpd", "80000", "--watershed",
                 "--as-of", "2024-12-31", "--report", tmp_path / "s.html")
     assert r.exit_code in (0, 1), r.output
     assert check_report((tmp_path / "s.html").read_text(encoding="utf-8")) == []
 
 
-def test_bank_report_formats(tmp_path):
+def test_bank_report_formats(tmp_path, run_cli):
     db = tmp_path / "bank.sqlite"
     clerk = "Cal Clerk"
 
     def bank(*args):
-        res = _invoke("bank", "--db", db, "--actor", clerk, *args)
+        res = run_cli("bank", "--db", db, "--actor", clerk, *args)
         assert res.exit_code == 0, res.output
         return res
 
@@ -178,13 +178,13 @@ def test_bank_report_formats(tmp_path):
     assert f'datetime="{head["last_at"]}"' in html  # the exact time kept for the record, shown without microseconds
 
 
-def test_sweep_report_formats(tmp_path):
+def test_sweep_report_formats(tmp_path, run_cli):
     sweep = tmp_path / "family.toml"
     sweep.write_text('name = "small family"\nkind = "detention"\nsite = "' + str(MODELS / "sites" / "new-building.toml")
                      + '"\n\n[grid]\nsite_area_sf = [10000, 20000]\norifice_diameter_in = [1.5, 3.0]\n', encoding="utf-8")
-    r = _invoke("sweep", "run", sweep, "--out", tmp_path / "f.zarr", "--workers", "0", "--no-progress")
+    r = run_cli("sweep", "run", sweep, "--out", tmp_path / "f.zarr", "--workers", "0", "--no-progress")
     assert r.exit_code in (0, 1), r.output
-    r = _invoke("sweep", "summarize", tmp_path / "f.zarr", "--report", tmp_path / "f.html")
+    r = run_cli("sweep", "summarize", tmp_path / "f.zarr", "--report", tmp_path / "f.html")
     assert r.exit_code == 0, r.output
     html = (tmp_path / "f.html").read_text(encoding="utf-8")
     assert check_report(html) == []

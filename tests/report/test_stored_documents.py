@@ -52,6 +52,7 @@ def test_a_bad_document_exits_2_naming_the_field(text, field, tmp_path):
     assert field in res.output and "Traceback" not in res.output
 
 
+@pytest.mark.swmm
 def test_the_stored_report_is_the_workflows_own(tmp_path):
     """The register's --report and ``capacitysim report`` of its --json are the same HTML."""
     env = {**os.environ, "CAPACITYSIM_ACTOR": "Jane Q. Clerk"}

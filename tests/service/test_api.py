@@ -5,9 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 
+import pytest
+
 from capacitysim.io.bundled import model_path
 
 from support import cli_json, problem_ok, wait_final
+
+pytestmark = [pytest.mark.server]
 
 CAP = {"model": "synthetic-50", "storm": "binghamton-1yr-24h", "connections": [{"node": "MH0003", "gpd": 5000}]}
 ASYNC = {"Prefer": "respond-async"}

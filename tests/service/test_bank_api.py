@@ -13,6 +13,8 @@ from support import problem_ok, wait_final
 
 from capacitysim.service.demo import BASIN, MUNICIPAL
 
+pytestmark = [pytest.mark.server]
+
 ASYNC = {"Prefer": "respond-async"}
 
 

@@ -25,6 +25,8 @@ from bank_support import (
 )
 from support import problem_ok, wait_final
 
+pytestmark = [pytest.mark.server]
+
 
 @pytest.fixture(autouse=True)
 def _bound(server):

@@ -28,6 +28,8 @@ from bank_support import (
 )
 from support import problem_ok, wait_final
 
+pytestmark = [pytest.mark.server]
+
 CHECKER = "Cal Checker"  # a second administrator of the service (and of its bank)
 UNBOUND = "Mo Unbound"  # a municipal user bound to no entity at first
 

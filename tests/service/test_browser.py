@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from browser_support import browser, sign_in  # noqa: F401 - browser is a fixture
 
 from capacitysim.service.demo import BASIN, MUNICIPAL
+
+pytestmark = [pytest.mark.server, pytest.mark.browser]
 
 #: Longest a page waits for a job to end [ms] (a wait, not a measured threshold).
 JOB_WAIT_MS = 240_000

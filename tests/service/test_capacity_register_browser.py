@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from browser_support import browser, sign_in  # noqa: F401 - browser is a fixture
 from register_support import registered_basin
 
 from capacitysim.service.demo import DEMO_USERS, MUNICIPAL
+
+pytestmark = [pytest.mark.server, pytest.mark.browser]
 
 #: Longest a page waits for the register job to end [ms] (a wait, not a measured threshold).
 JOB_WAIT_MS = 240_000

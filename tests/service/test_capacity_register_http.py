@@ -85,6 +85,7 @@ def committed_apps(doc: dict) -> list[str]:
     return [f["application"] for f in doc["committed"]["flows"]]
 
 
+@pytest.mark.server
 def test_only_an_administrator_registers_a_model_of_record(server, race):
     reg = race.reg
     model = reg.answer["model"]
@@ -124,6 +125,7 @@ def test_only_an_administrator_registers_a_model_of_record(server, race):
         assert len(rev.get("/bank/models", params={"basin": reg.basin}).json()["models"]) == 1  # nothing registered
 
 
+@pytest.mark.server
 def test_concurrent_withdrawals_of_two_applications_that_fail_together_one_is_refused(server, race):
     apps = {f"RACE-A-{race.reg.tag}": "MH0010", f"RACE-B-{race.reg.tag}": "MH0011"}
     with server.client("engineer") as eng:
@@ -167,6 +169,7 @@ def test_concurrent_withdrawals_of_two_applications_that_fail_together_one_is_re
     race.winner, race.winner_node = winner, apps[winner]
 
 
+@pytest.mark.server
 def test_a_sign_off_is_refused_until_the_application_is_demonstrated_again(server, race):
     assert race.winner, "needs the race of the test before"
     small, node = f"RACE-C-{race.reg.tag}", "MH0011"
@@ -201,6 +204,7 @@ def test_a_sign_off_is_refused_until_the_application_is_demonstrated_again(serve
     race.approved = {again: race.winner_node, small: node}
 
 
+@pytest.mark.server
 def test_a_job_on_the_registered_model_records_what_the_cli_records(server, race, tmp_path):
     assert getattr(race, "approved", None), "needs the tests before"
     app = f"RACE-D-{race.reg.tag}"
@@ -237,6 +241,7 @@ def test_a_job_on_the_registered_model_records_what_the_cli_records(server, race
         assert f"inputs.application {app!r} has nothing to leave out" in message
 
 
+@pytest.mark.server
 def test_connect_expire_commitments_and_the_register(server, race):
     assert getattr(race, "approved", None), "needs the tests before"
     (again, node), (small, small_node) = race.approved.items()
@@ -288,6 +293,7 @@ def test_connect_expire_commitments_and_the_register(server, race):
             assert body["field"] == field, (params, body)
 
 
+@pytest.mark.server
 def test_the_register_job_computes_the_remaining_headroom_and_says_when_it_is_stale(server, race):
     from capacitysim.bank import Ledger
     from capacitysim.service.demo import DEMO_USERS
@@ -327,6 +333,7 @@ def test_the_register_job_computes_the_remaining_headroom_and_says_when_it_is_st
         assert str(server.data) not in json.dumps(computed)
 
 
+@pytest.mark.swmm
 def test_the_demo_registers_its_basins_model_of_record(tmp_path):
     """``make serve``'s data folder: the basin's model of record is the bundled synthetic-50 as the service keeps
     registered models (DATA/models/<sha256>/), with the demo's outlet and the bundled sample plant's name."""

@@ -19,6 +19,8 @@ import pytest
 
 from support import problem_ok, wait_final
 
+pytestmark = [pytest.mark.server]
+
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 ASYNC = {"Prefer": "respond-async"}
 SYNTHETIC_50 = Path(__file__).resolve().parents[2] / "models" / "synthetic-50.inp"

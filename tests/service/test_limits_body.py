@@ -7,9 +7,13 @@ from __future__ import annotations
 import json
 import socket
 
+import pytest
+
 from support import problem_ok
 
 from capacitysim.service.app import Limits
+
+pytestmark = [pytest.mark.server]
 
 LIM = Limits()
 

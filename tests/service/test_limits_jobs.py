@@ -20,6 +20,8 @@ from support import Server, free_port, problem_ok, seeded
 
 from capacitysim.service.app import SYNC_HEADER, Limits
 
+pytestmark = [pytest.mark.server]
+
 LIM = Limits()
 ASYNC = {"Prefer": "respond-async"}
 #: A job that holds the only worker for a minute or more on one core: the bundled sweep of 46 SWMM runs of the

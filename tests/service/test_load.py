@@ -11,8 +11,11 @@ import threading
 import time
 
 import numpy as np
+import pytest
 
 from support import wait_final
+
+pytestmark = [pytest.mark.server]
 
 N_JOBS = 200
 N_CLIENTS = 20

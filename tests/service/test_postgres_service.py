@@ -15,6 +15,8 @@ from support import CLI, Server, add_user, cli_json, free_port, problem_ok, wait
 
 from capacitysim.io.files import bundled_dir
 
+pytestmark = [pytest.mark.server, pytest.mark.postgres]
+
 psycopg = pytest.importorskip("psycopg", reason="the PostgreSQL store needs psycopg 3 (pip install 'capacitysim[service]')")
 
 #: The servers' lease (service policy job_lease_s) in these tests [s]: short, so a killed server's job is taken

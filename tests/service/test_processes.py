@@ -22,6 +22,7 @@ def _result(c, process, inputs):
     return st, c.get(f"/jobs/{st['jobID']}/results")
 
 
+@pytest.mark.server
 def test_detention_design_is_the_cli_document(server):
     site = bundled_dir("models") / "sites" / "new-building.toml"
     with server.client("engineer") as c:
@@ -34,6 +35,7 @@ def _without(doc: dict, *keys) -> dict:
     return {k: v for k, v in doc.items() if k not in keys}
 
 
+@pytest.mark.server
 def test_headroom_is_the_cli_document(server):
     with server.client("engineer") as c:
         st, res = _result(c, "headroom", {"model": "synthetic-50", "storms": ["binghamton-1yr-24h"], "nodes": ["MH0003"]})
@@ -45,6 +47,7 @@ def test_headroom_is_the_cli_document(server):
         assert _without(doc, "seconds") == _without(cli, "seconds")
 
 
+@pytest.mark.server
 def test_sweep_is_the_cli_document(server, tmp_path):
     sweep = bundled_dir("models") / "sweeps" / "detention-family.toml"
     with server.client("engineer") as c:

@@ -46,6 +46,7 @@ def test_the_stages_of_each_process():
                                                                 "report-written"]
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("process", list(JOBS))
 def test_a_job_reaches_every_stage_of_its_process(server, process):
     inputs = dict(JOBS[process])
@@ -77,6 +78,7 @@ def test_a_job_reaches_every_stage_of_its_process(server, process):
             assert f'class="stage-{name}"' in page, name
 
 
+@pytest.mark.server
 def test_a_failed_job_shows_how_far_it_went(server):
     with server.client("engineer") as c:
         # the flow record ends years before as_of: the check refuses after its inputs were read

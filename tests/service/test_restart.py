@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 import support
 from support import Server, cli_json, free_port, seeded, wait_final
@@ -35,6 +36,7 @@ def _wait_running(c, job_id: str, timeout_s: float = 120) -> dict:
     raise AssertionError(f"job {job_id} never started")
 
 
+@pytest.mark.server
 def test_kill9_mid_job_then_restart(tmp_path):
     out = seeded(tmp_path)
     srv = Server(tmp_path, free_port(), workers=1, tokens=out["tokens"]).start()
@@ -77,6 +79,8 @@ def test_kill9_mid_job_then_restart(tmp_path):
         srv.stop()
 
 
+@pytest.mark.dask
+@pytest.mark.server
 def test_jobs_on_an_existing_dask_scheduler(tmp_path):
     """``serve --scheduler ADDR``: jobs run on a dask.distributed cluster the service did not start."""
     dask = str(Path(sys.executable).with_name("dask"))

@@ -13,6 +13,8 @@ import pytest
 schemathesis = pytest.importorskip("schemathesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
+pytestmark = [pytest.mark.server]
+
 #: Generated requests per operation (bounded: the suite stays a few minutes).
 EXAMPLES = 25
 

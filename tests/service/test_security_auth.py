@@ -35,6 +35,7 @@ def _login_csrf(c) -> str:
     return re.search(r'name="csrf" value="([^"]+)"', c.get("/ui/login").text).group(1)
 
 
+@pytest.mark.server
 def test_failed_api_authentications_are_journaled_and_throttled_per_address(server):
     source = "127.0.0.41"
     key = server.tokens["engineer"].split(".")[1]
@@ -58,6 +59,7 @@ def test_failed_api_authentications_are_journaled_and_throttled_per_address(serv
         {("unauthorized", "anonymous", "bearer", "unknown")}
 
 
+@pytest.mark.server
 def test_failed_sign_ins_are_journaled_and_throttled(server):
     source = "127.0.0.42"
     with _client(server, source) as c:
@@ -100,6 +102,7 @@ BAD_HEADERS = [
 ]
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("i", range(len(BAD_HEADERS)))
 def test_a_bad_credential_is_401_never_500(server, i):
     h = BAD_HEADERS[i]
@@ -112,6 +115,7 @@ def test_a_bad_credential_is_401_never_500(server, i):
         assert r.status_code == 303 and r.headers["location"] == "/ui/login", h
 
 
+@pytest.mark.server
 def test_a_bad_sign_in_is_401_and_bytes_no_client_sends_are_never_500(server):
     with _client(server, "127.0.0.45") as c:
         for token in ("cs1.0123456789abcdef.\x00" + "A" * 42, "\x00", server.tokens["engineer"] + "\x00",
@@ -131,6 +135,7 @@ def test_a_bad_sign_in_is_401_and_bytes_no_client_sends_are_never_500(server):
         problem_ok(c.get("/jobs/%00/results"), 404)
 
 
+@pytest.mark.server
 def test_a_500_says_only_internal_error_and_a_reference(server):
     from pathlib import Path
 
@@ -167,6 +172,7 @@ def pg_served(postgres, tmp_path, monkeypatch):  # noqa: F811
     srv.stop()
 
 
+@pytest.mark.postgres
 def test_bad_credentials_and_nul_bytes_on_postgresql_are_never_500(pg_served):
     srv = pg_served
     with _client(srv, "127.0.0.46") as c:

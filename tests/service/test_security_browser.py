@@ -23,6 +23,8 @@ from support import wait_final
 from capacitysim.service.app import REPORT_CSP
 from capacitysim.service.demo import BASIN, MUNICIPAL
 
+pytestmark = [pytest.mark.server, pytest.mark.browser]
+
 #: How long a page is given for its script to act (a wait, not a measured threshold) [s].
 SCRIPT_WAIT_S = 3.0
 

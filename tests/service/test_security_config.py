@@ -14,6 +14,8 @@ import httpx
 import pytest
 from support import CLI, Server, free_port, problem_ok, seeded, wait_final
 
+pytestmark = [pytest.mark.server]
+
 FORGED = {"Host": "evil.example", "X-Forwarded-Host": "evil.example", "X-Forwarded-Proto": "https",
           "Forwarded": "host=evil.example;proto=https"}
 

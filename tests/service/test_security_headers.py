@@ -7,9 +7,12 @@ import contextlib
 import re
 
 import httpx
+import pytest
 from support import problem_ok, wait_final
 
 from capacitysim.service.app import DEFAULT_CSP, REPORT_CSP
+
+pytestmark = [pytest.mark.server]
 
 
 def _secured(r, csp: str | None = DEFAULT_CSP) -> None:

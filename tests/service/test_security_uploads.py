@@ -7,9 +7,13 @@ from __future__ import annotations
 import hashlib
 import uuid
 
+import pytest
+
 from support import problem_ok
 
 from capacitysim.io.bundled import model_path
+
+pytestmark = [pytest.mark.server]
 
 CAP = {"storm": "binghamton-1yr-24h", "connections": [{"node": "MH0003", "gpd": 5000}]}
 

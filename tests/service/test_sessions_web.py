@@ -11,11 +11,14 @@ import re
 import subprocess
 
 import httpx
+import pytest
 from support import CLI, add_user, problem_ok
 
 from capacitysim.service import auth
 from capacitysim.service.app import Limits
 from capacitysim.service.store import Store
+
+pytestmark = [pytest.mark.server]
 
 #: The loopback address of this module's clients (a refused cookie counts against its address).
 SOURCE = "127.0.0.31"

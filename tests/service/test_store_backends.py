@@ -58,6 +58,7 @@ def _actions(store, target=None):
     return [(r["action"], r["target"]) for r in reversed(store.journal_rows()) if target in (None, r["target"])]
 
 
+@pytest.mark.postgres
 def test_schema_version_in_meta(location, make):
     store = make(location)
     assert store.read("SELECT value FROM meta WHERE key = 'schema_version'")[0]["value"] == str(SCHEMA_VERSION)
@@ -65,6 +66,7 @@ def test_schema_version_in_meta(location, make):
     assert len(store.read("SELECT * FROM meta")) == 1
 
 
+@pytest.mark.postgres
 def test_job_life_cycle(location, make):
     store = make(location)
     u, _ = _user(store)
@@ -87,6 +89,7 @@ def test_job_life_cycle(location, make):
                                ("dismiss", other)]
 
 
+@pytest.mark.postgres
 def test_uploads_belong_to_their_uploader(location, make):
     store = make(location)
     u, _ = _user(store)
@@ -101,6 +104,7 @@ def test_uploads_belong_to_their_uploader(location, make):
     assert store.upload("a" * 64, u["id"])["filename"] == "other.csv"
 
 
+@pytest.mark.postgres
 def test_a_users_active_jobs_are_limited_even_when_submitted_at_once(location, make):
     """Policy max_active_jobs_per_user: the count and the insert are one transaction (the user's row locked on
     PostgreSQL), so 8 concurrent submissions against a limit of 3 create exactly 3 jobs."""
@@ -132,6 +136,7 @@ def test_a_users_active_jobs_are_limited_even_when_submitted_at_once(location, m
     assert stores[0].create_job(_prepared(9), u, {}, max_active=3)
 
 
+@pytest.mark.postgres
 def test_web_sessions_time_out_end_and_end_with_their_user(location, make):
     from capacitysim.service.auth import check_session, new_session_id, session_key
 
@@ -169,6 +174,7 @@ def test_web_sessions_time_out_end_and_end_with_their_user(location, make):
     assert [a for a, _ in _actions(store) if a in ("sign-in", "sign-out")] == ["sign-in"] * 3 + ["sign-out", "sign-in"]
 
 
+@pytest.mark.postgres
 def test_a_nul_byte_or_a_lone_surrogate_never_reaches_the_database(location, make):
     """A credential of the wrong shape is refused before any query (PostgreSQL refuses NUL in text: that was a 500);
     a journal target from a request is stored with U+FFFD in place of such characters."""
@@ -184,6 +190,7 @@ def test_a_nul_byte_or_a_lone_surrogate_never_reaches_the_database(location, mak
     assert store.journal_rows(limit=1)[0]["target"] == "APP\ufffd-\ufffd-1"
 
 
+@pytest.mark.postgres
 def test_journal_is_append_only(location, make):
     store = make(location)
     u, _ = _user(store)
@@ -198,6 +205,7 @@ def test_journal_is_append_only(location, make):
     assert store.journal_rows() == before and len(before) == 2
 
 
+@pytest.mark.postgres
 def test_user_names_are_unique_and_revocation_refuses_the_token(location, make):
     store = make(location)
     u, token = _user(store, "Jane Q. Smith")
@@ -217,6 +225,7 @@ def test_user_names_are_unique_and_revocation_refuses_the_token(location, make):
     assert (row["target"], row["user_name"], row["role"]) == ("Jane Q. Smith", "op (test)", "operator")
 
 
+@pytest.mark.postgres
 def test_concurrent_adds_of_one_name_make_one_user(location, make):
     stores = [make(location) for _ in range(4)]
     results = []
@@ -236,6 +245,7 @@ def test_concurrent_adds_of_one_name_make_one_user(location, make):
     assert [r["name"] for r in stores[0].users()] == ["Bo Chen"]
 
 
+@pytest.mark.postgres
 def test_recovery_leaves_a_live_servers_jobs_and_takes_an_expired_lease(location, make):
     a = make(location, lease_s=3600)
     u, _ = _user(a)
@@ -279,6 +289,7 @@ def test_recovery_leaves_a_live_servers_jobs_and_takes_an_expired_lease(location
     assert _actions(b, job)[-1] == ("job-failed", job)
 
 
+@pytest.mark.postgres
 def test_startup_takes_the_jobs_of_a_dead_process_of_this_host(location, make):
     a = make(location, lease_s=3600)
     u, _ = _user(a)
@@ -295,6 +306,7 @@ def test_startup_takes_the_jobs_of_a_dead_process_of_this_host(location, make):
     assert ("server-gone", a.server_id) in _actions(b)
 
 
+@pytest.mark.postgres
 def test_servers_recovering_at_once_take_each_job_once(location, make):
     """Orphaned jobs (no server) and several servers recovering at the same moment: every job is re-queued by
     exactly one of them (PostgreSQL: ``FOR UPDATE SKIP LOCKED``; SQLite: one writer at a time)."""
@@ -350,6 +362,7 @@ def test_a_version_1_sqlite_store_is_upgraded(tmp_path, make):
     assert store.job("j1")["server_id"] == store.server_id
 
 
+@pytest.mark.postgres
 def test_a_version_2_store_is_upgraded(location, make):
     """Schema version 3 on a version-2 store (SQLite and PostgreSQL): the ``sessions`` table is made and the uploads
     (one row per SHA-256) become one row per uploader, each its original uploader's."""
@@ -404,6 +417,7 @@ def test_a_password_anywhere_in_the_url_is_never_shown(url):
         assert "s3cret" not in loc.display
 
 
+@pytest.mark.postgres
 def test_an_unreachable_database_is_an_input_error(postgres):  # noqa: F811
     url = postgres.url("no_such_database")
     with pytest.raises(InputError, match=r"--database: cannot connect to .*no_such_database.*does not exist"):

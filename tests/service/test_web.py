@@ -5,9 +5,13 @@ from __future__ import annotations
 import contextlib
 import re
 
+import pytest
+
 from support import problem_ok, wait_final
 
 from capacitysim.service.demo import BASIN, MUNICIPAL
+
+pytestmark = [pytest.mark.server]
 
 
 def _csrf(html: str) -> str:

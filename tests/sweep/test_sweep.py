@@ -77,6 +77,7 @@ def swmm_sweep(tmp_path_factory):
     return spec, run, open_results(folder / "r.zarr")
 
 
+@pytest.mark.swmm
 def test_swmm_sweep_equals_scenarios_run_one_by_one(swmm_sweep):
     spec, run, ds = swmm_sweep
     assert ds.verdict.dims == ("connect_node", "connect_gpd", "remediation_fraction")
@@ -86,6 +87,7 @@ def test_swmm_sweep_equals_scenarios_run_one_by_one(swmm_sweep):
     _assert_matches_one_by_one(ds, spec, [0, 1, 3, 6])
 
 
+@pytest.mark.swmm
 def test_failing_scenarios_are_recorded_and_the_sweep_goes_on(swmm_sweep):
     spec, run, ds = swmm_sweep
     st = ds.status.sel(connect_node="CSO1")
@@ -99,6 +101,7 @@ def test_failing_scenarios_are_recorded_and_the_sweep_goes_on(swmm_sweep):
     assert np.isnan(ds.plant_peak_inflow_cfs.values[ds.status.values == "failed"]).all()
 
 
+@pytest.mark.swmm
 def test_physics_of_the_sweep(swmm_sweep):
     """A connection raises the plant peak; remediation lowers it; 0 gpd without remediation is the before run."""
     _, _, ds = swmm_sweep
@@ -113,6 +116,7 @@ def test_physics_of_the_sweep(swmm_sweep):
 SMALL = ROOT / "models" / "synthetic-50.inp"
 
 
+@pytest.mark.swmm
 @pytest.mark.parametrize("node, gpd, fraction, depth, spin", [("MH0017", 60000, 0.25, 2.4, None), ("MH0017", 60000, 0.25, 2.4, 0.0)])
 def test_sweep_scenario_equals_capacity_cli(run_cli, tmp_path, node, gpd, fraction, depth, spin):
     """One scenario (a connection, a remediation fraction of its basin's RDII, a storm depth) through
@@ -174,6 +178,7 @@ def test_sweep_scenario_equals_capacity_cli(run_cli, tmp_path, node, gpd, fracti
     assert ds.message.item() == expected[:240]
 
 
+@pytest.mark.swmm
 def test_summary_largest_passing_connection_and_report(swmm_sweep, tmp_path):
     _, _, ds = swmm_sweep
     s = summarize(ds)
@@ -191,6 +196,7 @@ def _status(path) -> np.ndarray:
     return zarr.open_group(str(path), mode="r")["status"][:]
 
 
+@pytest.mark.swmm
 def test_resume_after_sigkill_recomputes_only_missing(write_sweep, tmp_path):
     spec_path = write_sweep(SWMM.replace('"MH0005", "CSO1"', '"MH0005", "MH0007"'))
     out = tmp_path / "r.zarr"
@@ -223,6 +229,7 @@ def test_resume_after_sigkill_recomputes_only_missing(write_sweep, tmp_path):
     _assert_matches_one_by_one(ds, spec, [0, first_after])
 
 
+@pytest.mark.swmm
 def test_existing_store_needs_resume_and_must_be_the_same_sweep(swmm_sweep, write_sweep, tmp_path, run_cli):
     spec = load_sweep(write_sweep(SWMM))
     run_sweep(spec, tmp_path / "r.zarr", workers=0, max_scenarios=1)
@@ -233,47 +240,11 @@ def test_existing_store_needs_resume_and_must_be_the_same_sweep(swmm_sweep, writ
     assert r.exit_code == 2 and "holds another sweep" in r.stderr
 
 
-@pytest.fixture
-def dask_cluster(tmp_path):
-    """A real dask scheduler and two single-threaded workers (no nanny) on 127.0.0.1."""
-    sched_file = tmp_path / "scheduler.json"
-    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
-    procs = [subprocess.Popen(dask + ["--host", "127.0.0.1", "--port", "0", "--scheduler-file", str(sched_file),
-                                      "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
-    try:
-        deadline = time.time() + 60
-        address = None
-        while address is None and time.time() < deadline:  # the file may exist before it is whole
-            try:
-                address = json.loads(sched_file.read_text())["address"]
-            except (FileNotFoundError, json.JSONDecodeError, KeyError):
-                time.sleep(0.1)
-        assert address, "the dask scheduler did not write its address within 60 s"
-        assert address.startswith("tcp://127.0.0.1:")
-        workers = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
-                                     "--no-nanny", "--host", "127.0.0.1", "--no-dashboard", "--name", f"w{k}"],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for k in range(2)]
-        procs += workers
-        from distributed import Client
-
-        with Client(address, timeout="30s") as c:
-            c.wait_for_workers(2, timeout=60)
-        yield address, workers
-    finally:
-        for p in reversed(procs):
-            if p.poll() is None:
-                p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-
-
-def test_distributed_scheduler_with_a_killed_worker(dask_cluster, swmm_sweep, tmp_path, write_sweep):
+@pytest.mark.swmm
+def test_distributed_scheduler_with_a_killed_worker(dask_scheduler, swmm_sweep, tmp_path, write_sweep):
     """The same sweep submitted to a real scheduler; one worker is SIGKILLed after the first result:
     its tasks are rescheduled on the other and the results equal the in-process sweep bit for bit."""
-    address, workers = dask_cluster
+    address, workers = dask_scheduler
     spec, _, ref = swmm_sweep
     killed = []
 
@@ -290,6 +261,7 @@ def test_distributed_scheduler_with_a_killed_worker(dask_cluster, swmm_sweep, tm
         assert _equal(ds[var].values, ref[var].values), var
 
 
+@pytest.mark.dask
 def test_local_cluster_of_processes_equals_in_process(tmp_path, write_sweep):
     """The default path (a LocalCluster of single-threaded processes) on a vectorized detention sweep
     split in several blocks gives the in-process results bit for bit."""

@@ -17,6 +17,7 @@ remediation_fraction = [0.0, 0.25]
 """
 
 
+@pytest.mark.swmm
 def test_product_grid_is_c_order_over_the_file_order(write_sweep):
     s = load_sweep(write_sweep(SWMM))
     assert s.kind == "swmm" and s.mode == "product"
@@ -31,6 +32,7 @@ def test_product_grid_is_c_order_over_the_file_order(write_sweep):
         assert {k: v[j] for k, v in cols.items()} == s.scenario(i)
 
 
+@pytest.mark.swmm
 def test_zip_mode_pairs_values(write_sweep):
     s = load_sweep(write_sweep(SWMM.replace("[grid]", 'mode = "zip"\n[grid]').replace('"MH0005", "MH0007"', '"MH0005", "MH0007", "MH0005"')
                                .replace("remediation_fraction = [0.0, 0.25]", "remediation_fraction = [0.0, 0.25, 0.5]")))
@@ -45,6 +47,7 @@ def test_detention_and_runoff_kinds(write_sweep):
     assert r.kind == "runoff" and r.storm is not None and r.storm.depth_in == 2.1
 
 
+@pytest.mark.swmm
 @pytest.mark.parametrize(
     "text, expected",
     [
@@ -84,6 +87,7 @@ def test_cli_bad_sweep_file_exits_2_with_one_line(write_sweep, run_cli, tmp_path
     assert not (tmp_path / "r.zarr").exists()
 
 
+@pytest.mark.swmm
 def test_bundled_example_sweeps_load():
     from pathlib import Path
 
@@ -96,6 +100,7 @@ def test_bundled_example_sweeps_load():
         assert load_sweep(f).n_scenarios >= 1 and np.isfinite(load_sweep(f).n_scenarios)
 
 
+@pytest.mark.swmm
 def test_a_bundled_model_name_is_a_sweep_model(write_sweep):
     """model = "synthetic-50" names the bundled model, as --model synthetic-50 does."""
     spec = load_sweep(write_sweep('model = "synthetic-50"\n[grid]\nconnect_node = ["MH0017"]\nconnect_gpd = [0, 1000]\n'))

@@ -152,6 +152,7 @@ def test_arbitrary_bytes_give_a_spec_or_an_input_error(sweep_path, content):
     _check(sweep_path, content)
 
 
+@pytest.mark.swmm
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(doc=documents())
 def test_wrong_typed_and_extreme_values_give_a_spec_or_an_input_error(sweep_path, doc):

@@ -90,6 +90,7 @@ def test_summarize_report_inside_the_store_or_over_the_sweep_file_is_refused(det
     assert r.exit_code == 0, r.stderr
 
 
+@pytest.mark.swmm
 def test_run_out_that_is_the_sweep_file_the_model_or_a_link_is_refused(tmp_path, run_cli):
     model = tmp_path / "tiny.inp"
     shutil.copyfile(TINY, model)  # a copy: whatever the code does, the repository's model is safe
@@ -155,6 +156,7 @@ def _swmm_grid(tmp_path, n_flows: int, n_fractions: int) -> str:
     return str(p)
 
 
+@pytest.mark.swmm
 def test_a_million_swmm_scenarios_need_yes_large_and_are_told_how_long(tmp_path):
     """In a child process with a deadline: a sweep that starts running instead is stopped, and fails the test."""
     sweep = _swmm_grid(tmp_path, 1000, 1000)
@@ -175,6 +177,7 @@ def test_a_million_swmm_scenarios_need_yes_large_and_are_told_how_long(tmp_path)
         check_sweep_size(load_sweep(sweep), workers=2)
 
 
+@pytest.mark.swmm
 def test_yes_large_lifts_the_size_limit_not_the_hard_limit(tmp_path):
     swmm = load_sweep(_swmm_grid(tmp_path, 100, 60))  # 6,000 SWMM scenarios
     assert LARGE_SWMM_SCENARIOS < swmm.n_scenarios <= MAX_SCENARIOS
@@ -239,6 +242,7 @@ def test_summarize_axes_that_are_not_two_swept_parameters(detention_store, run_c
 # ----------------------------------------------------------------------------------------------
 # 4. missing is not fail
 # ----------------------------------------------------------------------------------------------
+@pytest.mark.swmm
 def test_missing_scenarios_of_an_interrupted_swmm_sweep_are_not_fails(tmp_path, run_cli):
     """MH0005 passes 2,000 gpd and fails 10,000 gpd (tests/sweep/test_sweep_outcome.py). The sweep
     stops after its first scenario (2,000 gpd): 10,000 and 50,000 gpd are missing, so the capacity

@@ -11,11 +11,12 @@ import json
 import shutil
 
 import pytest
-from click.testing import CliRunner
 
 from capacitysim.workflows.sweep import open_results, summarize
 
 from .conftest import TINY
+
+pytestmark = [pytest.mark.swmm]
 
 SWEEP = """name = "outcome"
 model = "{tiny}"
@@ -35,14 +36,8 @@ MIXED = ('mode = "zip"', 'connect_node = ["MH0005", "MH0005", "CSO1"]\nconnect_g
 UNTRUSTED = ("[criteria]\ncontinuity_limit_pct = 0.1", 'connect_node = ["MH0005"]\nconnect_gpd = [0, 2000]')
 
 
-def _cli(*args: str):
-    from capacitysim.cli import cli
-
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
 @pytest.fixture(scope="module")
-def swept(tmp_path_factory):
+def swept(tmp_path_factory, run_cli):
     """`capacitysim sweep run` of a grid, once per module: (CLI result, store path, sweep file)."""
     cache: dict = {}
 
@@ -54,14 +49,14 @@ def swept(tmp_path_factory):
             p = folder / "sweep.toml"
             p.write_text(SWEEP.format(tiny=TINY, head=head, grid=lines), encoding="utf-8")
             out = folder / "r.zarr"
-            r = _cli("sweep", "run", str(p), "--out", str(out), "--workers", "0", "--no-progress", *extra)
+            r = run_cli("sweep", "run", str(p), "--out", str(out), "--workers", "0", "--no-progress", *extra)
             cache[key] = (r, out, p)
         return cache[key]
 
     return _run
 
 
-def test_sweep_run_exits_1_with_the_count_when_scenarios_fail(swept):
+def test_sweep_run_exits_1_with_the_count_when_scenarios_fail(swept, run_cli):
     r, out, sweep_file = swept(MIXED, "--json")
     assert r.exit_code == 1, r.stderr
     assert r.stderr.strip().splitlines()[-1] == "2 of 3 scenarios failed (1 fail, 1 errored)"
@@ -70,7 +65,7 @@ def test_sweep_run_exits_1_with_the_count_when_scenarios_fail(swept):
                               "no_verdict": 0, "not_passed": 2}
     assert list(open_results(out).status.values) == ["done", "done", "failed"]
     # a resumed sweep is judged on the whole store, not only on what it computed now (nothing here)
-    again = _cli("sweep", "run", str(sweep_file), "--out", str(out), "--workers", "0", "--no-progress", "--resume")
+    again = run_cli("sweep", "run", str(sweep_file), "--out", str(out), "--workers", "0", "--no-progress", "--resume")
     assert again.exit_code == 1, again.stderr
     assert "2 of 3 scenarios failed (1 fail, 1 errored)" in again.stderr
     assert "computed now             0" in again.stdout
@@ -90,19 +85,19 @@ def test_sweep_run_exits_0_when_every_scenario_passes(swept):
     assert "pass / fail / untrusted  3 / 0 / 0" in r.stdout
 
 
-def test_summarize_marks_a_passing_top_of_the_grid_as_a_lower_bound(swept, tmp_path):
+def test_summarize_marks_a_passing_top_of_the_grid_as_a_lower_bound(swept, tmp_path, run_cli):
     _, out, _ = swept(ALL_PASS)
-    r = _cli("sweep", "summarize", str(out), "--report", str(tmp_path / "s.html"))
+    r = run_cli("sweep", "summarize", str(out), "--report", str(tmp_path / "s.html"))
     assert r.exit_code == 0, r.stderr
     assert "  MH0005: ≥ 2,000 gpd" in r.stdout.splitlines()
     assert "≥ 2,000 gpd" in (tmp_path / "s.html").read_text(encoding="utf-8")
-    doc = json.loads(_cli("sweep", "summarize", str(out), "--json").stdout)
+    doc = json.loads(run_cli("sweep", "summarize", str(out), "--json").stdout)
     (row,) = doc["largest_passing"]
     assert row["largest_passing_gpd"] == 2000.0 and row["lower_bound"] is True
     assert row["smallest_failing_gpd"] is None and row["governing_check"] is None
 
 
-def test_summarize_brackets_the_capacity_and_names_the_governing_check(swept, tmp_path):
+def test_summarize_brackets_the_capacity_and_names_the_governing_check(swept, tmp_path, run_cli):
     from capacitysim.network.basins import basin_of, find_basins
     from capacitysim.network.model import load_model
 
@@ -118,12 +113,12 @@ def test_summarize_brackets_the_capacity_and_names_the_governing_check(swept, tm
     assert failing.message.item().startswith(f"{criterion} at {element}: ")
     assert ds.failed_criterion.sel(connect_node="MH0005", connect_gpd=2000).item() == ""
 
-    doc = json.loads(_cli("sweep", "summarize", str(out), "--json").stdout)
+    doc = json.loads(run_cli("sweep", "summarize", str(out), "--json").stdout)
     (mh,) = doc["largest_passing"]
     assert mh["largest_passing_gpd"] == 2000.0 and mh["smallest_failing_gpd"] == 10000.0 and mh["lower_bound"] is False
     assert mh["governing_check"] == {"criterion": criterion, "element": outlet, "message": failing.message.item()}
 
-    r = _cli("sweep", "summarize", str(out), "--report", str(tmp_path / "s.html"))
+    r = run_cli("sweep", "summarize", str(out), "--report", str(tmp_path / "s.html"))
     assert r.exit_code == 0, r.stderr
     line = f"  MH0005: 2,000 gpd (10,000 gpd fails); governed by: {criterion} at {outlet}"
     assert line in r.stdout.splitlines()

@@ -37,6 +37,7 @@ def calls(monkeypatch):
     return counts
 
 
+@pytest.mark.swmm
 def test_swmm_sweep_loads_and_probes_its_model_once(calls, write_sweep, tmp_path):
     p = write_sweep(f'model = "{TINY}"\n[grid]\nconnect_node = ["MH0005"]\nconnect_gpd = [0, 1000]\n')
     spec = load_sweep(p)

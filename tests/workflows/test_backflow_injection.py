@@ -23,6 +23,7 @@ MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 TIDAL = MODELS / "tidal-backflow.inp"
 
 
+@pytest.mark.swmm
 def test_backflow_through_a_tidal_outfall_does_not_make_the_verdict_untrusted():
     with run_demonstration(TIDAL, connections=["J2=5000"], spinup_hr=0.0, parallel=False) as d:
         assert d.before.attrs["routing_exInflow_cf"] > 1000.0  # the tide returns flow in the run before
@@ -37,6 +38,7 @@ def test_backflow_through_a_tidal_outfall_does_not_make_the_verdict_untrusted():
         assert d.verdict == "pass", d.untrusted_reasons
 
 
+@pytest.mark.swmm
 def test_a_lost_connection_still_fails_the_node_basis(tmp_path):
     """The node basis can fail: a connection at a node the run drops is caught (received 0 of the intended)."""
     from capacitysim.workflows.demonstration import injection_checks
@@ -65,6 +67,7 @@ def test_outfalls_that_can_return_flow(tmp_path, row, routing, expected):
     assert backflow_outfalls(parse_inp(p)) == expected
 
 
+@pytest.mark.swmm
 def test_an_injected_hydrograph_is_counted_over_the_window_the_node_statistics_cover():
     """The node basis counts the reporting period: a hydrograph injected in the spin-up (hours 0-3 of a 6 h spin-up)
     is intended there as what falls after the report start (the reviewer's case: -99 %, untrusted)."""

@@ -23,6 +23,8 @@ from capacitysim.bank import Ledger
 from capacitysim.io.bundled import model_path as bundled_model_path
 from tests.bank_support import quantification
 
+pytestmark = [pytest.mark.swmm]
+
 ANN, BOB = "Ann Admin", "Bob Checker"
 JC = "Village of Johnson City"
 PLANT = "NY0024414"

@@ -70,6 +70,7 @@ def test_batched_sizing_equals_one_by_one():
         assert batch.release_limit_in[i] == pytest.approx(one.release_limit_in[0], rel=1e-12)
 
 
+@pytest.mark.swmm
 @pytest.mark.parametrize("name", ["new-building", "alteration", "open-bottom-infiltration"])
 def test_example_sites_pass_and_agree_with_swmm(rules, name, tmp_path):
     site = load_site(SITES / f"{name}.toml", rules)

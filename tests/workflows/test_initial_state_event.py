@@ -21,6 +21,8 @@ import pytest
 from capacitysim.network.model import parse_inp
 from capacitysim.workflows.demonstration import run_demonstration
 
+pytestmark = [pytest.mark.swmm]
+
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 EVENT = MODELS / "initial-state-event.inp"
 RULE = MODELS / "initial-state-rule.inp"

@@ -39,11 +39,13 @@ def tiny():
     return out
 
 
+@pytest.mark.swmm
 def test_without_a_noise_floor_a_20_gpd_connection_fails_elements_it_does_not_reach(tiny):
     failed = {c["element"] for c in tiny[0.0]["checks"] if c["passed"] is False}
     assert {"MH0033", "MH0042"} <= failed  # the defect the floor removes (a test that can fail)
 
 
+@pytest.mark.swmm
 def test_a_20_gpd_connection_never_fails(tiny):
     doc = tiny[3.0]
     assert doc["verdict"] in ("pass", "untrusted"), doc["untrusted_reasons"]
@@ -61,6 +63,7 @@ def test_a_20_gpd_connection_never_fails(tiny):
     assert conn["passed"] and conn["noise_cf"] >= 0
 
 
+@pytest.mark.swmm
 def test_a_large_connection_still_fails_beyond_the_noise():
     """100,000 gpd fails on the pipes of its own path, each change beyond its noise; failures where its water does
     not reach (MH0020: its flooding moved while no node between rose beyond its noise) are listed as noise."""
@@ -75,6 +78,7 @@ def test_a_large_connection_still_fails_beyond_the_noise():
     assert len(doc["noise"]["refined_steps_s"]) == 2
 
 
+@pytest.mark.swmm
 def test_a_20_gpd_connection_does_not_fail_a_node_only_its_noise_backs_up_to():
     """The reviewer's case: 20 gpd at MH0400 of the 500-node model moved MH0062, upstream of the connection's
     path, 0.31 ft (2.7 x its step noise) and failed it; no node on the way rose beyond its noise."""
@@ -85,6 +89,7 @@ def test_a_20_gpd_connection_does_not_fail_a_node_only_its_noise_backs_up_to():
     assert row["where"] == "beyond reach" and row["change"] > 0.3
 
 
+@pytest.mark.swmm
 def test_a_passing_demonstration_runs_no_third_run():
     with run_demonstration("synthetic-50", connections=["MH0024=2000"]) as d:
         assert d.verdict == "pass" and d.noise is None
@@ -111,6 +116,7 @@ def test_step_refined_copy_changes_only_the_step(tmp_path):
     assert routing_step_s((tmp_path / "b.inp").read_text()) == 10.0
 
 
+@pytest.mark.swmm
 def test_reach_downstream_backwater_and_what_carries_it(tmp_path):
     """Hand cases on population-dwf.inp (J1 -> C1 -> J2 -> C2 -> J3 -> C3 -> PLANT, inverts 100, 99, 98, 96)."""
     m = load_model(DATA / "models" / "population-dwf.inp")

@@ -33,6 +33,7 @@ def _variant(tmp_path: Path, name: str, text: str) -> Path:
     return p
 
 
+@pytest.mark.swmm
 def test_storm_reaching_the_network_only_as_rdii_is_verified(tmp_path):
     with run_demonstration(RDII_ONLY, connections=["J1=3000"], storm=STORM, parallel=False) as d:
         doc = d.to_dict()
@@ -55,6 +56,7 @@ def test_only_the_rain_within_the_simulated_window_counts(tmp_path):
     assert why == [] and depths == {"RG1": pytest.approx(0.5 + 1.0 + 0.3 + 0.2)}  # half of the last hour
 
 
+@pytest.mark.swmm
 def test_storm_that_cannot_be_verified_warns_and_is_not_confirmed(tmp_path):
     """IGNORE_RDII YES on a model without subcatchments: the storm reaches nothing that can be read; the check
     is reported as not confirmed, with a warning saying why, and does not fail the verdict."""
@@ -79,6 +81,7 @@ def test_a_gauge_whose_rain_the_text_cannot_give_is_said(tmp_path, gauge, reason
     assert depths == {} and len(why) == 1 and reason in why[0]
 
 
+@pytest.mark.swmm
 @pytest.mark.parametrize("fmt, series", [
     ("INTENSITY", None),  # the model's own: a dated row, then undated rows that carry its date
     ("VOLUME", None),

@@ -27,6 +27,8 @@ from capacitysim.io.bundled import model_path as bundled_model_path
 from capacitysim.workflows import register as wr
 from tests.bank_support import quantification
 
+pytestmark = [pytest.mark.swmm]
+
 ANN, BOB = "Ann Admin", "Bob Checker"
 JC = "Village of Johnson City"
 PLANT = "NY0024414"
@@ -71,18 +73,13 @@ def make_bank(folder):
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory):
+def setup(tmp_path_factory, run_cli):
     """The bank, and its register computed once through the CLI (``--json --report``)."""
-    from click.testing import CliRunner
-
-    from capacitysim.cli import cli
-
     tmp = tmp_path_factory.mktemp("register")
     bank, model = make_bank(tmp)
     report = tmp / "register.html"
-    r = CliRunner().invoke(cli, ["bank", "--db", str(bank), "register", "--plant", f"{PLANT}=sample-wwtp",
-                                 "--as-of", AS_OF, "--workers", "0", "--no-progress", "--json", "--report", str(report)],
-                           catch_exceptions=False)
+    r = run_cli("bank", "--db", bank, "register", "--plant", f"{PLANT}=sample-wwtp", "--as-of", AS_OF, "--workers", "0",
+                "--no-progress", "--json", "--report", report)
     assert r.exit_code == 0, r.output
     return {"tmp": tmp, "bank": bank, "model": model, "doc": json.loads(r.stdout), "report": report}
 

@@ -16,6 +16,8 @@ from capacitysim.errors import EngineError, InputError
 from capacitysim.network.engine import EngineInputError, ScenarioRejectedError
 from capacitysim.workflows import demonstration
 
+pytestmark = [pytest.mark.swmm]
+
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 MODEL = MODELS / "rdii-only.inp"
 BAD_LINE = "NOSUCHNODE FLOW \"\" FLOW 1.0 1.0"
