@@ -293,7 +293,7 @@ def test_cli_unknown_bank_exit_2(run_cli, tmp_path):
                                   "2024-12-31"]])
 def test_cli_application_needs_committed(run_cli, cmd):
     r = run_cli(*cmd, "--application", "APP-1")
-    assert r.exit_code == 2 and "--application 'APP-1'" in r.stderr and "--committed" in r.stderr
+    assert r.exit_code == 2 and '--application: got "APP-1"' in r.stderr and "--committed" in r.stderr
 
 
 def test_a_connection_labelled_committed_is_still_the_applicant_s():

@@ -97,5 +97,39 @@ def test_the_initial_state_policy_is_one(tmp_path):
 
     point, before = _headroom(model, "J2", 5000, storm=None)
     assert before["spinup_hr"] == 0.0 and "initial_state = kept" in before["spinup_policy"]
+    from capacitysim.workflows.sweep.network_tasks import make_bundle, run_baseline_task
+
+    spec = _sweep(tmp_path, model, "J2", 5000, storm=None)
+    assert run_baseline_task(make_bundle(spec), spec.scenario(0), spec.criteria)["spinup_hr"] == 0.0
     assert (VERDICT_NAME[int(rec["verdict"])], point["verdict"]) == (capacity, capacity), (rec["message"], point)
     assert peak > 7.0  # the event's release reached the judged runs
+
+
+def test_a_failure_beyond_the_noise_is_one_failure(tmp_path):
+    """60,000 gpd at MH0017 of synthetic-50 fails (issue 28's example); the three paths fail it on the same check."""
+    from capacitysim.io.bundled import model_path
+
+    model = tmp_path / "synthetic-50.inp"
+    model.write_bytes(model_path("synthetic-50").read_bytes())
+    with run_demonstration(model, connections=["MH0017=60000"], storm=STORM, parallel=False) as d:
+        capacity = d.verdict
+        first = next(ch for ch in d.checks if ch.passed is False)
+    rec = run_one(_sweep(tmp_path, model, "MH0017", 60000), 0)
+    from capacitysim.rules.verdict import VERDICT_NAME
+
+    point, _ = _headroom(model, "MH0017", 60000)
+    assert (capacity, VERDICT_NAME[int(rec["verdict"])], point["verdict"]) == ("fail", "fail", "fail"), (rec, point)
+    assert (rec["failed_criterion"], rec["failed_element"]) == (first.criterion, first.element)
+    assert point["failed"] >= 1 and point["governing"]["criterion"] in {ch.criterion for ch in d.checks if ch.passed is False}
+
+
+def test_a_run_stopped_early_claims_no_failure_the_full_judgement_distrusts(tmp_path):
+    """headroom's screen stops a failing run early (policy FAIL_WHEN_CERTAIN); a storm whose rain the model does not
+    deliver (1.5 x) makes every run untrusted, so the cell is untrusted, not zero (the review of issue 27 found it
+    zero: the stopped run was judged on the element checks alone)."""
+    from capacitysim.workflows.headroom import headroom
+
+    model = _model(tmp_path, "rain")
+    res = headroom(model, [STORM], ["J1"], workers=0, min_gpd=300000, max_gpd=3000000)
+    (cell,) = res.to_dict()["nodes"]
+    assert cell["status"] == "untrusted" and "rain gauge RG1 delivered" in cell["message"], cell

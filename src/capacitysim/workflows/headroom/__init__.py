@@ -481,7 +481,9 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
     identity = {"model_sha256": model_sha, "storms": [[lab, rec.get("sha256"), rec.get("depth_in")] for lab, _, rec in storm_items],
                 "criteria": criteria.to_dict(), "tolerance_pct": tol, "min_gpd": min_gpd, "max_gpd": max_gpd,
                 "method": method, "remediations": rem_text, "peaking": peaking, "plant": net.bundle.plant,
-                "spinup_hr": spinup_hr, "nodes_sha": _nodes_sha(selected)}
+                "spinup_hr": spinup_hr, "nodes_sha": _nodes_sha(selected),
+                # capacity's one judgement (issue 27, item 2): a store judged before it is another run, never resumed
+                "judgement": 2}
     if committed_conns:  # only then: a store written without commitments keeps its identity
         identity["committed"] = [[c.node, c.flow_gpd] for c in committed_conns]
     tmp = None

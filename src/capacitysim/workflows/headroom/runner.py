@@ -197,6 +197,8 @@ def run_cells(executor, net, model, storms, nodes, status, store_path, *, tolera
             distrust = "the model routes no flow (no links, or IGNORE_ROUTING YES): no capacity can be demonstrated with it"
         elif before.get("initial_state_problem"):
             distrust = f"the run before is untrusted: {before['initial_state_problem']}"
+        elif before.get("storm_problems"):
+            distrust = f"the run before is untrusted: {before['storm_problems'][0]}"
         sc = screen(model, b, before.get("series"), nodes, lambda n: judged_for(net, n), c, net.peaking)
         groups: dict = {}
         for n in nodes:  # the screen's element and the node's basin: nodes behind a regulator share its spill

@@ -169,6 +169,8 @@ class NodeSearch:
                 self.lo, self.lo_point = p.gpd, p
         elif p.verdict == "fail":
             if p.gpd < self.hi:
+                if self.hi_point is not None and self.hi_point.within_noise:
+                    self.message = ""  # the bound within the noise is no longer the failing end
                 self.hi, self.hi_point = p.gpd, p
         elif p.verdict == "untrusted" and p.within_noise:
             # program policy noise_floor: a flow whose effect downstream cannot be told from the model's noise is

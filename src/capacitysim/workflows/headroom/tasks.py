@@ -6,9 +6,8 @@ edits come from :func:`capacitysim.workflows.demonstration.scenario_edits` (spin
 connection, the remediations, the split between the two runs), the scenario files from
 :func:`capacitysim.network.scenario.write_scenario`, the run from
 :func:`capacitysim.network.engine.run_inp` (a fresh child process, ``THREADS 1``), and the verdict
-from :func:`capacitysim.rules.capacity.judge` and ``verdict_of`` plus the demonstration's own
-conditions of trust (:func:`~capacitysim.workflows.demonstration.injection_checks`, the storm's
-simulated rainfall, a model that routes). The run *before* (storm and remediated sources, no
+from capacity's one judgement (:func:`capacitysim.workflows.judgement.judge_change`: the element checks,
+injected volumes, the storm's rain, the model's noise, the initial state). The run *before* (storm and remediated sources, no
 connection) does not depend on the connection: one per storm (:func:`before_task`), shared by
 every node's runs (:func:`point_task`).
 
@@ -190,6 +189,14 @@ def before_task(net: HeadroomNetwork, storm, series_nodes=()) -> dict:
     out = shared_before(run, model, Criteria.from_dict(net.criteria), spinup_hr=net.bundle.spinup_hr,
                         timeout_s=net.bundle.timeout_s)
     out["series"] = series = out.pop("extra")
+    if storm is not None:  # the rain is the same in every run of the storm: judged once here (the runner distrusts
+        # the storm, and no run of it stops early on a failure the full judgement would call untrusted)
+        from capacitysim.workflows.judgement import storm_check
+
+        scn = out.get("scenario")
+        problems = storm_check(out["ds"], out["ds"], storm, Criteria.from_dict(net.criteria), {},
+                               None if scn is None else {"before": scn, "after": scn})[1]
+        out["storm_problems"] = [p for p in problems if p.startswith("the before run")]
     out["seconds"] = time.perf_counter() - t0
     out["response_end_hr"] = response_end_hr(out["ds"], series, net.bundle.cso_outfalls) if series is not None else None
     return out
@@ -253,9 +260,10 @@ def _point(net, storm, before, node, gpd, tag, t0, stop_early=False) -> dict:
                      initial_state_problem=before.get("initial_state_problem"))
     ratios = margin_ratios(b, after, c, **judged)
     failed = [ch for ch in j.failed if check_key(ch) is not None]
+    bounding = failed
     if not failed and j.within_noise_only:  # what bounds the flow: the changes past a limit within the noise
-        failed = [ch for ch in j.checks if ch.passed is None and check_key(ch) is not None]
-    gov = max(failed, key=lambda ch: ratios.get(check_key(ch), -math.inf)) if failed else None
+        bounding = [ch for ch in j.checks if ch.passed is None and check_key(ch) is not None]
+    gov = max(bounding, key=lambda ch: ratios.get(check_key(ch), -math.inf)) if bounding else None
     return {"tag": tag, "node": node, "gpd": float(gpd), "verdict": j.verdict, "message": "",
             "governing": None if gov is None else {**_check_dict(gov), "ratio": ratios.get(check_key(gov))},
             "failed": len(failed), "ratios": top_ratios(ratios, TOP_RATIOS), "untrusted_reasons": j.untrusted[:5],
@@ -398,6 +406,8 @@ def _stopped_point(b, after, c, judged, node, gpd, tag, t0, stopped, downstream=
     """
     from capacitysim.rules.capacity import OUTLET_KEYS, judge, separate_noise
 
+    if before is not None and (before.get("initial_state_problem") or before.get("storm_problems")):
+        return None  # the full judgement would say untrusted: no failure is claimed from a stopped run
     checks = judge(b, after, c, **judged)
     failed = [ch for ch in checks if ch.passed is False and check_key(ch) is not None and not check_key(ch).startswith("pump|")]
     if downstream is not None:
