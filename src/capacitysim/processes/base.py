@@ -40,7 +40,8 @@ class FieldInputError(InputError):
 
     def __init__(self, field: str, value, allowed: str, problem: str | None = None):
         self.field, self.value, self.allowed = field, value, allowed
-        super().__init__(f"{field}: {problem or 'got ' + _show(value)}; allowed: {allowed}")
+        # the value always, as given (a problem only says why it is refused)
+        super().__init__(f"{field}: got {_show(value)}{f' ({problem})' if problem else ''}; allowed: {allowed}")
         self.problem = problem
 
     def to_dict(self) -> dict:
