@@ -35,8 +35,10 @@ test: $(STAMP)
 # The tier guard (tests/_tiers) fails a test here that starts SWMM, dask, a server, a browser or PostgreSQL without
 # its marker.
 FAST := not swmm and not dask and not server and not browser and not postgres and not slow
+# plugins no test of this tier uses: 3 s of start-up in each of the three processes (schemathesis, pytest-benchmark)
+FAST_PLUGINS := -p no:schemathesis -p no:benchmark
 test-fast: $(STAMP)
-	HYPOTHESIS_PROFILE=dev CAPACITYSIM_TEST_TIER=fast $(BIN)/python -m pytest -q -n auto -m "$(FAST)"
+	HYPOTHESIS_PROFILE=dev CAPACITYSIM_TEST_TIER=fast $(BIN)/python -m pytest -q -n auto -m "$(FAST)" $(FAST_PLUGINS)
 
 # Figures only: `capacitysim bench run` (exit 1 only if a reference case fails) and the pytest-benchmark
 # suite; nothing here fails on a wall-clock threshold. Regressions: `make bench-compare`.
