@@ -40,8 +40,9 @@ class FieldInputError(InputError):
 
     def __init__(self, field: str, value, allowed: str, problem: str | None = None):
         self.field, self.value, self.allowed = field, value, allowed
-        # the value always, as given (a problem only says why it is refused)
-        super().__init__(f"{field}: got {_show(value)}{f' ({problem})' if problem else ''}; allowed: {allowed}")
+        # the value as given (a problem says why it is refused); an input not given is only "missing"
+        said = problem if value is None and problem else f"got {_show(value)}{f' ({problem})' if problem else ''}"
+        super().__init__(f"{field}: {said}; allowed: {allowed}")
         self.problem = problem
 
     def to_dict(self) -> dict:
