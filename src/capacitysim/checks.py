@@ -6,9 +6,12 @@ the pure computation layers call them on their arguments before computing.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from capacitysim.errors import InputError
+from capacitysim.units import CUBIC_FEET_PER_CUBIC_METER, GPD_PER_CFS, GPD_PER_GPM, GPD_PER_MGD, LITERS_PER_CUBIC_METER
 
 #: Largest number of time steps (ordinates) one series may be given along time [-]. A million steps
 #: is 24 h at 0.09 s or a year at 32 s: far past any design storm, hydrograph or routing the methods
@@ -175,3 +178,39 @@ def check_finite_result(name: str, value, inputs: str) -> np.ndarray:
             "the inputs are outside the range the method can compute"
         )
     return arr
+
+
+#: The units a flow may be written in, by the names a user types (case-insensitive) -> gpd per unit [gpd].
+#: gpd: U.S. gallons per day (a bare number is read in it); MGD 10^6 gal/day; gpm gal/min (x 1,440);
+#: cfs ft^3/s (x 646,316.9); L/s (x 22,824.5: 86,400 L/day at 3.785 L/gal, the exact bridge of
+#: :mod:`capacitysim.units`, NIST SP 811 appendix B).
+FLOW_UNITS_GPD = {"gpd": 1.0, "mgd": GPD_PER_MGD, "gpm": GPD_PER_GPM, "cfs": GPD_PER_CFS,
+                  "l/s": GPD_PER_CFS * CUBIC_FEET_PER_CUBIC_METER / LITERS_PER_CUBIC_METER,
+                  "lps": GPD_PER_CFS * CUBIC_FEET_PER_CUBIC_METER / LITERS_PER_CUBIC_METER}
+#: How the units of :data:`FLOW_UNITS_GPD` are named in messages.
+FLOW_UNITS_TEXT = "gpd (a bare number), MGD, gpm, cfs or L/s (e.g. 35000, 0.05MGD, 35gpm)"
+_FLOW = re.compile(r"^\s*([-+]?[0-9][0-9_,]*(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|\.[0-9]+)\s*([A-Za-z/]*)\s*$")
+
+
+def flow_gpd(text, field: str) -> tuple[float, str]:
+    """A flow as a user writes it -> ``(gpd, the unit it was read in)``.
+
+    ``"35000"`` is 35,000 gpd (a bare number is gpd, the unit of the program's flows: I/I Offset
+    Program Tables 174-19.1 to 19.3 and section F); ``"0.05MGD"``, ``"35 gpm"``, ``"0.1cfs"``,
+    ``"2 L/s"`` are converted by :data:`FLOW_UNITS_GPD`. Thousands separators (``,`` and ``_``) are
+    allowed. Refused with an :class:`~capacitysim.errors.InputError` naming ``field``, the text and the
+    units allowed: anything else (another unit, two numbers, text).
+    """
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text), "gpd"
+    m = _FLOW.match(str(text))
+    if m is None:
+        raise InputError(f"{field}: flow {str(text)!r} is not a number with a unit; allowed: {FLOW_UNITS_TEXT}")
+    number, unit = m.group(1).replace(",", "").replace("_", ""), (m.group(2) or "gpd").lower()
+    if unit not in FLOW_UNITS_GPD:
+        raise InputError(f"{field}: unit {m.group(2)!r} of {str(text)!r} is not a flow unit; allowed: {FLOW_UNITS_TEXT}")
+    try:
+        value = float(number)
+    except ValueError:
+        raise InputError(f"{field}: flow {str(text)!r} is not a number with a unit; allowed: {FLOW_UNITS_TEXT}") from None
+    return value * FLOW_UNITS_GPD[unit], ("L/s" if unit in ("l/s", "lps") else "MGD" if unit == "mgd" else unit)

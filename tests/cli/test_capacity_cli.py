@@ -54,7 +54,7 @@ def test_capacity_fail_exit_code(run_cli, tmp_path):
     [
         (["--connect", "NOPE=1000"], "node 'NOPE' is not a node"),
         (["--connect", "MH0040=-500"], "flow must be > 0 gpd"),
-        (["--connect", "MH0040=lots"], "is not a number of gpd"),
+        (["--connect", "MH0040=lots"], "is not a number with a unit; allowed: gpd (a bare number), MGD, gpm"),
         (["--connect", "MH0040=1000", "--peaking", "0.5"], "--peaking"),
         (["--remediate", "basin=NOPE,fraction=0.2"], "is not a basin outlet"),
         (["--remediate", "basin=PLANT,fraction=2"], "fraction must be in (0, 1]"),

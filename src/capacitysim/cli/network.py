@@ -14,7 +14,8 @@ from capacitysim.cli.common import check_export_dir, emit_json, emit_table, expo
 @click.option("--model", "model_path", required=True, help="SWMM 5 .inp file (only read), or a bundled model's name (capacitysim list models).")
 @click.option("--storm", help="Design storm: a bundled name (binghamton-1yr-24h) or a storms/*.toml file. Default: the model's rainfall.")
 @click.option("--connect", "connects", multiple=True, metavar="NODE=GPD",
-              help="New connection: NODE=GPD (average gpd) or NODE=UNITSxGPD_PER_UNIT (building program). Repeatable.")
+              help="New connection: NODE=FLOW, the average daily flow (a bare number is gpd; 0.05MGD, 35gpm, 0.1cfs, "
+                   "2L/s are converted), or NODE=UNITSxGPD_PER_UNIT (building program). Repeatable.")
 @click.option("--peaking", default="pattern", show_default=True,
               help="How connections are peaked: 'pattern' (the model's diurnal DWF pattern) or a constant peaking factor.")
 @click.option("--remediate", "remediates", multiple=True, metavar="SPEC",

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from capacitysim.checks import check_range
+from capacitysim.checks import check_range, flow_gpd
 from capacitysim.io.bundled import model_path as bundled_model_path
 from capacitysim.rules.capacity import Criteria, continuity_error
 from capacitysim.rules.policy import Policy
@@ -59,7 +59,7 @@ from capacitysim.network.scenario import (
     write_scenario,
 )
 from capacitysim.network.model import report_start_hr
-from capacitysim.units import SQFT_PER_ACRE
+from capacitysim.units import GPD_PER_CFS, SQFT_PER_ACRE
 # the judgement of the two runs, one for every workflow (issue 27, item 2); its names are also read from here
 from capacitysim.workflows.judgement import (  # noqa: F401
     DESIGN_STORM,
@@ -149,7 +149,12 @@ class Demonstration:
 
 
 def parse_connection(spec: str, peaking: str | float = "pattern") -> Connection:
-    """``NODE=GPD`` or ``NODE=UNITSxGPD_PER_UNIT`` (a building program) -> Connection."""
+    """``NODE=FLOW`` or ``NODE=UNITSxGPD_PER_UNIT`` (a building program) -> Connection.
+
+    ``FLOW`` is the average daily flow: a bare number is gpd; ``0.05MGD``, ``35gpm``, ``0.1cfs`` and ``2L/s``
+    are converted (:func:`capacitysim.checks.flow_gpd`). The connection's ``label`` says how a flow given in
+    another unit was read.
+    """
     if "=" not in spec:
         raise InputError(f"--connect {spec!r}: expected NODE=GPD or NODE=UNITSxGPD_PER_UNIT")
     node, value = (s.strip() for s in spec.split("=", 1))
@@ -157,12 +162,62 @@ def parse_connection(spec: str, peaking: str | float = "pattern") -> Connection:
         if "x" in value.lower():
             units, per = value.lower().split("x", 1)
             return Connection.from_program(node, float(units), float(per), peaking)
-        flow = float(value.replace(",", "").replace("_", ""))
     except ValueError:
         raise InputError(f"--connect {spec!r}: flow {value!r} is not a number of gpd") from None
+    flow, unit = flow_gpd(value, f"--connect {spec!r}")
+    if unit != "gpd":
+        return Connection(node, flow, peaking, label=f"{value} = {flow:,.0f} gpd") if flow > 0 else _not_positive(spec, flow)
     if not flow > 0:
         raise InputError(f"--connect {spec!r}: flow must be > 0 gpd; got {flow:g}")
     return Connection(node, flow, peaking)
+
+
+#: A connection larger than this is beyond one building's sewage flow [gpd]: 1 MGD is about 10,000 people at
+#: 100 gpcd (the design flow of Ten States Standards 11.243), a town rather than a building. A warning, not a refusal.
+PLAUSIBLE_CONNECTION_GPD = 1.0e6
+
+
+def connection_warnings(model: SwmmInp, before: xr.Dataset, record: dict) -> list[str]:
+    """Warnings for a connection whose size is more likely a slip of units than a building (issue 28, item 3).
+
+    Each connection (``record["connections"]``, average ``flow_gpd`` and its ``peak_factor``) is compared with:
+    the whole system's dry-weather flow (the run before's routing continuity DWF volume over the simulated
+    period); the full-flow capacity of each pipe leaving its node (``full_flow_cfs``, Manning full); and
+    :data:`PLAUSIBLE_CONNECTION_GPD`. None of them refuses: the verdict judges the flow as given.
+    """
+    out = []
+    a, b = before.attrs.get("simulation_start"), before.attrs.get("simulation_end")
+    dwf_gpd = math.nan
+    if a and b and before.attrs.get("routing_dwInflow_cf", 0.0) > 0:
+        from datetime import datetime
+
+        seconds = (datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds()
+        if seconds > 0:
+            dwf_gpd = before.attrs["routing_dwInflow_cf"] / seconds * GPD_PER_CFS
+    leaving: dict[str, list[str]] = {}
+    for lid, _sec, n1, _n2, _l in model.links():
+        leaving.setdefault(n1, []).append(lid)
+    links = set(before.link.values) if "link" in before.dims else set()
+    for c in record.get("connections", []):
+        node, gpd = c["node"], float(c["flow_gpd"])
+        peak = gpd * float(c.get("peak_factor", 1.0))
+        if math.isfinite(dwf_gpd) and gpd > dwf_gpd:
+            out.append(f"the connection at {node}, {gpd:,.0f} gpd, is more than the whole system's dry-weather flow "
+                       f"({dwf_gpd:,.0f} gpd, {gpd / dwf_gpd:,.1f} x): check its unit (a bare number is gpd; 0.05MGD, "
+                       "35gpm, 0.1cfs, 2L/s are read as such)")
+        for lid in leaving.get(node, []):
+            full = float(before.full_flow_cfs.sel(link=lid)) if lid in links else math.nan
+            if math.isfinite(full) and full > 0 and peak / GPD_PER_CFS > full:
+                out.append(f"the connection at {node} peaks at {peak:,.0f} gpd ({peak / GPD_PER_CFS:.3g} cfs), more than "
+                           f"the full-flow capacity of the pipe {lid} leaving the node ({full:.3g} cfs)")
+        if gpd > PLAUSIBLE_CONNECTION_GPD:
+            out.append(f"the connection at {node}, {gpd:,.0f} gpd, is more than {PLAUSIBLE_CONNECTION_GPD:,.0f} gpd, "
+                       "beyond one building's sewage flow (about 10,000 people at 100 gpcd): check the figure")
+    return out
+
+
+def _not_positive(spec: str, flow: float):
+    raise InputError(f"--connect {spec!r}: flow must be > 0 gpd; got {flow:g}")
 
 
 def parse_remediation(spec: str, basins: list[Basin], model: SwmmInp) -> Remediation | SourceRemoval:
@@ -414,6 +469,7 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
             warnings_.append(f"(and {len(lint) - 5} more such problems)")
         warnings_ += record.get("notes", [])
         warnings_ += committed_warnings
+        warnings_ += connection_warnings(model, before, record)
         missing = [c.node for c in conns if _basin_or_none(c.node, basins) is None]
         if missing:
             warnings_.append(f"connection node(s) {', '.join(missing)} drain to no outfall: no basin outlet check")
