@@ -26,3 +26,10 @@ def test_an_implausible_connection_is_warned_about_three_ways():
 
 def test_a_building_sized_connection_raises_none():
     assert _warnings("10000") == []
+
+
+def test_the_command_says_how_each_flow_was_read(run_cli):
+    r = run_cli("capacity", "--model", "synthetic-50", "--storm", "binghamton-1yr-24h", "--connect", "MH0017=35gpm",
+                "--connect", "MH0020=1000")
+    assert "connection MH0017 [gpd]        50,400 average daily flow (35gpm = 50,400 gpd)" in r.stdout, r.stdout
+    assert "connection MH0020 [gpd]        1,000 average daily flow (given in gpd)" in r.stdout

@@ -107,6 +107,9 @@ def _print_capacity(d, report_path, as_json, export_dir=None):
                 ("continuity error before [%]", number(doc["before"]["continuity_error_pct"], "%")),
                 ("continuity error after [%]", number(doc["after"]["continuity_error_pct"], "%")),
                 ("failed checks", str(doc["failed_checks"]))]
+        for c in doc["scenario"].get("connections", []):  # how each flow was read (a bare number is gpd)
+            rows.append((f"connection {c['node']} [gpd]", f"{number(c['flow_gpd'], 'gpd')} average daily flow"
+                         + (f" ({c['label']})" if c.get("label") else " (given in gpd)")))
         if doc["before"]["plant_peak_inflow_cfs"] is not None:
             rows.append((f"plant {d.plant} peak inflow [cfs]",
                          f"{number(doc['before']['plant_peak_inflow_cfs'], 'cfs')} -> {number(doc['after']['plant_peak_inflow_cfs'], 'cfs')}"))
