@@ -94,7 +94,8 @@ def _apply(options):
 @click.argument("storm", default=DEFAULT_STORM)
 @json_option
 def storm(storm, as_json):
-    """Show a design storm (a TOML file or a bundled name; default the Binghamton 1-yr 24-h)."""
+    """Show a design storm (a TOML file, a bundled name or a storm spec such as type2:3.2in; default the Binghamton
+    1-yr 24-h)."""
     spec = load_storm(storm)
     da = spec.hyetograph()
     dt_hr = spec.dt_min / MINUTES_PER_HOUR

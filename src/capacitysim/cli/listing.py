@@ -9,7 +9,7 @@ from capacitysim.cli.common import emit_json, emit_table, json_option
 
 #: The kinds ``capacitysim list`` knows, with the title of their table.
 KINDS = {
-    "storms": "Bundled design storms (--storm NAME)",
+    "storms": "Bundled design storms (--storm NAME; or a storm spec --storm DIST:DEPTH, e.g. type2:3.2in)",
     "models": "Bundled SWMM models (--model NAME or models/NAME.inp)",
     "covers": "Cover types of the curve number table (--cover KEY --cn-table TABLE)",
     "rule-sets": "Bundled rule sets (--rule NAME)",
@@ -54,6 +54,16 @@ def list_(kind, as_json):
     """List what is bundled: design storms, SWMM models, cover types (curve numbers) or rule sets."""
     items = _items(kind)
     if as_json:
-        emit_json({"kind": kind, "count": len(items), "items": items})
+        extra = {}
+        if kind == "storms":
+            from capacitysim.io.storms import SPEC_GRAMMAR, SPEC_SOURCE
+
+            extra = {"spec": {"grammar": SPEC_GRAMMAR, "source": SPEC_SOURCE}}
+        emit_json({"kind": kind, "count": len(items), "items": items, **extra})
         return
     emit_table([_row(kind, item) for item in items], title=KINDS[kind])
+    if kind == "storms":  # the grammar of the storms that are not bundled: a note, off the table (stderr)
+        from capacitysim.io.storms import SPEC_GRAMMAR
+
+        click.echo(f"\nAny NRCS 24-hour storm: --storm {SPEC_GRAMMAR}. Or a storm TOML file "
+                   "(docs/reference/storm.md).", err=True)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from capacitysim.processes.base import MAX_ITEMS, FieldInputError, Input, NullProgress, Process
 from capacitysim.processes.common import (application_input, check_application, committed_input, criteria_input,
-                                          companions, file_schema, gpd, model_input, peaking_input, remediations_input,
-                                          submittal_input, submittal_of)
+                                          companions, gpd, model_input, peaking_input, remediations_input,
+                                          storm_ref, storm_schema, submittal_input, submittal_of)
 
 
 def _connections_text(values, field):
@@ -37,8 +37,8 @@ class CapacityDemonstration(Process):
     inputs = (
         model_input(),
         Input("model_files", companions("model")),
-        Input("storm", file_schema("storm", "Design storm (default: the model's own rainfall)"), cli="--storm",
-              file="storm"),
+        Input("storm", storm_schema("Design storm (default: the model's own rainfall)"), cli="--storm",
+              file="storm", convert=storm_ref),
         Input("connections", {"type": "array", "maxItems": MAX_ITEMS, "description": "New connections.",
                               "items": {"type": "object", "required": ["node", "gpd"], "additionalProperties": False,
                                         "properties": {"node": {"type": "string", "minLength": 1, "maxLength": 100,

@@ -17,6 +17,31 @@ def file_schema(kind: str, what: str) -> dict:
             "x-bundled": names, **({"examples": names[:1]} if names else {})}
 
 
+def storm_schema(what: str) -> dict:
+    """A design storm input: a bundled name, an upload, or a storm spec ``type2:3.2in`` (issue 28, item 4)."""
+    from capacitysim.io.storms import SPEC_GRAMMAR
+
+    schema = file_schema("storm", what)
+    schema["description"] += (f" On the command line and in the Python API also a storm file or a storm spec {SPEC_GRAMMAR}.")
+    return schema
+
+
+def storm_ref(value, field: str):
+    """A storm input as the workflow reads it: a storm spec (``type2:3.2in``) parsed into its ``StormSpec``;
+    a path, a bundled name or a ``StormSpec`` as given (the workflow loads them)."""
+    from capacitysim.io.files import path_exists
+    from capacitysim.io.storms import SPEC_GRAMMAR, StormSpecError, looks_like_storm_spec, parse_storm_spec
+
+    if not looks_like_storm_spec(value) or path_exists(value):
+        return value
+    try:
+        return parse_storm_spec(value)
+    except StormSpecError as exc:
+        names = sorted(bundled("storm"))
+        raise FieldInputError(field, value, f"a bundled name ({', '.join(names) or 'none'}), a storm TOML file, or a "
+                                            f"storm spec {SPEC_GRAMMAR}", exc.problem) from None
+
+
 def gpd(desc: str) -> dict:
     return {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_GPD, "description": f"{desc} [gpd]"}
 

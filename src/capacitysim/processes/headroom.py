@@ -7,7 +7,7 @@ from pathlib import Path
 
 from capacitysim.processes.base import MAX_ITEMS, MAX_TEXT_CHARS, FieldInputError, Input, NullProgress, Process
 from capacitysim.processes.common import (companions, criteria_input, gpd, model_input, peaking_input,
-                                          remediations_input, submittal_input, submittal_of)
+                                          remediations_input, storm_ref, submittal_input, submittal_of)
 
 
 def _nodes_text(value, field):
@@ -41,7 +41,9 @@ class Headroom(Process):
         model_input(),
         Input("model_files", companions("model")),
         Input("storms", {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": MAX_TEXT_CHARS},
-                         "description": "Design storms (bundled names or uploads)."}, cli="--storm", file="storm"),
+                         "description": "Design storms (bundled names or uploads; on the command line and in the "
+                                        "Python API also storm files or storm specs such as type2:3.2in)."},
+              cli="--storm", file="storm", convert=storm_ref),
         Input("nodes", {"type": "array", "maxItems": MAX_ITEMS,
                         "items": {"type": "string", "minLength": 1, "maxLength": 100}}, cli="--nodes", text=_nodes_text),
         Input("basin", {"type": "string", "maxLength": 100}, cli="--basin"),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from capacitysim.errors import InputError
 from capacitysim.processes.base import MAX_ITEMS, MAX_TEXT_CHARS, FieldInputError, Input, NullProgress, Process
-from capacitysim.processes.common import file_schema
+from capacitysim.processes.common import file_schema, storm_ref
 
 #: Most plants given to one capacity register.
 MAX_REGISTER_PLANTS = 20
@@ -44,7 +44,8 @@ class CapacityRegister(Process):
                                        "flows": file_schema("flows", "Daily flow CSV (date, flow_mgd)")}}}),
         Input("storms", {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": MAX_TEXT_CHARS},
                          "description": "Design storms of the models' headroom (bundled names or uploads; default each "
-                                        "model's own rainfall)."}, file="storm"),
+                                        "model's own rainfall; in the Python API also storm specs such as "
+                                        "type2:3.2in)."}, file="storm", convert=storm_ref),
         Input("nodes", {"type": "array", "maxItems": MAX_ITEMS, "items": {"type": "string", "minLength": 1, "maxLength": 100},
                         "description": "Nodes searched besides each commitment's node and each basin's outlet."}),
         Input("as_of", {"type": "string", "format": "date", "description": "Date of the register YYYY-MM-DD (default "
