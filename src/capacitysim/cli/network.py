@@ -129,6 +129,15 @@ def _print_capacity(d, report_path, as_json, export_dir=None):
             mark = "ok  " if i["passed"] else "UNTRUSTED"
             click.echo(f"{mark} injected volume, {i['what']} at {i['element']}: intended {number(i['intended_cf'], 'ft3')} ft3, "
                        f"engine received {number(i['received_cf'], 'ft3')} ft3 ({i['difference_pct']:+.2f} %)")
+        m = doc.get("margins") or {}
+        for r in m.get("tightest", [])[:5]:  # where the system is tight downstream of the connections
+            q = r["quantity"]
+            click.echo(f"margin {r['element']} {q} {number(r['after'], q)} (limit {number(r['limit'], q)}; "
+                       f"margin {number(r['margin'], q)})")
+        for r in m.get("existing_deficiencies", []):  # the system's before the change, not the change's
+            q = r["quantity"]
+            click.echo(f"deficient before the change: {r['element']} {q} {number(r['before'], q)} -> {number(r['after'], q)} "
+                       f"(limit {number(r['limit'], q)})")
         for w in doc["untrusted_reasons"]:
             click.echo(f"untrusted: {w}")
         for w in doc["warnings"]:

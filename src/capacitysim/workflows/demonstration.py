@@ -119,6 +119,8 @@ class Demonstration:
     #: The model's numerical noise where a check failed (the run before with finer routing steps): its policy,
     #: the steps, the changes within it (``within_noise``) and the reach; None when nothing failed.
     noise: dict | None = None
+    #: The model the runs were made from (its links' direction: the margins downstream of the connections).
+    model_inp: object = None
     #: The bank's commitments injected into both runs
     #: (:func:`capacitysim.workflows.committed.committed_record`), None when run without them.
     committed: dict | None = None
@@ -214,6 +216,69 @@ def connection_warnings(model: SwmmInp, before: xr.Dataset, record: dict) -> lis
             out.append(f"the connection at {node}, {gpd:,.0f} gpd, is more than {PLAUSIBLE_CONNECTION_GPD:,.0f} gpd, "
                        "beyond one building's sewage flow (about 10,000 people at 100 gpcd): check the figure")
     return out
+
+
+#: How many of the tightest elements downstream of the connections a document lists (issue 28, item 2).
+TIGHTEST_N = 10
+
+
+def margins(model: SwmmInp, before: xr.Dataset, after: xr.Dataset, c: Criteria, nodes) -> dict:
+    """Where the system is tight, and what was deficient before the change (issue 28, item 2).
+
+    ``tightest``: the :data:`TIGHTEST_N` elements downstream of ``nodes`` (by the links' direction) nearest their
+    absolute limit in the run after: gravity conduits on d/D (limit ``c.max_d_over_d``), force mains on q/Qfull
+    (``c.force_main_max_q_over_qfull``), junctions and storage on freeboard to the rim (``c.freeboard_ft``);
+    ``margin`` is the limit less the value (freeboard: the value less the limit), in the quantity's unit, and
+    ``used`` the value as a share of the limit (freeboard: the limit over the value). ``existing_deficiencies``:
+    every element of the model already past its limit in the run before (or flooding), with its value after: a
+    deficiency of the system, not of the change (the verdict judges the change: a limit exceeded before fails
+    only if the change makes it worse, :func:`capacitysim.rules.capacity.capacity_limits`).
+    """
+    import networkx as nx
+
+    g = nx.DiGraph()
+    for lid, _sec, n1, n2, _l in model.links():
+        g.add_edge(n1, n2, link=lid)
+    down_nodes = set()
+    for n in nodes:
+        if n in g:
+            down_nodes |= {n} | nx.descendants(g, n)
+    down_links = {d["link"] for u, _v, d in g.edges(data=True) if u in down_nodes}
+    rows, existing = [], []
+    links = before.link.values if "link" in before.dims else []
+    shape = before.link_shape.values if "link_shape" in before else [""] * len(links)
+    for k, lid in enumerate(links):
+        if str(before.link_type.values[k]) != "CONDUIT":
+            continue
+        fm = str(shape[k]) == "FORCE_MAIN"
+        var, lim, q = ("max_q_over_qfull", c.force_main_max_q_over_qfull, "q/Qfull") if fm else \
+            ("max_d_over_d", c.max_d_over_d, "d/D")
+        b, a = float(before[var].values[k]), float(after[var].values[k])
+        row = {"element": str(lid), "kind": "link", "quantity": q, "before": _f(b), "after": _f(a), "limit": lim,
+               "margin": _f(lim - a), "used": _f(a / lim)}
+        if str(lid) in down_links and math.isfinite(a):
+            rows.append(row)
+        if math.isfinite(b) and b > lim:
+            existing.append(row)
+    ntype = before.node_type.values
+    for k, n in enumerate(before.node.values):
+        if str(ntype[k]) == "OUTFALL":
+            continue
+        b, a = float(before.freeboard_ft.values[k]), float(after.freeboard_ft.values[k])
+        row = {"element": str(n), "kind": "node", "quantity": "freeboard_ft", "before": _f(b), "after": _f(a),
+               "limit": c.freeboard_ft, "margin": _f(a - c.freeboard_ft), "used": _f(c.freeboard_ft / a) if a > 0 else None}
+        if str(n) in down_nodes and math.isfinite(a):
+            rows.append(row)
+        flooded = float(before.flooding_volume_cf.values[k])
+        if (math.isfinite(b) and b < c.freeboard_ft) or flooded > c.flooding_tol_cf:
+            existing.append({**row, "flooding_cf_before": _f(flooded),
+                             "flooding_cf_after": _f(float(after.flooding_volume_cf.values[k]))})
+    rows.sort(key=lambda r: -(r["used"] if r["used"] is not None else math.inf))
+    return {"tightest": rows[:TIGHTEST_N], "existing_deficiencies": existing,
+            "definitions": {"margin": "the limit less the value after (freeboard: the value less the limit), in its unit",
+                            "used": "the value after as a share of its limit (freeboard: the limit over the value)",
+                            "existing_deficiencies": "elements past their limit in the run before: the system's, not "
+                                                     "the change's (judged only if the change makes them worse)"}}
 
 
 def _not_positive(spec: str, flow: float):
@@ -494,7 +559,7 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
                              submittal=submittal, geometry=model_geometry(model, crs).to_dict(),
                              hydrographs=_hydrographs(runs, shown_points),
                              profile=_profile(model, conns[0].node, plant_id, before, after) if conns and plant_id else None,
-                             committed=committed_rec, noise=noise_rec)
+                             committed=committed_rec, noise=noise_rec, model_inp=model)
     except BaseException:
         if not keep:
             shutil.rmtree(wd, ignore_errors=True)
@@ -739,7 +804,9 @@ def demonstration_json(d: Demonstration) -> dict:
             "hydrographs": _jsonable(d.hydrographs), "profile": _jsonable(d.profile),
             "geometry": d.geometry,
             "committed": _jsonable(d.committed),
-            "units": "flow cfs, depth/elevation ft, volume ft3 (converted from the model's FLOW_UNITS)"},
+            "units": "flow cfs, depth/elevation ft, volume ft3 (converted from the model's FLOW_UNITS)",
+            "margins": margins(d.model_inp, b, a, d.criteria, [c.node for c in d.connections]) if d.model_inp is not None
+            else None},
         "capacity-demonstration", engine=swmm_engine(), inputs=inputs, policies=policies)
 
 
