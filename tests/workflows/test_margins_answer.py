@@ -49,3 +49,14 @@ def test_the_command_prints_them(run_cli):
     lines = r.stdout.splitlines()
     assert sum(line.startswith("margin ") for line in lines) == 5
     assert "deficient before the change: P0012 d/D 0.85 -> 0.85 (limit 0.8)" in lines
+
+
+def test_the_report_shows_them(doc, tmp_path):
+    from capacitysim.report.capacity import write_report
+    from tests.report.report_text import read_report
+
+    _, tables = read_report(write_report(doc, tmp_path / "r.html").read_text(encoding="utf-8"))
+    margins = next(t for t in tables if t["header"] == ["element", "quantity", "before", "after", "limit", "margin"])
+    assert [r[0] for r in margins["rows"]] == [r["element"] for r in doc["margins"]["tightest"]]
+    before = next(t for t in tables if t["header"] == ["element", "quantity", "before", "after", "limit"])
+    assert ["P0012", "d/D", "0.85", "0.85", "0.8"] in before["rows"]

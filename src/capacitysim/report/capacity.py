@@ -113,6 +113,7 @@ def write_report(result, path) -> Path:
              number(ch["limit"], ch["unit"]), ch["unit"], _check_result(ch["passed"])] for ch in doc["checks"]]
     rep.table(["criterion", "element", "before", "after", "limit", "unit", "result"], rows,
               [_check_result(ch["passed"]).lower().replace("not confirmed", "untrusted") for ch in doc["checks"]])
+    _margins_section(rep, doc.get("margins"))
     rep.heading("Network plan")
     plan = capacity_plan_map(doc)
     if plan is None:
@@ -234,6 +235,25 @@ def _committed_section(rep: HtmlReport, block: dict | None) -> None:
                   ["fail" if f["application"] in unplaced else "" for f in flows])
     else:
         rep.paragraph("The bank has no commitment on this model.")
+
+
+def _margins_section(rep: HtmlReport, m: dict | None) -> None:
+    """The tightest elements downstream of the connections, and the deficiencies before the change (issue 28, item 2)."""
+    if not m:
+        return
+    rep.heading("Margins downstream")
+    rep.paragraph("The elements downstream of the connections nearest their limit in the run after: margin is the "
+                  "limit less the value (freeboard: the value less the limit).")
+    rows = [[r["element"], r["quantity"], number(r["before"], r["quantity"]), number(r["after"], r["quantity"]),
+             number(r["limit"], r["quantity"]), number(r["margin"], r["quantity"])] for r in m.get("tightest", [])]
+    rep.table(["element", "quantity", "before", "after", "limit", "margin"], rows)
+    if m.get("existing_deficiencies"):
+        rep.heading("Deficiencies before the change")
+        rep.paragraph("Elements already past their limit in the run before: the system's deficiencies, not the "
+                      "change's (the verdict judges them only if the change makes them worse).")
+        rows = [[r["element"], r["quantity"], number(r["before"], r["quantity"]), number(r["after"], r["quantity"]),
+                 number(r["limit"], r["quantity"])] for r in m["existing_deficiencies"]]
+        rep.table(["element", "quantity", "before", "after", "limit"], rows)
 
 
 def _check_result(passed) -> str:
