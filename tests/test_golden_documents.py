@@ -46,7 +46,7 @@ REPORT_KEYS = {
     "capacity": ("margins",),  # issue 28, item 2: the tightest elements downstream, the deficiencies before
     "detention": ("site_details", "steps", "rule_set_entries", "hydrographs"),
     "spdes-check": ("verdict_line", "permit_citation", "summary_rows", "monthly_averages", "period_averages"),
-    "sweep-summary": ("verdict_map", "criteria"),
+    "sweep-summary": ("verdict_map", "criteria", "scenario_table"),
 }
 #: Kinds whose to_dict does not carry the envelope yet (their modules had another item's uncommitted changes).
 ENVELOPE_PENDING: set = set()  # every kind carries the envelope

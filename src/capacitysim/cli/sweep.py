@@ -74,6 +74,12 @@ def summarize_cmd(results, report, x, y, export_dir, as_json):
     first failed check: criterion at element). In --json each row carries ``lower_bound``,
     ``smallest_failing_gpd`` (``smallest_failing_orifice_diameter_in``) and ``governing_check``
     (see :func:`capacitysim.workflows.sweep.summarize`).
+
+    Then every scenario (the first 20 in text; all in --json's ``scenario_table`` and the report) with the
+    check that governs it: the failed check that used the most of its margin (criterion, element, value vs
+    limit, the share of the margin used), in the columns of
+    :data:`capacitysim.workflows.sweep.summary.SCENARIO_COLUMNS` after the swept parameters. A store
+    written before issue 28 holds no governing check: the summary says so and shows the first failed one.
     """
     import json
 
@@ -86,6 +92,7 @@ def summarize_cmd(results, report, x, y, export_dir, as_json):
         summarize,
         verdict_map_axes,
     )
+    from capacitysim.workflows.sweep.summary import scenario_table_lines
 
     ds = open_results(results)
     if x is not None or y is not None:
@@ -138,6 +145,12 @@ def summarize_cmd(results, report, x, y, export_dir, as_json):
             click.echo(f"  {cond}: {bound_text(r, 'orifice_diameter_in')}" + (f"; governed by: {gov}" if gov else ""))
         if len(rows) > 20:
             click.echo(f"  ... {len(rows) - 20} more (--json, --report)")
+    table = s.get("scenario_table")
+    if table and table["rows"]:
+        click.echo("")
+        click.echo(f"scenarios (governing check: {table['governing']}):")
+        for line in scenario_table_lines(table):
+            click.echo(f"  {line}")
     for m in s["failures"][:5]:
         click.echo(f"  failed: {m}")
     if report:

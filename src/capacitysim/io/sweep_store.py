@@ -7,7 +7,7 @@ computed: it never imports :mod:`capacitysim.workflows`. What it needs of a SWMM
 
 Layout
 ------
-A Zarr store (format 2, not consolidated) holding a flat ``scenario`` dimension (C order over the
+A Zarr store (format 2, with consolidated metadata: :func:`capacitysim.io.zarr_cells.create_empty_store`) holding a flat ``scenario`` dimension (C order over the
 grid) and the grid's values: for ``product`` grids one coordinate per swept parameter, for ``zip``
 grids ``param_<name>`` along ``scenario``. SWMM stores add the ``outlet`` and ``outfall``
 dimensions. Attributes: ``sweep`` (JSON: kind, mode, grid, name, criteria and, for SWMM sweeps, the
@@ -22,7 +22,11 @@ killed at any moment resumes by recomputing exactly the scenarios whose status i
 (:func:`missing_indices`); until then a missing scenario has no verdict (never "fail":
 :func:`open_results`). A scenario that raises is stored with status 2 and its message
 (:func:`failed_record`). SWMM and detention stores also hold, per scenario, the criterion and
-element of its first failed check (``failed_criterion``, ``failed_element``; "" when none failed).
+element of its first failed check (``failed_criterion``, ``failed_element``; "" when none failed);
+SWMM stores written since issue 28 also hold the check that governs it, the failed check that used
+the most of its margin (:data:`GOVERNING_VARS`: ``governing_criterion``, ``governing_element``,
+``governing_ratio``, ``governing_value``, ``governing_limit``, ``governing_unit``). A store written
+before lacks them and is read (and resumed) without them.
 
 References
 ----------
@@ -54,8 +58,22 @@ MISSING, DONE, FAILED = 0, 1, 2
 VERDICTS = VERDICT_NAME  # the one coding of capacitysim.rules.verdict (pass = 1, fail = 0, untrusted = 2)
 #: Characters kept of a failure or verdict message.
 MESSAGE_CHARS = 240
-#: Characters kept of the governing check's criterion and element (``failed_criterion``, ``failed_element``).
+#: Characters kept of a check's criterion and element (``failed_criterion``, ``failed_element``,
+#: ``governing_criterion``, ``governing_element``).
 CHECK_CHARS = 120
+#: Characters kept of the governing check's unit (``governing_unit``).
+UNIT_CHARS = 16
+#: The governing check of a SWMM scenario (the failed check that used the most of its margin:
+#: :func:`capacitysim.workflows.sweep.network_tasks.governing_check`): name -> (dtype, description).
+#: Added after the first stores were written: a store of an older capacitysim lacks them.
+GOVERNING_VARS = {
+    "governing_criterion": (f"<U{CHECK_CHARS}", "criterion of the failed check that used the most of its margin ('' when none)"),
+    "governing_element": (f"<U{CHECK_CHARS}", "element of the governing check"),
+    "governing_ratio": ("float64", "share of its margin the governing check used, (after - before) / (limit - before); > 1 fails"),
+    "governing_value": ("float64", "the governing check's value after the change (governing_unit)"),
+    "governing_limit": ("float64", "the governing check's limit (governing_unit)"),
+    "governing_unit": (f"<U{UNIT_CHARS}", "unit of governing_value and governing_limit"),
+}
 
 #: Results of a detention sweep (one float64 per scenario; a swept input is a dimension instead).
 DETENTION_VARS = ("allowable_flow_cfs", "release_rate_cfs", "weighted_c", "required_volume_cf", "storage_provided_cf",
@@ -99,6 +117,8 @@ def result_variables(spec: SweepSpec, network: Mapping | None) -> dict[str, tupl
         base["failed_criterion"] = ((), (), f"<U{CHECK_CHARS}", "criterion of the first failed check ('' when none)")
         base["failed_element"] = ((), (), f"<U{CHECK_CHARS}", "element (node, link, outfall, run, orifice...) of the first failed check")
     if spec.kind == "swmm":
+        for k, (dtype, desc) in GOVERNING_VARS.items():
+            base[k] = ((), (), dtype, desc)
         n_out = len(network["outlets"])
         outf = store_outfalls(network["plant"], network["cso_outfalls"])
         for k, u in SWMM_VARS:
@@ -204,7 +224,8 @@ def open_results(path: str | os.PathLike):
     verdict = np.where(status == DONE, verdict, -1)
     flat["verdict"] = ("scenario", np.array([codes.get(int(c), "") for c in verdict], dtype=object))
     flat["status"] = ("scenario", np.array([("missing", "done", "failed")[int(s)] for s in status], dtype=object))
-    for name in ("message", "failed_criterion", "failed_element"):
+    for name in ("message", "failed_criterion", "failed_element", "governing_criterion", "governing_element",
+                 "governing_unit"):
         if name in flat:
             flat[name] = flat[name].astype(object).where(status != MISSING, "")
     if meta["mode"] == "zip":

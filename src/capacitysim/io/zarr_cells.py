@@ -6,8 +6,11 @@ while a computation runs (:class:`StatusLastWriter`): every variable of a record
 last, so a process killed at any moment leaves each record either complete or still missing
 (status 0), and a resumed run recomputes exactly the missing ones.
 
-Layout: Zarr format 2, not consolidated (a consolidated index would have to be rewritten on every
-record).
+Layout: Zarr format 2 with consolidated metadata (``.zmetadata``), written once when the store is
+created: records only write chunks, never metadata, so the index stays true while a computation
+fills the store, and ``xarray.open_zarr(store)`` opens it without its warning on stores that have
+none. The stores are read with ``consolidated=False`` (:func:`load_store`): a store of an older
+capacitysim (no index) reads the same.
 
 References
 ----------
@@ -49,7 +52,8 @@ def create_empty_store(path: str | os.PathLike, data_vars: dict, coords: dict, a
         arrays[name] = (dims, da.full(shape, fill, dtype=dtype, chunks=chunks), var_attrs)
         encoding[name] = {"chunks": chunks}
     ds = xr.Dataset(arrays, coords=coords, attrs=attrs)
-    ds.to_zarr(str(path), mode="w", compute=False, encoding=encoding, zarr_format=2, consolidated=False)
+    # consolidated: the metadata never changes after this (records write chunks only), so the index stays true
+    ds.to_zarr(str(path), mode="w", compute=False, encoding=encoding, zarr_format=2, consolidated=True)
 
 
 class StatusLastWriter:

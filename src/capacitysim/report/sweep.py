@@ -2,7 +2,8 @@
 
 Reads the store's Dataset (:func:`capacitysim.io.sweep_store.open_results`) and its summary
 (:func:`capacitysim.workflows.sweep.summarize`): counts, the largest passing connections or
-orifices with the check that governs them, and the verdict map over two swept parameters.
+orifices with the check that governs them, every scenario with its governing check (the columns of
+:data:`capacitysim.workflows.sweep.summary.SCENARIO_COLUMNS`), and the verdict map over two swept parameters.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from capacitysim.workflows.sweep.summary import (
     bound_text,
     governing_text,
     missing_note,
+    scenario_cell_text,
     summarize,
     value_key,
     verdict_map_axes,
@@ -74,6 +76,16 @@ def write_summary_report(ds, path, x: str | None = None, y: str | None = None) -
             rep.table([label(k) for k in keys] + ["largest passing", "governing check", "no smaller value fails"],
                       [[r[k] for k in keys] + [bound_text(r, value_dim), governing_text(r) or "-", "yes" if r["monotone"] else "NO"]
                        for r in s[field_name]])
+    table = s.get("scenario_table")
+    if table and table["rows"]:
+        rep.heading("Scenarios and the check that governs each")
+        rep.paragraph(f"Governing check: {table['governing']}. Value and limit are in the governing unit.")
+        rows = table["rows"][:SCENARIO_ROWS]
+        rep.table([label(c) for c in table["columns"]],
+                  [_scenario_cells(table["columns"], r) for r in rows],
+                  classes=[_row_class(dict(zip(table["columns"], r))) for r in rows])
+        if len(table["rows"]) > SCENARIO_ROWS:
+            rep.paragraph(f"The first {SCENARIO_ROWS:,} of {len(table['rows']):,} scenarios; the summary's --json holds all.")
     if s["failures"]:
         rep.heading("Failed scenarios")
         for m in s["failures"]:
@@ -110,6 +122,31 @@ def write_summary_report(ds, path, x: str | None = None, y: str | None = None) -
     else:
         rep.citation("Verdict criteria: 15 RCNY § 31-03 release rate, no overtopping, required volume provided.")
     return rep.write(path)
+
+
+#: Scenarios listed in the report's scenario table (the summary's --json holds all).
+SCENARIO_ROWS = 2000
+
+
+def _scenario_cells(columns: list, row: list) -> list:
+    """A scenario's cells as the report prints them: a swept value raw (the table gives it the decimals of the unit
+    in its header), the governing value and limit with the decimals of the row's unit, text as it is, "-" for none."""
+    rec = dict(zip(columns, row))
+    out = []
+    for c, v in zip(columns, row):
+        if v is None or v == "":
+            out.append("-")
+        elif c in ("governing_value", "governing_limit") and isinstance(v, (int, float)):
+            out.append(number(v, rec.get("governing_unit") or None))
+        elif c == "governing_ratio" or not isinstance(v, (int, float)) or isinstance(v, bool):
+            out.append(scenario_cell_text(c, v))
+        else:
+            out.append(v)
+    return out
+
+
+def _row_class(row: dict) -> str:
+    return {"pass": "pass", "fail": "fail"}.get(row.get("verdict") or "", "")
 
 
 def _criteria_dict(criteria: dict) -> dict:

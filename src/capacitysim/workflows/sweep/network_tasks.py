@@ -39,6 +39,7 @@ from capacitysim.io.sweep_store import (
     CHECK_CHARS,
     DONE,
     MESSAGE_CHARS,
+    UNIT_CHARS,
     failed_record,
     store_outfalls,
 )
@@ -279,18 +280,77 @@ def _cso_volume(bundle: NetworkBundle, ds) -> float:
     return float(np.nansum(vol))
 
 
+def _float_or_nan(x) -> float:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return math.nan
+    return v if math.isfinite(v) else (v if v == math.inf else math.nan)
+
+
+#: The ratio key's kind by the start of a check's criterion: the words :func:`capacitysim.rules.capacity.judge`
+#: writes. The same table as :func:`capacitysim.workflows.headroom.margins.check_key`, which the sweep may not
+#: import (headroom imports the sweep: the layers of .importlinter); tests/sweep/test_sweep_governing.py
+#: asserts both give the same key.
+_RATIO_KINDS = (("no new or increased flooding", "flood"), ("no new surcharge", "freeboard"),
+                ("no new pressure", "freeboard"), ("storage max depth", "storage"), ("max d/D", "dD"),
+                ("force main", "fm"), ("pump time off", "pump"), ("peak inflow", "peak"), ("CSO volume", "cso"))
+
+
+def ratio_key(ch) -> str | None:
+    """The :func:`capacitysim.rules.capacity.margin_ratios` key of a failed check (None: a run check)."""
+    kind = next((k for start, k in _RATIO_KINDS if str(ch.criterion).startswith(start)), None)
+    return None if kind is None else f"{kind}|{ch.element}"
+
+
+def governing_check(failed: list, ratios: dict[str, float]) -> dict:
+    """The failed check that governs a scenario: the one that used the most of its margin.
+
+    ``ratios`` are :func:`capacitysim.rules.capacity.margin_ratios` of the two runs (the headroom
+    search's measure: ``r = (after - before) / (limit - before)``, ``r > 1`` a failure) and
+    :func:`ratio_key` names a check's ratio. Of the failed checks,
+    the one with the largest ratio governs; a failed check without a ratio (a run check: continuity,
+    injected volume) governs only when no failed check has one (then the first of them, ratio NaN).
+
+    Returns the record's ``governing_criterion``, ``governing_element`` ("" when nothing failed),
+    ``governing_ratio``, ``governing_value`` (the value after), ``governing_limit`` (NaN when not a number)
+    and ``governing_unit``.
+    """
+    rec = {"governing_criterion": "", "governing_element": "", "governing_ratio": math.nan,
+           "governing_value": math.nan, "governing_limit": math.nan, "governing_unit": ""}
+    if not failed:
+        return rec
+    keyed = [(ratios[ratio_key(ch)], i, ch) for i, ch in enumerate(failed) if ratio_key(ch) in ratios]
+    if keyed:  # the largest ratio; of equal ones, the first in judge's order
+        ratio, _, ch = max(keyed, key=lambda t: (t[0], -t[1]))
+    else:
+        ratio, ch = math.nan, failed[0]
+    rec.update(governing_criterion=str(ch.criterion)[:CHECK_CHARS], governing_element=str(ch.element)[:CHECK_CHARS],
+               governing_ratio=float(ratio), governing_value=_float_or_nan(ch.after),
+               governing_limit=_float_or_nan(ch.limit), governing_unit=str(ch.unit or "")[:UNIT_CHARS])
+    return rec
+
+
 def summarize_swmm(bundle: NetworkBundle, params: dict, before: dict, after, record: dict,
                    criteria: dict | None = None) -> dict:
     """Per-scenario summary record (scalars and per-outlet/per-outfall vectors) of one SWMM scenario;
-    ``failed_criterion`` and ``failed_element`` are those of its first failed check ("" when none).
+    ``failed_criterion`` and ``failed_element`` are those of its first failed check ("" when none), the
+    ``governing_*`` values those of the failed check that used the most of its margin
+    (:func:`governing_check`).
 
     ``before`` is the baseline (:func:`run_baseline_task`), ``after`` the scenario's results and ``record``
     its scenario record (:func:`capacitysim.network.scenario.write_scenario`)."""
+    from capacitysim.rules.capacity import margin_ratios
+    from capacitysim.workflows.judgement import judged_elements
+
     j = _swmm_judgement(bundle, params, before, after, record, criteria)
     verdict, failed = j.verdict, j.failed
     reason = _reason(j)
     first_criterion, first_element = (failed[0].criterion, failed[0].element) if failed else ("", "")
     before = before["ds"]
+    ratios = margin_ratios(before, after, _criteria(criteria),
+                           **judged_elements(list(bundle.basins), _connections(params))) if failed else {}
+    governing = governing_check(failed, ratios)
     qq = after.max_q_over_qfull.values
     outf = store_outfalls(bundle.plant, bundle.cso_outfalls)
 
@@ -302,6 +362,7 @@ def summarize_swmm(bundle: NetworkBundle, params: dict, before: dict, after, rec
         "message": reason[:MESSAGE_CHARS],
         "failed_criterion": str(first_criterion)[:CHECK_CHARS],
         "failed_element": str(first_element)[:CHECK_CHARS],
+        **governing,
         "plant_peak_inflow_cfs": plant_peak(after),
         "max_q_over_qfull": float(np.nanmax(qq)) if np.isfinite(qq).any() else math.nan,
         "flooding_volume_cf": float(np.nansum(after.flooding_volume_cf.values)),

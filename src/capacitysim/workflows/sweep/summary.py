@@ -4,7 +4,10 @@
 computed scenarios are summarized: a missing one (an interrupted sweep) has no verdict, is counted
 in ``missing`` and is never a failing value. SWMM and detention stores hold, per scenario, the
 criterion and element of its first failed check (``failed_criterion``, ``failed_element``), which
-:func:`summarize` names as the check that governs a capacity. :func:`bound_text`,
+:func:`summarize` names as the check that governs a capacity. SWMM stores written since issue 28
+also hold the check that governs each scenario, the failed check that used the most of its margin
+(``governing_*``, :data:`capacitysim.io.sweep_store.GOVERNING_VARS`): :func:`scenario_table` lists
+every scenario with it, its columns in the one order :data:`SCENARIO_COLUMNS`. :func:`bound_text`,
 :func:`governing_text` and :func:`missing_note` put a summary in words (the CLI and
 :mod:`capacitysim.report.sweep` print them); :func:`verdict_map_axes` picks the two swept
 parameters of the verdict map.
@@ -13,10 +16,26 @@ parameters of the verdict map.
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 
 from capacitysim.errors import InputError
+
+#: The columns of the scenario table (:func:`scenario_table`), after the swept parameters (in the
+#: sweep file's order), in this order everywhere: the ``--json`` document, the text of ``sweep
+#: summarize`` and the HTML report. docs/workflows/sweeps.md lists them (a test checks it).
+SCENARIO_COLUMNS = ("status", "verdict", "governing_criterion", "governing_element", "governing_value",
+                    "governing_limit", "governing_unit", "governing_ratio", "failed_criterion", "failed_element")
+#: The governing columns a store of an older capacitysim (or a detention or runoff sweep) lacks.
+GOVERNING_COLUMNS = tuple(c for c in SCENARIO_COLUMNS if c.startswith("governing_"))
+#: The scenario table's ``governing`` when the store does not record the governing check.
+GOVERNING_NOT_RECORDED = ("not recorded: this store holds no governing check (a SWMM store written before "
+                          "issue 28, or a detention or runoff sweep); failed_criterion and failed_element are "
+                          "the first failed check in the judgement's order")
+#: ... and when it does.
+GOVERNING_RECORDED = ("the failed check that used the most of its margin, (after - before) / (limit - before) "
+                      "(governing_ratio; > 1 fails)")
 
 
 def summarize(ds) -> dict:
@@ -64,6 +83,7 @@ def summarize(ds) -> dict:
         "dims": list(ds.verdict.dims), "coords": {d: ds[d].values.tolist() for d in ds.verdict.dims if d in ds.coords},
         "verdict": np.asarray(ds.verdict.values, dtype=object).tolist()}
     out["criteria"] = dict(meta.get("criteria") or {})
+    out["scenario_table"] = scenario_table(ds)
     from capacitysim.workflows.document import envelope, file_input, swmm_engine
 
     # the envelope (issue 27, item 3); "kind" is the sweep's, so the document's kind is document_kind
@@ -71,6 +91,82 @@ def summarize(ds) -> dict:
     return envelope(out, "sweep-summary", kind_key="document_kind",
                     engine=swmm_engine() if meta["kind"] == "swmm" else None,
                     inputs=[file_input("sweep" if i == 0 else "input", p) for i, p in enumerate(inputs)])
+
+
+def _cell(v):
+    """A table cell as JSON holds it: text, a number, None (NaN: not recorded), "inf" (an infinite ratio)."""
+    if isinstance(v, (np.generic,)):
+        v = v.item()
+    if isinstance(v, float):
+        if math.isnan(v):
+            return None
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+    return v
+
+
+def scenario_table(ds) -> dict:
+    """Every scenario of the store, one row each, with the check that governs it.
+
+    Returns ``{"columns", "rows", "governing"}``: ``columns`` are the swept parameters (the sweep
+    file's order) then :data:`SCENARIO_COLUMNS`; ``rows`` one list per scenario (the store's order: C
+    order over the grid, or the zip's), a column the store does not hold is None (so is a value NaN),
+    an infinite ``governing_ratio`` (the value before already at the limit) is ``"inf"``;
+    ``governing`` says how the governing check was chosen, or that the store does not record it
+    (:data:`GOVERNING_NOT_RECORDED`: a SWMM store written before issue 28, a detention or runoff
+    sweep), which is summarised all the same.
+    """
+    meta = json.loads(ds.attrs["sweep"])
+    params = [k for k, _ in meta["grid"]]
+    if meta["mode"] == "product":
+        dims = [d for d in params if d in ds.verdict.dims]
+        flat = {k: v.ravel() for k, v in zip(dims, np.meshgrid(*[ds[d].values for d in dims], indexing="ij"))}
+        n = int(np.prod([ds.sizes[d] for d in dims])) if dims else 0
+
+        def values(name):
+            return np.asarray(ds[name].transpose(*dims).values, dtype=object).ravel()
+    else:
+        flat = {k: np.asarray(ds[k].values).ravel() for k in params}
+        n = ds.sizes["scenario"]
+
+        def values(name):
+            return np.asarray(ds[name].values, dtype=object).ravel()
+    cols = {k: flat[k] for k in params}
+    for c in SCENARIO_COLUMNS:
+        cols[c] = values(c) if c in ds else [None] * n
+    if "status" in ds and "governing_criterion" in ds:  # a scenario not computed has no governing check
+        st = values("status")
+        for c in ("governing_value", "governing_limit", "governing_ratio"):
+            if c in ds:
+                cols[c] = np.where(st == "done", cols[c], np.nan)
+    rows = [[_cell(cols[c][i]) for c in cols] for i in range(n)]
+    recorded = all(c in ds for c in GOVERNING_COLUMNS)
+    return {"columns": list(cols), "rows": rows, "governing": GOVERNING_RECORDED if recorded else GOVERNING_NOT_RECORDED}
+
+
+def scenario_cell_text(column: str, value) -> str:
+    """A cell of the scenario table as the text and the report print it ("-" for none)."""
+    if value is None or value == "":
+        return "-"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if abs(value) >= 1000 or float(value).is_integer():
+        return f"{value:,.0f}"
+    return f"{value:.3g}" if column == "governing_ratio" else f"{value:.4g}"
+
+
+def scenario_table_lines(table: dict, limit: int | None = 20) -> list[str]:
+    """The scenario table (:func:`scenario_table`) as aligned text: a header of its columns, in their
+    order, then the first ``limit`` rows (None: all) and a line on the rest."""
+    header = list(table["columns"])
+    rows = table["rows"] if limit is None else table["rows"][:limit]
+    cells = [header] + [[scenario_cell_text(c, v) for c, v in zip(header, r)] for r in rows]
+    widths = [max(len(row[j]) for row in cells) for j in range(len(header))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells]
+    rest = len(table["rows"]) - len(rows)
+    if rest > 0:
+        lines.append(f"... {rest:,} more scenarios (--json, --report)")
+    return lines
 
 
 def value_key(value_dim: str, which: str) -> str:
