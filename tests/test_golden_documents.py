@@ -43,7 +43,7 @@ VOLATILE = {
 #: Keys a kind's document gained so that its report renders from the document alone (issue 27, item 3,
 #: report.stored): the document's own keys, after the golden ones and before the envelope's.
 REPORT_KEYS = {
-    "capacity": ("margins",),  # issue 28, item 2: the tightest elements downstream, the deficiencies before
+    "capacity": ("margins", "next_steps"),  # issue 28, items 1 and 2: what to do after a fail; the margins
     "detention": ("site_details", "steps", "rule_set_entries", "hydrographs"),
     "spdes-check": ("verdict_line", "permit_citation", "summary_rows", "monthly_averages", "period_averages"),
     "sweep-summary": ("verdict_map", "criteria", "scenario_table"),

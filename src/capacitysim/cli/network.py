@@ -41,10 +41,13 @@ from capacitysim.cli.common import check_export_dir, emit_json, emit_table, expo
                    "(program policy committed_baseline = cumulative; the JSON's `committed`).")
 @click.option("--application", "committed_application", metavar="APP",
               help="With --committed: the applicant's own application id, left out of the commitments.")
+@click.option("--next-steps/--no-next-steps", "next_steps", default=True, show_default=True,
+              help="On a FAIL: the largest connection that passes at each connection node (a bounded headroom search, "
+                   "a few SWMM runs each) and the I/I removal that would offset it.")
 @submittal_options
 @json_option
 def capacity(model_path, storm, connects, peaking, remediates, criteria_file, plant, spinup_hr, work_dir, report_path,
-             export_dir, crs, committed_bank, committed_application, as_json, **submittal):
+             export_dir, crs, committed_bank, committed_application, next_steps, as_json, **submittal):
     """Capacity demonstration: SWMM before and after new connections and/or I/I remediation.
 
     Prints the verdict (pass | fail | untrusted) and the failed checks; exit code 0 for pass,
@@ -60,7 +63,7 @@ def capacity(model_path, storm, connects, peaking, remediates, criteria_file, pl
 
     values = dict(model=model_path, storm=storm, connections=connects, peaking=peaking, remediations=remediates,
                   criteria=criteria_file, plant=plant, spinup_hr=spinup_hr, crs=crs, committed=committed_bank,
-                  application=committed_application, submittal=submittal_values(submittal))
+                  application=committed_application, submittal=submittal_values(submittal), next_steps=next_steps)
     proc, inputs, d = run_process("capacity-demonstration", values, work_dir=work_dir, before=outputs)
     with d:  # the temporary run folder goes when the command ends (kept with --work-dir)
         _print_capacity(d, report_path, as_json, export_dir)
@@ -138,6 +141,17 @@ def _print_capacity(d, report_path, as_json, export_dir=None):
             q = r["quantity"]
             click.echo(f"deficient before the change: {r['element']} {q} {number(r['before'], q)} -> {number(r['after'], q)} "
                        f"(limit {number(r['limit'], q)})")
+        ns = doc.get("next_steps") or {}
+        for g in ns.get("governing", []):
+            click.echo(f"governing ({g['limit_kind']}): {g['text']}")
+        for c in ns.get("connections", []):
+            if c["largest_passing_gpd"] is not None:
+                click.echo(f"next step: {c['node']} takes {number(c['largest_passing_gpd'], 'gpd')} gpd (passes; "
+                           f"{number(c['flow_gpd'], 'gpd')} gpd asked, {c['search']['runs']} runs)")
+            if c["basin"]:
+                click.echo(f"next step: offset by {number(c['ii_removal_gpd'], 'gpd')} gpd of I/I removal in basin "
+                           f"{c['basin']} (the peak sewage flow x {c['offset_ratio']:g}, section F): "
+                           f"--remediate basin={c['basin']},gpd={c['ii_removal_gpd']:.0f}")
         for w in doc["untrusted_reasons"]:
             click.echo(f"untrusted: {w}")
         for w in doc["warnings"]:

@@ -57,6 +57,10 @@ class CapacityDemonstration(Process):
         committed_input("capacity --committed BANK"),
         Input("crs", {"type": "string", "maxLength": 100, "description": "The model map's CRS (AUTHORITY:CODE)."},
               cli="--crs", service=False),
+        Input("next_steps", {"type": "boolean", "default": True,
+                             "description": "On a fail: the largest connection that passes at each connection node "
+                                            "(a bounded headroom search) and the I/I removal that would offset it."},
+              cli="--next-steps"),
     )
 
     def check(self, values, name, source):
@@ -89,6 +93,13 @@ class CapacityDemonstration(Process):
                               criteria=inputs.criteria, work_dir=work_dir, plant=inputs.plant, spinup_hr=inputs.spinup_hr,
                               submittal=submittal_of(inputs), crs=inputs.crs, committed=inputs.committed)
         progress.stage("judged", f"before and after runs judged: verdict {d.verdict}")
+        if d.verdict == "fail":
+            from capacitysim.workflows.next_steps import next_steps
+
+            d.next_steps = next_steps(d.to_dict(), model=inputs.model, basins=d.basins, storm=inputs.storm,
+                                      criteria=inputs.criteria, remediations=rems, plant=inputs.plant,
+                                      spinup_hr=inputs.spinup_hr, peaking=inputs.peaking or "pattern",
+                                      search=inputs.next_steps is not False)
         return d
 
     def report(self, result, path, doc=None):

@@ -121,6 +121,8 @@ class Demonstration:
     noise: dict | None = None
     #: The model the runs were made from (its links' direction: the margins downstream of the connections).
     model_inp: object = None
+    #: On a fail: what to do next (:func:`capacitysim.workflows.next_steps.next_steps`), None otherwise.
+    next_steps: dict | None = None
     #: The bank's commitments injected into both runs
     #: (:func:`capacitysim.workflows.committed.committed_record`), None when run without them.
     committed: dict | None = None
@@ -806,7 +808,8 @@ def demonstration_json(d: Demonstration) -> dict:
             "committed": _jsonable(d.committed),
             "units": "flow cfs, depth/elevation ft, volume ft3 (converted from the model's FLOW_UNITS)",
             "margins": margins(d.model_inp, b, a, d.criteria, [c.node for c in d.connections]) if d.model_inp is not None
-            else None},
+            else None,
+            "next_steps": _jsonable(d.next_steps)},
         "capacity-demonstration", engine=swmm_engine(), inputs=inputs, policies=policies)
 
 
