@@ -561,6 +561,31 @@ def separate_noise(checks: list[Check], before: xr.Dataset, after: xr.Dataset, r
     return kept, within
 
 
+def check_key(ch: Check) -> str | None:
+    """The :func:`margin_ratios` key of a check of :func:`judge`, ``"kind|element"`` (None: a run check); the one
+    reading of a check's words that headroom and sweeps use to find the governing check."""
+    crit = ch.criterion
+    if crit.startswith("no new or increased flooding"):
+        kind = "flood"
+    elif crit.startswith(("no new surcharge", "no new pressure")):
+        kind = "freeboard"
+    elif crit.startswith("storage max depth"):
+        kind = "storage"
+    elif crit.startswith("max d/D"):
+        kind = "dD"
+    elif crit.startswith("force main"):
+        kind = "fm"
+    elif crit.startswith("pump time off"):
+        kind = "pump"
+    elif crit.startswith("peak inflow"):
+        kind = "peak"
+    elif crit.startswith("CSO volume"):
+        kind = "cso"
+    else:
+        return None
+    return f"{kind}|{ch.element}"
+
+
 def _key_of(ch: Check) -> str | None:
     """The criterion key of a check :func:`judge` wrote, from its words."""
     text = ch.criterion

@@ -22,35 +22,11 @@ largest ratios.
 
 from __future__ import annotations
 
-from capacitysim.rules.capacity import LIMIT_KINDS, margin_ratios  # noqa: F401 - the search's measure, re-exported
+from capacitysim.rules.capacity import LIMIT_KINDS, check_key, margin_ratios  # noqa: F401 - the search's measure, re-exported
 from capacitysim.rules.verdict import Check
 
 #: Kinds of keys: the criterion of :func:`~capacitysim.rules.capacity.judge` each stands for.
 KINDS = {k: v[0] for k, v in LIMIT_KINDS.items()}
-
-
-def check_key(ch: Check) -> str | None:
-    """The :func:`margin_ratios` key of a check of :func:`~capacitysim.rules.capacity.judge` (None: a run check)."""
-    crit = ch.criterion
-    if crit.startswith("no new or increased flooding"):
-        kind = "flood"
-    elif crit.startswith(("no new surcharge", "no new pressure")):
-        kind = "freeboard"
-    elif crit.startswith("storage max depth"):
-        kind = "storage"
-    elif crit.startswith("max d/D"):
-        kind = "dD"
-    elif crit.startswith("force main"):
-        kind = "fm"
-    elif crit.startswith("pump time off"):
-        kind = "pump"
-    elif crit.startswith("peak inflow"):
-        kind = "peak"
-    elif crit.startswith("CSO volume"):
-        kind = "cso"
-    else:
-        return None
-    return f"{kind}|{ch.element}"
 
 
 def top_ratios(ratios: dict[str, float], k: int) -> dict[str, float]:

@@ -288,19 +288,12 @@ def _float_or_nan(x) -> float:
     return v if math.isfinite(v) else (v if v == math.inf else math.nan)
 
 
-#: The ratio key's kind by the start of a check's criterion: the words :func:`capacitysim.rules.capacity.judge`
-#: writes. The same table as :func:`capacitysim.workflows.headroom.margins.check_key`, which the sweep may not
-#: import (headroom imports the sweep: the layers of .importlinter); tests/sweep/test_sweep_governing.py
-#: asserts both give the same key.
-_RATIO_KINDS = (("no new or increased flooding", "flood"), ("no new surcharge", "freeboard"),
-                ("no new pressure", "freeboard"), ("storage max depth", "storage"), ("max d/D", "dD"),
-                ("force main", "fm"), ("pump time off", "pump"), ("peak inflow", "peak"), ("CSO volume", "cso"))
-
-
 def ratio_key(ch) -> str | None:
-    """The :func:`capacitysim.rules.capacity.margin_ratios` key of a failed check (None: a run check)."""
-    kind = next((k for start, k in _RATIO_KINDS if str(ch.criterion).startswith(start)), None)
-    return None if kind is None else f"{kind}|{ch.element}"
+    """The :func:`capacitysim.rules.capacity.margin_ratios` key of a failed check (None: a run check):
+    :func:`capacitysim.rules.capacity.check_key`, headroom's reading too."""
+    from capacitysim.rules.capacity import check_key
+
+    return check_key(ch)
 
 
 def governing_check(failed: list, ratios: dict[str, float]) -> dict:
