@@ -169,11 +169,9 @@ def parse_connection(spec: str, peaking: str | float = "pattern") -> Connection:
     except ValueError:
         raise InputError(f"--connect {spec!r}: flow {value!r} is not a number of gpd") from None
     flow, unit = flow_gpd(value, f"--connect {spec!r}")
-    if unit != "gpd":
-        return Connection(node, flow, peaking, label=f"{value} = {flow:,.0f} gpd") if flow > 0 else _not_positive(spec, flow)
     if not flow > 0:
         raise InputError(f"--connect {spec!r}: flow must be > 0 gpd; got {flow:g}")
-    return Connection(node, flow, peaking)
+    return Connection(node, flow, peaking, label="" if unit == "gpd" else f"{value} = {flow:,.0f} gpd")
 
 
 #: A connection larger than this is beyond one building's sewage flow [gpd]: 1 MGD is about 10,000 people at
@@ -281,10 +279,6 @@ def margins(model: SwmmInp, before: xr.Dataset, after: xr.Dataset, c: Criteria, 
                             "used": "the value after as a share of its limit (freeboard: the limit over the value)",
                             "existing_deficiencies": "elements past their limit in the run before: the system's, not "
                                                      "the change's (judged only if the change makes them worse)"}}
-
-
-def _not_positive(spec: str, flow: float):
-    raise InputError(f"--connect {spec!r}: flow must be > 0 gpd; got {flow:g}")
 
 
 def parse_remediation(spec: str, basins: list[Basin], model: SwmmInp) -> Remediation | SourceRemoval:
