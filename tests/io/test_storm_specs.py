@@ -166,3 +166,11 @@ def test_cli_list_storms_shows_the_grammar(run_cli):
     assert r.exit_code == 0 and "type2:3.2in" in r.stdout.splitlines()[0] and SPEC_GRAMMAR in r.stderr
     doc = json.loads(run_cli("list", "storms", "--json").stdout)
     assert doc["spec"]["grammar"] == SPEC_GRAMMAR and doc["items"][0]["name"] == "binghamton-1yr-24h"
+
+
+def test_headroom_workflow_takes_spec_text():
+    """The workflow itself (not only the processes' validator) reads a spec given as text."""
+    from capacitysim.workflows.headroom import storm_list
+
+    ((label, storm, rec),) = storm_list(["type2:3.2in"])
+    assert label == "type2:3.2in" and rec["name"] == "NRCS Type II 24-hour, 3.2 in" and rec["file"] is None

@@ -81,3 +81,38 @@ def test_validation_accepts_valid_values():
     assert check_value("x", 2, {"type": "number", "exclusiveMinimum": 0}) == 2
     assert check_value("x", "pattern", {"oneOf": [{"type": "string", "enum": ["pattern"]}, {"type": "number"}]})
     assert check_value("x", "2024-02-29", {"type": "string", "format": "date"})
+
+
+# --- storm specs in the service (issue 28, item 4) -------------------------------------------------------------
+
+
+def test_a_storm_spec_is_checked_in_the_server_and_names_no_file():
+    from capacitysim.io.storms import load_storm
+    from capacitysim.processes import get
+    from capacitysim.service.processes import prepare
+    from capacitysim.service.tasks import job_inputs
+
+    p = prepare("headroom", {"inputs": {"model": "synthetic-50", "storms": ["binghamton-1yr-24h", "type2:3.2in"],
+                                        "nodes": ["MH0003"]}}, lambda sha: None)
+    assert "storms[0]" in p.files and "storms[1]" not in p.files  # the spec is no file: nothing to hash or stage
+    values = job_inputs(get("headroom"), p.inputs, p.files)
+    assert values["storms"] == [p.files["storms[0]"], "type2:3.2in"]
+    typed = get("headroom").validate(values, source="service")
+    assert typed["storms"][1] == load_storm("type2:3.2in")
+    with pytest.raises(ServiceInputError) as err:
+        prepare("capacity-demonstration", {"inputs": {"model": "synthetic-50", "storm": "type2:3.2in:6h",
+                                                      "connections": [{"node": "MH0003", "gpd": 3000}]}}, lambda sha: None)
+    assert err.value.field == "inputs.storm" and "only 24h is allowed" in str(err.value)
+    with pytest.raises(ServiceInputError) as err:  # a path is never read as a spec or a file
+        prepare("capacity-demonstration", {"inputs": {"model": "synthetic-50", "storm": "/etc/passwd",
+                                                      "connections": [{"node": "MH0003", "gpd": 3000}]}}, lambda sha: None)
+    assert err.value.field == "inputs.storm"
+
+
+@pytest.mark.server
+def test_a_capacity_job_runs_a_storm_spec(server):
+    with server.client("engineer") as c:
+        st, res = _result(c, "capacity-demonstration", {"model": "synthetic-50", "storm": "type2:3.2in",
+                                                        "connections": [{"node": "MH0003", "gpd": 3000}]})
+        doc = res.json()
+        assert doc["storm"] == "NRCS Type II 24-hour, 3.2 in" and doc["storm_record"]["depth_in"] == 3.2

@@ -1215,7 +1215,7 @@ def head(ctx, as_json):
                    "record PLANT.csv beside it) or PLANT.toml,FLOWS.csv, as `spdes check --plant --flows` take them. A "
                    "plant not given is listed with its committed flow, its remaining headroom not computed.")
 @click.option("--storm", "storms", multiple=True,
-              help="Design storm of the models' headroom (bundled name or storms/*.toml; repeatable). Default: the model's "
+              help="Design storm of the models' headroom (bundled name, storms/*.toml or a spec such as type2:3.2in; repeatable). Default: the model's "
                    "rainfall, as `capacity` without --storm.")
 @click.option("--nodes", default=None, metavar="A,B",
               help="Search these nodes too (default: each commitment's node and each basin's outlet).")

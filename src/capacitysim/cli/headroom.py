@@ -14,7 +14,7 @@ from capacitysim.cli.common import (ProgressBar, check_export_dir, emit_json, em
 @cli.command()
 @click.option("--model", "model_path", required=True, help="SWMM 5 .inp file (only read), or a bundled model's name.")
 @click.option("--storm", "storms", multiple=True,
-              help="Design storm (bundled name or storms/*.toml); repeat for a node x storm (return-period) matrix. "
+              help="Design storm (bundled name, storms/*.toml or a spec such as type2:3.2in); repeat for a node x storm (return-period) matrix. "
                    "Default: the model's rainfall.")
 @click.option("--nodes", "nodes", default=None, metavar="A,B", help="Nodes to search (comma-separated).")
 @click.option("--basin", default=None, metavar="OUTLET", help="Search the junctions of this basin (its outlet).")

@@ -168,7 +168,7 @@ def runoff(precip_in, cn, cover, soil, cn_table, ia_ratio, as_json):
 @_apply(cn_options)
 @click.option("--tc-hr", type=float, required=True, help="Time of concentration [h].")
 @click.option("--precip-in", "precip_in", type=float, help="24-h rainfall [in] (default: the storm's depth).")
-@click.option("--storm", "storm_ref", default=DEFAULT_STORM, show_default=True, help="Storm file or bundled name.")
+@click.option("--storm", "storm_ref", default=DEFAULT_STORM, show_default=True, help="Storm file, bundled name or spec (type2:3.2in).")
 @click.option("--pond-swamp-pct", type=float, default=0.0, show_default=True, help="Pond and swamp area [%].")
 @json_option
 def peak(area_ac, area_mi2, cn, cover, soil, cn_table, tc_hr, precip_in, storm_ref, pond_swamp_pct, as_json):
@@ -215,7 +215,7 @@ def peak(area_ac, area_mi2, cn, cover, soil, cn_table, tc_hr, precip_in, storm_r
 @_apply(area_options)
 @_apply(cn_options)
 @click.option("--tc-hr", type=float, required=True, help="Time of concentration [h].")
-@click.option("--storm", "storm_ref", default=DEFAULT_STORM, show_default=True, help="Storm file or bundled name.")
+@click.option("--storm", "storm_ref", default=DEFAULT_STORM, show_default=True, help="Storm file, bundled name or spec (type2:3.2in).")
 @click.option("--peak-rate-factor", type=float, default=484.0, show_default=True)
 @json_option
 def hydrograph(area_ac, area_mi2, cn, cover, soil, cn_table, tc_hr, storm_ref, peak_rate_factor, as_json):

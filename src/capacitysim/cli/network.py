@@ -12,7 +12,7 @@ from capacitysim.cli.common import check_export_dir, emit_json, emit_table, expo
 
 @cli.command()
 @click.option("--model", "model_path", required=True, help="SWMM 5 .inp file (only read), or a bundled model's name (capacitysim list models).")
-@click.option("--storm", help="Design storm: a bundled name (binghamton-1yr-24h) or a storms/*.toml file. Default: the model's rainfall.")
+@click.option("--storm", help="Design storm: a bundled name (binghamton-1yr-24h), a storms/*.toml file or a spec DIST:DEPTH (type2:3.2in, NRCS 24-h). Default: the model's rainfall.")
 @click.option("--connect", "connects", multiple=True, metavar="NODE=GPD",
               help="New connection: NODE=FLOW, the average daily flow (a bare number is gpd; 0.05MGD, 35gpm, 0.1cfs, "
                    "2L/s are converted), or NODE=UNITSxGPD_PER_UNIT (building program). Repeatable.")

@@ -22,7 +22,8 @@ def storm_schema(what: str) -> dict:
     from capacitysim.io.storms import SPEC_GRAMMAR
 
     schema = file_schema("storm", what)
-    schema["description"] += (f" On the command line and in the Python API also a storm file or a storm spec {SPEC_GRAMMAR}.")
+    schema["description"] += (f" Or a storm spec {SPEC_GRAMMAR}; on the command line and in the Python API also a "
+                              "storm TOML file.")
     return schema
 
 

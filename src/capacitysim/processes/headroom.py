@@ -41,8 +41,8 @@ class Headroom(Process):
         model_input(),
         Input("model_files", companions("model")),
         Input("storms", {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": MAX_TEXT_CHARS},
-                         "description": "Design storms (bundled names or uploads; on the command line and in the "
-                                        "Python API also storm files or storm specs such as type2:3.2in)."},
+                         "description": "Design storms (bundled names, uploads or storm specs such as type2:3.2in; "
+                                        "on the command line and in the Python API also storm files)."},
               cli="--storm", file="storm", convert=storm_ref),
         Input("nodes", {"type": "array", "maxItems": MAX_ITEMS,
                         "items": {"type": "string", "minLength": 1, "maxLength": 100}}, cli="--nodes", text=_nodes_text),

@@ -11,7 +11,8 @@ the process's own validator (its inputs' JSON Schema, the rules between them), t
 value is a :class:`ServiceInputError` (HTTP 400) naming the field (``inputs.connections[0].gpd``), the value and
 what is allowed. Files are named as the CLI names them: a bundled name (``"synthetic-50"``,
 ``"binghamton-1yr-24h"``, ``"sample-wwtp"``) or an upload (``"upload:<sha256>"``, from ``POST /uploads``);
-:func:`prepare` resolves them to paths and records each file's SHA-256.
+:func:`prepare` resolves them to paths and records each file's SHA-256. A design storm may also be a storm spec
+(``"type2:3.2in"``, :func:`storm_spec`): no file, checked here, read by the job.
 """
 
 from __future__ import annotations
@@ -122,6 +123,23 @@ class Prepared:
 def canonical_json(obj) -> str:
     """The canonical JSON text of a value (sorted keys, no spaces): what the inputs' SHA-256 is taken of."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def storm_spec(name: str, value):
+    """A storm input written as a storm spec (``type2:3.2in``, :func:`capacitysim.io.storms.parse_storm_spec`):
+    its ``StormSpec``; None for anything else (a bundled name or an upload, resolved as a file). A value that looks
+    like a spec and is not a valid one is a :class:`ServiceInputError` naming what is wrong with it. The service
+    never reads a spec as a path: a spec contains ``:`` and no bundled name or upload reference does."""
+    from capacitysim.io.storms import SPEC_GRAMMAR, StormSpecError, looks_like_storm_spec, parse_storm_spec
+
+    if not isinstance(value, str) or UPLOAD_REF.match(value) or not looks_like_storm_spec(value):
+        return None
+    try:
+        return parse_storm_spec(value)
+    except StormSpecError as exc:
+        names = ", ".join(bundled("storm")) or "none"
+        raise ServiceInputError(name, value, f"a bundled storm ({names}), \"upload:<sha256>\" of a storm file, or a "
+                                f"storm spec {SPEC_GRAMMAR}", exc.problem) from None
 
 
 def resolve_file(name: str, value: str, kind: str | None, uploads) -> Path:
@@ -252,6 +270,8 @@ def _resolve_files(proc, inputs: dict, uploads) -> dict[str, str]:
             kind = inp.file if inp.file in SUFFIX else None  # "upload": an upload only
             for key, v in ([(f"{inp.name}[{i}]", v) for i, v in enumerate(value)] if isinstance(value, list)
                            else [(inp.name, value)]):
+                if kind == "storm" and storm_spec(f"inputs.{key}", v) is not None:
+                    continue  # a storm spec (type2:3.2in) names no file: the job reads the spec itself
                 files[key] = str(resolve_file(f"inputs.{key}", v, kind, uploads))
         for i, item in enumerate(value if inp.name in proc.item_files else []):
             for part, kind in proc.item_files[inp.name]:

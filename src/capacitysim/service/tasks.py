@@ -258,8 +258,8 @@ def job_inputs(proc, inputs: dict, files: dict) -> dict:
                            for i, item in enumerate(values[key])]
         elif key in files:
             values[key] = files[key]
-        elif isinstance(values[key], list) and values[key] and f"{key}[0]" in files:
-            values[key] = [files[f"{key}[{i}]"] for i in range(len(values[key]))]
+        elif isinstance(values[key], list) and any(f"{key}[{i}]" in files for i in range(len(values[key]))):
+            values[key] = [files.get(f"{key}[{i}]", v) for i, v in enumerate(values[key])]  # a storm spec stays text
     return values
 
 

@@ -280,7 +280,7 @@ def select_nodes(model, basins, nodes=None, basin: str | None = None, all_nodes:
 
 def storm_list(storms) -> list[tuple[str, object, dict]]:
     """(label, Storm edit or None, record) per storm; no storm: the model's own rainfall."""
-    from capacitysim.io.storms import StormSpec, load_storm, resolve_storm_path
+    from capacitysim.io.storms import StormSpec, load_storm
     from capacitysim.network.scenario import Storm
     from capacitysim.workflows.demonstration import _sha256
 
@@ -298,7 +298,7 @@ def storm_list(storms) -> list[tuple[str, object, dict]]:
         if label in seen:
             raise InputError(f"--storm {label!r} is given twice")
         seen.add(label)
-        path = spec.path or (str(resolve_storm_path(ref)) if not isinstance(ref, StormSpec) else "")
+        path = spec.path  # a storm file's path; "" for a storm spec (type2:3.2in), which has no file
         rec = {"label": label, "name": spec.name, "depth_in": spec.depth_in, "distribution": spec.distribution,
                "duration_hr": spec.duration_hr, "return_period_yr": spec.return_period_yr,
                "file": Path(path).name if path else None, "sha256": _sha256(path) if path else None}
