@@ -19,34 +19,37 @@ shown is escaped (Jinja2 autoescape). The pages call the same functions as the A
 
 from __future__ import annotations
 
-import json
-import re
 import secrets
-from pathlib import Path
 from typing import NamedTuple
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from capacitysim.errors import CapacitysimError, InputError
 from capacitysim.service import auth
 from capacitysim.service.processes import ServiceInputError, bundled, prepare, versions
 from capacitysim.service.store import ActiveJobsLimit
-from capacitysim.service.tasks import read_progress
 
 COOKIE = "capacitysim_session"
 LOGIN_CSRF_COOKIE = "capacitysim_login_csrf"
-#: Seconds between automatic reloads of a job page while the job runs.
-REFRESH_S = 2
-#: Checks listed on a job page (failed ones first); the rest are in the result document.
-MAX_CHECKS_SHOWN = 50
-#: What the bank page's sign-off form decides: a withdrawal (field ``application``), a deposit (field ``id``: its
-#: txn) or a transfer (field ``id``: ``transfer-N``).
-SIGN_OFF_KINDS = ("withdrawal", "deposit", "transfer")
-#: A job's id (32 hex digits): anything else is no job, before the store is asked.
-JOB_ID = re.compile(r"[0-9a-f]{32}")
 #: The Content-Security-Policy of the pages: nothing but this origin, inline CSS, never framed, forms only here.
 PAGE_CSP = "default-src 'self'; style-src 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+
+
+class Web(NamedTuple):
+    """What the page modules (:mod:`~capacitysim.service.web_jobs`, :mod:`~capacitysim.service.web_bank`,
+    :mod:`~capacitysim.service.web_forms`) add their routes with: the app and the service, and the helpers every
+    page shares (render a template, the request's session, the redirect to sign-in, the CSRF check of a form, a
+    POST handler run in the thread pool)."""
+
+    app: object
+    svc: object
+    ApiError: type
+    render: object
+    page: object
+    session: object
+    to_login: object
+    checked_form: object
+    threaded: object
 
 
 class Signed(NamedTuple):
@@ -58,7 +61,7 @@ class Signed(NamedTuple):
 
 
 def install(app, svc, ApiError) -> None:
-    """Add the ``/ui`` pages to ``app``."""
+    """Add the ``/ui`` pages to ``app``: sign-in and the jobs list here, the rest from the page modules."""
     from capacitysim.service.pages import environment
 
     env = environment()
@@ -215,170 +218,11 @@ def install(app, svc, ApiError) -> None:
         svc.runner.submit(job_id)
         return RedirectResponse(f"/ui/jobs/{job_id}", status_code=303)
 
-    @app.get("/ui/jobs/{job_id}", response_class=HTMLResponse, include_in_schema=False)
-    def job_page(job_id: str, request: Request):
-        who = session(request)
-        if who is None:
-            return to_login(request)
-        user = who.user
-        job = svc.store.job(job_id) if JOB_ID.fullmatch(job_id) else None
-        if job is None:
-            raise ApiError(404, "Not found", f"no job {job_id[:100]!r}")
-        if not auth.may_read_job(user, job):
-            svc.store.journal("read jobs", user, job_id, outcome="forbidden")
-            raise ApiError(403, "Forbidden", "this job belongs to another user")
-        checks, more = [], 0
-        if job["status"] == "successful":
-            doc = json.loads(Path(job["result_path"]).read_text(encoding="utf-8"))
-            all_checks = doc.get("checks", []) if isinstance(doc, dict) and isinstance(doc.get("checks"), list) else []
-            all_checks = [c for c in all_checks if isinstance(c, dict) and "criterion" in c]
-            all_checks.sort(key=lambda c: bool(c.get("passed")))
-            checks, more = all_checks[:MAX_CHECKS_SHOWN], max(0, len(all_checks) - MAX_CHECKS_SHOWN)
-        final = job["status"] in ("successful", "failed", "dismissed")
-        info = read_progress(svc.runner.job_dir(job_id), job["attempts"]) or {}
-        stages = [st for st in info.get("stages", []) if isinstance(st, dict)]
-        return page("job.html", who, title=f"Job {job_id[:8]}", job=job, checks=checks, more=more, refresh=None if final else REFRESH_S, stages=stages,
-                      inputs=json.dumps(job["inputs"], indent=2), hashes=json.dumps(job["input_sha256"], indent=2),
-                      versions=json.dumps(job["versions"], indent=2))
+    from capacitysim.service import web_bank, web_jobs
 
-    def bank_page(who: Signed, error=None, status=200):
-        from capacitysim.service.bank_api import (
-            jobs_citing_in,
-            ledger_deposits,
-            ledger_transfers,
-        )
-
-        with svc.ledger() as lg:
-            rows = [w | jobs_citing_in(svc.store, w) for w in lg.withdrawals()]
-            deposits, transfers = ledger_deposits(lg), ledger_transfers(lg)
-            balances = lg.balances()
-        pending = [w for w in rows if w["signoff_status"] == "pending"]
-        decided = [w for w in rows if w["signoff_status"] != "pending"]
-        return page("bank.html", who, status, title="Flow credit bank",
-                    pending=pending, decided=decided, balances=balances, can_sign=auth.can(who.user, "sign-off"), error=error,
-                      pending_deposits=[d for d in deposits if d["signoff_status"] == "pending"],
-                      decided_deposits=[d for d in deposits if d["signoff_status"] != "pending"],
-                      pending_transfers=[t for t in transfers if t["signoff_status"] == "pending"],
-                      decided_transfers=[t for t in transfers if t["signoff_status"] != "pending"])
-
-    @app.get("/ui/bank", response_class=HTMLResponse, include_in_schema=False)
-    def bank(request: Request):
-        who = session(request)
-        if who is None:
-            return to_login(request)
-        return bank_page(who)
-
-    def register_page(who: Signed, error=None, status=200):
-        """The capacity register (issue 24): per plant and per registered model, the committed flows read from the bank
-        at each request, and the remaining headroom of the newest register job, each figure current or stale
-        (:func:`capacitysim.service.register_api.register_document`, as ``GET /bank/register``)."""
-        import datetime as _dt
-
-        from capacitysim.report.headroom import governing_text, headroom_text
-        from capacitysim.service.register_api import register_document
-
-        reg = register_document(svc)
-        doc = (reg.get("computed") or {}).get("document") or {}
-        plants = {p["plant"].casefold(): p for p in doc.get("plants", [])}
-        models = {m["model_sha256"]: m for m in doc.get("models", [])}
-        for p in reg["plants"]:
-            p["computed"] = plants.get(p["plant"].casefold())
-        for m in reg["models"]:
-            m["computed"] = models.get(m["model_sha256"])
-            for r in ((m["computed"] or {}).get("headroom") or {}).get("nodes", []):
-                r["headroom_text"], r["governing_text"] = headroom_text(r), governing_text(r)
-        read_at = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
-        return page("register.html", who, status, title="Capacity register", reg=reg, read_at=read_at,
-                    computed=reg.get("computed"), can_submit=auth.can(who.user, "submit"),
-                    storms=sorted(bundled("storm")), plants=sorted(bundled("plant")), error=error)
-
-    @app.get("/ui/bank/register", response_class=HTMLResponse, include_in_schema=False)
-    def register(request: Request):
-        who = session(request)
-        if who is None:
-            return to_login(request)
-        if not auth.can(who.user, "bank-read"):
-            return page("jobs.html", who, 403, title="Jobs", jobs=[], error="This role does not read the bank.")
-        return register_page(who)
-
-    @app.get("/ui/bank/notes/{application}", include_in_schema=False)
-    def note_page(request: Request, application: str, format: str = "html"):
-        """The flow credit note of a signed-off withdrawal (``GET /bank/withdrawals/{application}/note``, for the
-        signed-in reader of the bank), HTML in the browser or a PDF download."""
-        from capacitysim.service.bank_api import note_response
-        from capacitysim.workflows.note import flow_credit_note
-
-        who = session(request)
-        if who is None:
-            return to_login(request)
-        if not auth.can(who.user, "bank-read") or format not in ("html", "pdf"):
-            return page("jobs.html", who, 403 if format in ("html", "pdf") else 400, title="Jobs", jobs=[],
-                        error="This role does not read the bank." if format in ("html", "pdf")
-                        else "format: html or pdf")
-        try:
-            with svc.ledger() as lg:
-                note = flow_credit_note(lg, application)
-        except CapacitysimError as exc:
-            return bank_page(who, error=str(exc), status=404 if isinstance(exc, InputError) else 409)
-        return note_response(note, format)
-
-    @app.post("/ui/bank/register", include_in_schema=False)
-    @threaded
-    def compute_register(request: Request, form):
-        """Submit a ``capacity-register`` job (the same validation and store as ``POST /processes/.../execution``)."""
-        who = session(request)
-        if who is None:
-            return to_login(request)
-        checked_form(request, who, form)
-        user = who.user
-        if not auth.can(user, "submit"):
-            svc.store.journal("submit jobs", user, "capacity-register", outcome="forbidden")
-            return register_page(who, f"The role {user['role']!r} does not submit jobs.", 403)
-        values = {k: str(form.get(k, "")).strip()[:600] for k in ("storm", "key", "plant", "flows")}
-        inputs: dict = {}
-        if values["storm"]:
-            inputs["storms"] = [values["storm"]]
-        if values["key"]:
-            inputs["plants"] = [{"key": values["key"], "plant": values["plant"], "flows": values["flows"]}]
-        try:
-            prepared = prepare("capacity-register", {"inputs": inputs}, svc.uploads_of(user))
-            job_id = svc.store.create_job(prepared, user, versions("capacity-register"),
-                                          max_active=lim.max_active_jobs_per_user)
-        except ServiceInputError as exc:
-            return register_page(who, str(exc), 400)
-        except ActiveJobsLimit as exc:
-            return register_page(who, str(exc), 429)
-        svc.runner.submit(job_id)
-        return RedirectResponse(f"/ui/jobs/{job_id}", status_code=303)
-
-    @app.post("/ui/bank/sign-off", include_in_schema=False)
-    @threaded
-    def sign_off(request: Request, form):
-        from capacitysim.service.bank_api import decide, decide_pending
-
-        who = session(request)
-        if who is None:
-            return to_login(request)
-        checked_form(request, who, form)
-        user = who.user
-        kind = str(form.get("kind", "withdrawal"))
-        if kind not in SIGN_OFF_KINDS:
-            return bank_page(who, f"kind: got {kind[:40]!r}; allowed: one of {', '.join(SIGN_OFF_KINDS)}", 400)
-        ident = str(form.get("application" if kind == "withdrawal" else "id", ""))[:200]
-        if not auth.can(user, "sign-off"):
-            svc.store.journal(f"sign off {kind}s", user, ident, outcome="forbidden")
-            return bank_page(who, "Only an administrator signs off.", 403)
-        body = {"decision": str(form.get("decision", "")), "note": str(form.get("note", ""))}
-        try:
-            if kind == "withdrawal":
-                decide(svc, user, ident, body)
-            else:
-                decide_pending(svc, user, kind, ident, body)
-        except (CapacitysimError, ApiError) as exc:
-            code = 400 if isinstance(exc, ServiceInputError) else getattr(exc, "status", 409)
-            return bank_page(who, str(getattr(exc, "detail", exc)), code)
-        return RedirectResponse("/ui/bank", status_code=303)
-
+    w = Web(app, svc, ApiError, render, page, session, to_login, checked_form, threaded)
+    web_jobs.install(w)
+    web_bank.install(w)
 
 def _connections(text: str) -> list[dict]:
     """``NODE=GPD`` lines -> ``[{"node", "gpd"}]`` (a line that is not NODE=GPD is a ServiceInputError)."""
