@@ -173,3 +173,21 @@ def test_the_queue_shows_deposits_and_transfers_and_signs_them_off(server):
         after = balances(rev)
         assert after[(BASIN, MUNICIPAL)] == before[(BASIN, MUNICIPAL)] + 2500 + 300  # the rejected transfer returned
         assert rev.get(f"/bank/deposits/{txn}").json()["decided_by"] == server.names["administrator"]
+
+
+def test_the_root_sends_a_browser_to_sign_in_and_an_api_client_a_401(server):
+    """``/`` for a browser (Accept: text/html, no token) leads to the sign-in page; for an API client it stays the
+    OGC landing page, 401 without a token (issue 28, item 5)."""
+    import httpx
+
+    # from an address of its own: the bad token counts against the address (policy auth_failures_max)
+    with httpx.Client(base_url=server.url, timeout=60, follow_redirects=False,
+                      transport=httpx.HTTPTransport(local_address="127.0.0.4")) as c:
+        html = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+        r = c.get("/", headers=html)
+        assert r.status_code == 303 and r.headers["location"] == "/ui"
+        assert c.get("/ui", headers=html).headers["location"] == "/ui/login"
+        problem_ok(c.get("/", headers={"Accept": "application/json"}), 401)
+        problem_ok(c.get("/", headers=html | {"Authorization": "Bearer cs1.0.bad"}), 401)  # a token is never redirected
+        ok = c.get("/", headers=html | {"Authorization": f"Bearer {server.tokens['engineer']}"})
+        assert ok.status_code == 200 and ok.json()["title"] == "capacitysim"

@@ -52,7 +52,7 @@ import anyio
 import anyio.to_thread
 from fastapi import Body, Depends, FastAPI, Header, Request, Security
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from fastapi.security import HTTPBearer
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import MutableHeaders
@@ -251,6 +251,19 @@ class Service:
         jobs, redact = self._hide
         return redact(jobs.sub(lambda m: f"job {m.group(1)} ({m.group(2)})", text))
 
+    def save_upload(self, user, filename: str, data: bytes) -> dict:
+        """Store an uploaded file as ``user``'s (``POST /uploads`` and the pages' upload form): under
+        ``uploads/<sha256>/<safe name>``, written atomically; returns the upload's record as ``POST /uploads``
+        answers it. Empty bytes are a :class:`ServiceInputError`. The caller has checked the role."""
+        if not data:
+            raise ServiceInputError("body", "", "the file's bytes (not empty)", "empty")
+        name = _SAFE_NAME.sub("_", Path(filename).name)[:100].strip("._") or "upload"
+        sha = hashlib.sha256(bytes(data)).hexdigest()
+        path = self.data_dir / "uploads" / sha / name
+        atomic_write_bytes(path, bytes(data))
+        rec = self.store.add_upload(sha, name, len(data), str(path), user)
+        return {"id": f"upload:{sha}", "sha256": sha, "filename": rec["filename"], "size_bytes": rec["size_bytes"]}
+
     def uploads_of(self, user):
         """``uploads(sha256) -> Path | None`` of one user (for :func:`capacitysim.service.processes.prepare`):
         only that user's own uploads; another user's upload of a hash is answered as no upload."""
@@ -320,6 +333,10 @@ def load_secret(data_dir: Path) -> bytes:
                            "sessions' forms must be reloaded)")
 
 
+#: The routes whose body is a file (limit ``max_upload_bytes``): the API's upload and the pages' upload form.
+UPLOAD_PATHS = ("/uploads", "/ui/uploads")
+
+
 class _BodyTooLarge(Exception):
     """Raised into the application by :class:`Guard` when a body passes its limit while it is read."""
 
@@ -339,7 +356,7 @@ class Guard:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        upload = scope["path"] == "/uploads"
+        upload = scope["path"] in UPLOAD_PATHS
         limit = self.limits.max_upload_bytes if upload else self.limits.max_body_bytes
         policy = "max_upload_bytes" if upload else "max_body_bytes"
 
@@ -536,8 +553,11 @@ def create_app(data_dir, *, scheduler: str | None = None, workers: int | None = 
         return JSONResponse(app.openapi())
 
     # --- landing, conformance --------------------------------------------------------------------------
-    @app.get("/", summary="Landing page (OGC API - Common)")
-    def landing(u=Depends(user)):
+    @app.get("/", summary="Landing page (OGC API - Common); a browser without a token goes to the web pages")
+    def landing(request: Request, _declared=Security(bearer)):
+        if "authorization" not in request.headers and "text/html" in request.headers.get("accept", ""):
+            return RedirectResponse("/ui", status_code=303)  # a browser: the pages (sign-in first), not a JSON 401
+        user(request)
         return {"title": "capacitysim", "description": "Capacity demonstrations as a service", "version": __version__,
                 "links": [{"href": f"{base}/openapi.json", "rel": "service-desc", "type": "application/vnd.oai.openapi+json;version=3.0"},
                           {"href": f"{base}/conformance", "rel": "http://www.opengis.net/def/rel/ogc/1.0/conformance"},
@@ -722,14 +742,7 @@ def create_app(data_dir, *, scheduler: str | None = None, workers: int | None = 
         data = bytearray()
         async for chunk in request.stream():
             data += chunk
-        if not data:
-            raise ServiceInputError("body", "", "the file's bytes (not empty)", "empty")
-        name = _SAFE_NAME.sub("_", Path(filename).name)[:100].strip("._") or "upload"
-        sha = hashlib.sha256(bytes(data)).hexdigest()
-        path = svc.data_dir / "uploads" / sha / name
-        await run_in_threadpool(atomic_write_bytes, path, bytes(data))
-        rec = await run_in_threadpool(svc.store.add_upload, sha, name, len(data), str(path), u)
-        return {"id": f"upload:{sha}", "sha256": sha, "filename": rec["filename"], "size_bytes": rec["size_bytes"]}
+        return await run_in_threadpool(svc.save_upload, u, filename, bytes(data))
 
     # --- the bank ------------------------------------------------------------------------------------
     from capacitysim.service import bank_api
