@@ -1,7 +1,8 @@
 """The SWMM run itself, executed as a script in a fresh child process (never imported by the parent).
 
 Usage: ``python _child.py INP RPT OUT STATS_JSON [STOP_JSON]`` (a run; with a stop rule, see
-:func:`_run_until`) or ``python _child.py --probe INP RPT OUT
+:func:`_run_until`; with the environment variable :data:`ENV_PROGRESS` naming a file, the run reports its
+simulated time there while it runs, see :class:`_Reporter`) or ``python _child.py --probe INP RPT OUT
 JSON`` (open the project, which parses and checks the whole input as a run would, write its
 network and close it: the engine is the judge of a model's validity). Imports only the standard library and
 ``swmm.toolkit`` (about 20 ms), so process start-up is negligible against the engine time.
@@ -20,6 +21,15 @@ values behind the report's Max/Full Flow and Max/Full Depth, reached by ctypes o
 max flow), which are exact where the ``.out`` file only holds reporting steps.
 
 Everything is written in the model's own units (FLOW_UNITS); the parent converts.
+
+Progress (issue 28, item 5): ``swmm_stride`` over the whole run reports nothing until the end. When the parent
+asks for progress (:data:`ENV_PROGRESS`), the run steps with ``swmm_step`` instead, the call ``swmm_run`` and
+``swmm_stride`` repeat in C (EPA SWMM 5.2 ``swmm5.c``: ``swmm_run`` is ``swmm_start``, a loop of ``swmm_step``
+while the elapsed time is positive, ``swmm_end``; ``swmm_stride`` runs the same loop until its stride ends, and a
+stride past the end of the run caps nothing): the same routing steps, so results identical bit for bit
+(``tests/network/test_engine_progress.py`` compares every statistic with ``==``). Between steps the wall clock
+is read (``time.monotonic``, tens of nanoseconds against a routing step of a network) and at most once per
+:data:`ENV_PROGRESS_S` seconds the file is replaced atomically. A run without progress keeps the one stride.
 """
 
 import ctypes
@@ -30,6 +40,10 @@ import time
 
 #: Stride [s] longer than any simulation (68 years): swmm_stride then runs the whole simulation in C.
 STRIDE_ALL_S = 2**31 - 1
+#: Environment variable naming the file the run reports its progress to (absent: no progress, one stride).
+ENV_PROGRESS = "CAPACITYSIM_ENGINE_PROGRESS"
+#: Environment variable: the shortest wall time between two progress writes [s] (default 1).
+ENV_PROGRESS_S = "CAPACITYSIM_ENGINE_PROGRESS_S"
 
 
 def _libswmm5():
@@ -55,7 +69,74 @@ def _iso(t):
     return f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}"
 
 
-def _run_until(S, E, stop_path):
+class _Reporter:
+    """Writes the run's progress to ``path`` (JSON, replaced atomically) at most once per ``every_s`` of wall time.
+
+    The document: ``run`` (the input's stem), ``elapsed_days`` (simulated time since the start, as ``swmm_step``
+    returns it [days]), ``total_days`` (END minus START of ``[OPTIONS]`` [days]), ``start`` and ``now`` (ISO
+    simulated date-times), ``wall_s`` (wall time since ``swmm_start`` [s]), ``eta_s`` (wall time left at the rate so
+    far, ``wall_s * (total - elapsed) / elapsed`` [s]; None before the first step), ``done`` (the run reached its
+    end) and ``writes`` (how many times the file was written).
+    """
+
+    def __init__(self, S, E, path, every_s, run):
+        import datetime as dt
+
+        self.path, self.tmp, self.every_s, self.run = path, path + ".tmp", float(every_s), run
+        self.start = dt.datetime(*S.simulation_get_datetime(E.TimeProperty.START_DATE))
+        end = dt.datetime(*S.simulation_get_datetime(E.TimeProperty.END_DATE))
+        self.total_days = (end - self.start).total_seconds() / 86400.0
+        self.t0 = time.monotonic()
+        self.next_t = self.t0  # the first step writes
+        self.writes = 0
+        self.last = 0.0
+
+    def tick(self, elapsed):
+        """After each routing step: ``elapsed`` [days]; writes when ``every_s`` has passed since the last write."""
+        self.last = elapsed
+        now = time.monotonic()
+        if now >= self.next_t:
+            self.write(elapsed, now, False)
+            self.next_t = now + self.every_s
+
+    def finish(self, stopped=False):
+        """The run ended, written at once: the whole period, or, when a stop rule stopped it, the last elapsed time.
+
+        ``swmm_step`` returns 0 for the step that reaches the end of the period (EPA SWMM 5.2 ``swmm5.c``:
+        the elapsed time is reported only while ``NewRoutingTime < TotalDuration``), so the last time it
+        returned lies one routing step short of the end: a run that ended has simulated ``total_days``.
+        """
+        self.write(self.last if stopped else self.total_days, time.monotonic(), True)
+
+    def write(self, elapsed, now, done):
+        import datetime as dt
+
+        wall = now - self.t0
+        self.writes += 1
+        doc = {"run": self.run, "elapsed_days": elapsed, "total_days": self.total_days,
+               "start": self.start.isoformat(),
+               "now": (self.start + dt.timedelta(days=elapsed)).replace(microsecond=0).isoformat(),
+               "wall_s": wall, "eta_s": (0.0 if done else wall * (self.total_days - elapsed) / elapsed if elapsed > 0
+                                         else None),
+               "done": done, "writes": self.writes}
+        try:
+            with open(self.tmp, "w", encoding="utf-8") as fh:
+                json.dump(doc, fh)
+            os.replace(self.tmp, self.path)
+        except OSError:  # the folder was removed (the run is being stopped): progress is never worth a failed run
+            pass
+
+
+def _run_reporting(S, reporter):
+    """Step the whole run (``swmm_step``: the routing steps of ``swmm_run``), reporting after each step."""
+    while True:
+        elapsed = S.swmm_step()
+        if elapsed <= 0:
+            return
+        reporter.tick(elapsed)
+
+
+def _run_until(S, E, stop_path, reporter=None):
     """Step the run (``swmm_step``, the same routing steps as ``swmm_run``) until its end or a stop rule.
 
     The rule (JSON, model units): ``not_before_days`` (elapsed time before which it never stops),
@@ -98,6 +179,8 @@ def _run_until(S, E, stop_path):
         elapsed = S.swmm_step()
         if elapsed <= 0:
             return None
+        if reporter is not None:
+            reporter.tick(elapsed)
         k += 1
         if looks and elapsed >= not_before and k % every == 0:
             for kind, ident, i, thr in looks:
@@ -204,7 +287,16 @@ def main(inp, rpt, out, stats_path, stop_path=None):
         # swmm_run. (A shorter stride caps the last routing step of each stride at its end, which
         # changes the step sequence; a stride past the end of the run changes nothing.)
         stopped = None
-        if stop_path is None:
+        progress_path = os.environ.get(ENV_PROGRESS)
+        if progress_path:
+            reporter = _Reporter(S, E, progress_path, float(os.environ.get(ENV_PROGRESS_S) or 1.0),
+                                 os.path.splitext(os.path.basename(inp))[0])
+            if stop_path is None:
+                _run_reporting(S, reporter)
+            else:
+                stopped = _run_until(S, E, stop_path, reporter)
+            reporter.finish(stopped is not None)
+        elif stop_path is None:
             while S.swmm_stride(STRIDE_ALL_S) > 0:
                 pass
         else:

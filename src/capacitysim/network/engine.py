@@ -127,7 +127,8 @@ class RunFiles:
 
 def run_inp(inp_path: str | os.PathLike, work_dir: str | os.PathLike, *, name: str | None = None,
             timeout_s: float | None = None, origin: str | os.PathLike | None = None,
-            stop_rule: dict | None = None) -> RunFiles:
+            stop_rule: dict | None = None, progress_path: str | os.PathLike | None = None,
+            progress_every_s: float = 1.0) -> RunFiles:
     """Run SWMM on a copy of ``inp_path`` inside ``work_dir`` in a fresh child process.
 
     Parameters
@@ -150,6 +151,17 @@ def run_inp(inp_path: str | os.PathLike, work_dir: str | os.PathLike, *, name: s
         ``every_steps``); the routing steps up to the stop are those of the complete run, and the
         statistics file then holds ``stopped`` (what stopped it, when). Without it the run is
         complete, as always.
+    progress_path : path, optional
+        The engine child reports the simulated time there while it runs (JSON replaced atomically at most
+        once per ``progress_every_s`` of wall time: ``run``, ``elapsed_days``, ``total_days``, ``start``,
+        ``now``, ``wall_s``, ``eta_s``, ``done``, ``writes``; ``_child._Reporter``), stepping with
+        ``swmm_step``, whose results are those of the plain run bit for bit. The file's folder becomes
+        writable to the engine child (its confinement): give it a folder of its own. The file is the
+        caller's (left in place). Default: no progress unless the process runs inside
+        :func:`stop_runs_when` with a ``progress_dir`` (a service job); otherwise the run is the one
+        stride of ``_child.py``, untouched.
+    progress_every_s : float
+        Shortest wall time between two progress writes [s].
 
     Returns
     -------
@@ -185,7 +197,8 @@ def run_inp(inp_path: str | os.PathLike, work_dir: str | os.PathLike, *, name: s
         stop_path = wd / f"{stem}.stop.json"
         stop_path.write_text(json.dumps(stop_rule), encoding="utf-8")
     run_copy(RunFiles(inp, rpt, out, stats), timeout_s=timeout_s, source=src, origin=Path(origin) if origin else None,
-             stop_path=stop_path)
+             stop_path=stop_path, progress_path=Path(progress_path) if progress_path else None,
+             progress_every_s=progress_every_s)
     return RunFiles(inp, rpt, out, stats)
 
 
@@ -289,15 +302,17 @@ def _engine_error(run: RunFiles, errors: list[str], source: Path | None, origin:
 
 
 def run_copy(run: RunFiles, *, timeout_s: float | None = None, source: Path | None = None,
-             origin: Path | None = None, stop_path: Path | None = None) -> None:
-    """Run the engine on ``run.inp`` (already prepared) in a child process; raise EngineError on failure."""
+             origin: Path | None = None, stop_path: Path | None = None, progress_path: Path | None = None,
+             progress_every_s: float = 1.0) -> None:
+    """Run the engine on ``run.inp`` (already prepared) in a child process; raise EngineError on failure
+    (``progress_path``, ``progress_every_s``: :func:`run_inp`)."""
     # the engine creates its [RDII] scratch file with mkstemp("swmmXXXXXX"), a path relative to the
     # current directory (not TMPDIR), and unlinks it only at the end of the run: cwd=work_dir keeps
     # it (and any left by a killed run) in the run's own folder; TMPDIR too, for anything else (_child)
     cmd = [sys.executable, "-I", str(_CHILD), str(run.inp), str(run.rpt), str(run.out), str(run.stats)]
     if stop_path is not None:
         cmd.append(str(stop_path))
-    proc = _child(cmd, run, timeout_s)
+    proc = _child(cmd, run, timeout_s, progress_path, progress_every_s)
     engine_errors = report_errors(run.rpt)
     if engine_errors:
         exc = _engine_error(run, engine_errors, source, origin)
@@ -354,40 +369,50 @@ def _write_run_copy(inp: Path, text: str, source_dir: Path, wd: Path) -> None:
     inp.write_bytes(prepared.encode("latin-1"))
 
 
-def confinement_for(run: RunFiles):
+def confinement_for(run: RunFiles, extra_write_dirs=()):
     """What the engine child may touch (:class:`~capacitysim.network.sandbox.Confinement`): write only in the
-    run's folder; read the Python installation, the run's folder and exactly the files the run's copy names
-    for reading (:func:`~capacitysim.network.inp_text.file_references`, absolute in the copy)."""
+    run's folder (and ``extra_write_dirs``: the folder of its progress file); read the Python installation, the
+    run's folder and exactly the files the run's copy names for reading
+    (:func:`~capacitysim.network.inp_text.file_references`, absolute in the copy)."""
     from capacitysim.network.inp_text import file_references
     from capacitysim.network.sandbox import Confinement, default_read_paths
 
     wd = str(Path(run.work_dir).resolve())
     reads = [ref.name for ref in file_references(run.inp.read_bytes().decode("latin-1"))
              if ref.access in ("read", "read-write") and os.path.isabs(ref.name)]
-    return Confinement(write_dirs=(wd,), read_paths=tuple(dict.fromkeys((*default_read_paths(), wd, *reads))))
+    extra = tuple(str(Path(d).resolve()) for d in extra_write_dirs)
+    return Confinement(write_dirs=(wd, *extra), read_paths=tuple(dict.fromkeys((*default_read_paths(), wd, *reads))))
 
 
 #: Process-wide stop conditions of engine runs (set by a service job around its workflow): a file whose
-#: appearance stops every engine child of this process (a dismissed job), and a monotonic deadline [s].
-_STOP = {"file": None, "deadline": None, "why": "", "max_file_bytes": None}
+#: appearance stops every engine child of this process (a dismissed job), and a monotonic deadline [s]; and the
+#: folder where each engine child reports its progress (``<progress_dir>/<run>/progress.json``).
+_STOP = {"file": None, "deadline": None, "why": "", "max_file_bytes": None, "progress_dir": None}
+#: Environment variables of the engine child's progress (``_child.ENV_PROGRESS``, ``_child.ENV_PROGRESS_S``).
+ENV_PROGRESS, ENV_PROGRESS_S = "CAPACITYSIM_ENGINE_PROGRESS", "CAPACITYSIM_ENGINE_PROGRESS_S"
+#: The name of a run's progress file inside its own folder of ``progress_dir``.
+PROGRESS_FILE = "progress.json"
 #: Environment variable carrying the largest file an engine child may write [bytes] (``RLIMIT_FSIZE``).
 ENV_MAX_FILE_BYTES = "CAPACITYSIM_ENGINE_MAX_FILE_BYTES"
 
 
 @contextlib.contextmanager
 def stop_runs_when(stop_file: str | os.PathLike | None = None, deadline_s: float | None = None, why: str = "",
-                   max_file_bytes: int | None = None):
+                   max_file_bytes: int | None = None, progress_dir: str | os.PathLike | None = None):
     """Within the block, every engine child this process starts is killed within :data:`STOP_POLL_S` once
-    ``stop_file`` exists or ``time.monotonic()`` passes ``deadline_s`` (an :class:`EngineError` saying ``why``),
-    and may write no file larger than ``max_file_bytes`` (the operating system's ``RLIMIT_FSIZE``: the run is
-    stopped when its results file would pass it).
+    ``stop_file`` exists (an :class:`EngineError` saying the text the file holds, e.g. ``dismissed by Alice``, or
+    ``the job was dismissed``) or ``time.monotonic()`` passes ``deadline_s`` (an :class:`EngineError` saying
+    ``why``), and may write no file larger than ``max_file_bytes`` (the operating system's ``RLIMIT_FSIZE``: the
+    run is stopped when its results file would pass it). With ``progress_dir``, every run reports its progress
+    (:func:`run_inp` ``progress_path``) to ``<progress_dir>/<stem>-<random>/progress.json``, a folder of its own
+    made before the run and removed when the run ends, however it ends.
 
     A service job wraps its workflow in it: dismissing the job (which writes the stop file) or passing the
     longest-job limit ends its SWMM runs within seconds, wherever its worker runs (the job folder is shared).
     """
     old = dict(_STOP)
     _STOP.update(file=None if stop_file is None else str(stop_file), deadline=deadline_s, why=why,
-                 max_file_bytes=max_file_bytes)
+                 max_file_bytes=max_file_bytes, progress_dir=None if progress_dir is None else str(progress_dir))
     try:
         yield
     finally:
@@ -402,26 +427,54 @@ STOP_POLL_S = 0.5
 def _stop_reason() -> str | None:
     f, deadline = _STOP.get("file"), _STOP.get("deadline")
     if f and os.path.exists(f):
-        return _STOP.get("why") or "stopped: the job was dismissed"
+        try:
+            said = " ".join(Path(f).read_text(encoding="utf-8", errors="replace").split())[:200]
+        except OSError:
+            said = ""
+        return f"stopped: {said or 'the job was dismissed'}"
     if deadline is not None and time.monotonic() > deadline:
         return _STOP.get("why") or "stopped: the time limit was reached"
     return None
 
 
-def _child(cmd, run: RunFiles, timeout_s):
+def _child(cmd, run: RunFiles, timeout_s, progress_path: Path | None = None, progress_every_s: float = 1.0):
     from capacitysim.network.sandbox import ENV_FILE
 
     env = dict(os.environ)
     env["OMP_NUM_THREADS"] = "1"
     env["TMPDIR"] = str(run.work_dir)
-    wall = Path(run.work_dir) / f"{run.inp.stem}.sandbox.json"
-    wall.write_text(confinement_for(run).to_json(), encoding="utf-8")
-    env[ENV_FILE] = str(wall)
-    if _STOP.get("max_file_bytes"):
-        env[ENV_MAX_FILE_BYTES] = str(int(_STOP["max_file_bytes"]))
+    for k in (ENV_PROGRESS, ENV_PROGRESS_S):
+        env.pop(k, None)  # progress only when asked for here
     reason = _stop_reason()
     if reason:
         raise EngineError(f"{run.inp.name}: SWMM not started: {reason}")
+    own_folder = None  # a run folder of the job's progress_dir: removed when the run ends
+    if progress_path is None and _STOP.get("progress_dir"):
+        import secrets
+
+        own_folder = Path(_STOP["progress_dir"]) / f"{run.inp.stem}-{secrets.token_hex(4)}"
+        own_folder.mkdir(parents=True)
+        progress_path = own_folder / PROGRESS_FILE
+    if progress_path is not None:
+        progress_path = Path(progress_path).resolve()
+        progress_path.parent.mkdir(parents=True, exist_ok=True)
+        env[ENV_PROGRESS] = str(progress_path)
+        env[ENV_PROGRESS_S] = repr(float(progress_every_s))
+    wall = Path(run.work_dir) / f"{run.inp.stem}.sandbox.json"
+    wall.write_text(confinement_for(run, () if progress_path is None else (progress_path.parent,)).to_json(),
+                    encoding="utf-8")
+    env[ENV_FILE] = str(wall)
+    if _STOP.get("max_file_bytes"):
+        env[ENV_MAX_FILE_BYTES] = str(int(_STOP["max_file_bytes"]))
+    try:
+        return _watch(cmd, run, timeout_s, env)
+    finally:
+        if own_folder is not None:
+            shutil.rmtree(own_folder, ignore_errors=True)
+
+
+def _watch(cmd, run: RunFiles, timeout_s, env):
+    """Start the engine child and wait for it, killing it past ``timeout_s`` or once :func:`_stop_reason` says so."""
     proc = subprocess.Popen(cmd, cwd=run.work_dir, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     with _LIVE_LOCK:
