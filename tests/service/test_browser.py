@@ -21,9 +21,10 @@ JOB_WAIT_MS = 240_000
 
 def test_engineer_submits_a_demonstration_and_reads_the_verdict(browser, server):
     page = sign_in(browser, server, "engineer")
-    page.click("text=New demonstration")
+    page.click("#nav-new")
+    page.click("#process-capacity-demonstration")
     page.select_option("#model", "synthetic-50")
-    page.select_option("#storm", "binghamton-1yr-24h")
+    page.fill("#storm", "binghamton-1yr-24h")
     page.fill("#connections", "MH0003=5000")
     page.click("#run")
     page.wait_for_url(re.compile(r".*/ui/jobs/[0-9a-f]{32}$"))

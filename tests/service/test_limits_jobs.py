@@ -87,7 +87,7 @@ def test_a_users_jobs_queued_or_running_are_limited(defaults):
             page = w.get("/ui/login")
             csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
             w.post("/ui/login", data={"csrf": csrf, "token": srv.tokens["engineer"]})
-            csrf = re.search(r'name="csrf" value="([^"]+)"', w.get("/ui/submit").text).group(1)
+            csrf = re.search(r'name="csrf" value="([^"]+)"', w.get("/ui/processes/capacity-demonstration").text).group(1)
             r = w.post("/ui/submit", data={"csrf": csrf, "model": "synthetic-50", "storm": "binghamton-1yr-24h",
                                            "connections": "MH0003=5000"})
             assert r.status_code == 429 and "max_active_jobs_per_user" in r.text

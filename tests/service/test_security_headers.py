@@ -69,7 +69,7 @@ def test_the_report_is_sandboxed_and_every_page_is_secured(server):
         _secured(rep, REPORT_CSP)
         assert REPORT_CSP.startswith("sandbox;") and "script-src 'none'" in REPORT_CSP and "img-src data:" in REPORT_CSP
     with _web(server, "engineer") as w:
-        for path in ("/ui", "/ui/submit", "/ui/bank", f"/ui/jobs/{job}", f"/jobs/{job}/report"):
+        for path in ("/ui", "/ui/processes", "/ui/processes/capacity-demonstration", "/ui/bank", f"/ui/jobs/{job}", f"/jobs/{job}/report"):
             r = w.get(path)
             assert r.status_code == 200, path
             _secured(r, None)

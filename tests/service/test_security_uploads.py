@@ -65,7 +65,7 @@ def test_the_web_form_resolves_only_ones_own_uploads(server):
         page = w.get("/ui/login")
         csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
         w.post("/ui/login", data={"csrf": csrf, "token": server.tokens["engineer2"]})
-        csrf = re.search(r'name="csrf" value="([^"]+)"', w.get("/ui/submit").text).group(1)
+        csrf = re.search(r'name="csrf" value="([^"]+)"', w.get("/ui/processes/capacity-demonstration").text).group(1)
         r = w.post("/ui/submit", data={"csrf": csrf, "model": f"upload:{sha}", "storm": "",
                                        "connections": "MH0003=5000"})
         assert r.status_code == 400 and "no upload" in r.text

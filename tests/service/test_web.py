@@ -44,7 +44,8 @@ def test_sign_in_needs_the_form_token_and_a_valid_bearer_token(server):
 
 def test_submit_watch_and_read_the_verdict(server):
     with sign_in(server, "engineer") as c:
-        form = c.get("/ui/submit")
+        assert c.get("/ui/submit").headers["location"] == "/ui/processes/capacity-demonstration"  # the old address
+        form = c.get("/ui/processes/capacity-demonstration")
         assert "synthetic-50" in form.text and "binghamton-1yr-24h" in form.text
         csrf = _csrf(form.text)
         # a form without the CSRF token does nothing
@@ -76,8 +77,12 @@ def test_submit_watch_and_read_the_verdict(server):
 
 def test_reviewer_cannot_submit_from_the_page(server):
     with sign_in(server, "reviewer") as c:
-        assert c.get("/ui/submit").status_code == 403
+        form = c.get("/ui/processes/capacity-demonstration")
+        assert form.status_code == 200 and 'id="process-form"' not in form.text and "does not submit" in form.text
         csrf = _csrf(c.get("/ui").text)
+        r = c.post("/ui/processes/capacity-demonstration", data={"csrf": csrf, "model": "synthetic-50",
+                                                                 "connections": "MH0003=5000"})
+        assert r.status_code == 403 and "does not submit" in r.text
         r = c.post("/ui/submit", data={"csrf": csrf, "model": "synthetic-50", "connections": "MH0003=5000"})
         assert r.status_code == 403
 

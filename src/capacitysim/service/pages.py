@@ -20,7 +20,7 @@ table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;pad
 textarea,input[type=text],input[type=password],select{width:100%;max-width:40rem;box-sizing:border-box}
 progress{width:20rem}
 </style></head><body>
-{% if user %}<nav><a href="/ui">Jobs</a><a href="/ui/submit">New demonstration</a><a href="/ui/bank">Bank</a>
+{% if user %}<nav><a href="/ui">Jobs</a><a href="/ui/processes" id="nav-new">New job</a><a href="/ui/bank">Bank</a>
 <a href="/ui/bank/register" id="nav-register">Capacity register</a>
 <span class="who">{{ user.name }} ({{ user.role }})</span>
 <form method="post" action="/ui/logout"><input type="hidden" name="csrf" value="{{ csrf }}"><button>Sign out</button></form></nav>{% endif %}
@@ -45,15 +45,44 @@ JOBS = """{% extends "base.html" %}{% block body %}
 {% else %}<tr><td colspan="6">No jobs yet.</td></tr>{% endfor %}</tbody></table>{% endblock %}
 """
 
-SUBMIT = """{% extends "base.html" %}{% block body %}
-<form method="post" action="/ui/submit" id="submit-form">
+PROCESSES = """{% extends "base.html" %}{% block body %}
+<p>Each process is a command of <code>capacitysim</code>; a job runs it on the server and keeps its inputs, result and report.</p>
+<table id="processes"><thead><tr><th>process</th><th>what it does</th><th>command line</th></tr></thead><tbody>
+{% for p in procs %}<tr><td><a href="/ui/processes/{{ p.id }}" id="process-{{ p.id }}">{{ p.title }}</a></td><td>{{ p.description }}</td><td><code>{{ p.command }}</code></td></tr>{% endfor %}
+</tbody></table>{% if not can_submit %}<p class="note">Your role reads jobs; it does not submit them.</p>{% endif %}{% endblock %}
+"""
+
+PROCESS = """{% extends "base.html" %}
+{% macro field(f) %}{% set v = values.get(f.name, '') %}<p class="field" id="field-{{ f.name }}">
+{% if f.kind == 'uploads' %}<fieldset><legend>{{ f.label }}</legend>{% for val, shown in f.options %}
+<label><input type="checkbox" name="{{ f.name }}" value="{{ val }}" {% if val in (v or []) %}checked{% endif %}> {{ shown }}</label><br>
+{% else %}<span class="note">No uploads yet.</span>{% endfor %}</fieldset>
+{% else %}<label for="{{ f.name }}">{{ f.label }}{% if f.required %} (required){% endif %}</label><br>
+{% if f.kind in ('choice', 'flag') %}<select name="{{ f.name }}" id="{{ f.name }}">{% for val, shown in f.options %}
+<option value="{{ val }}" {% if val == v %}selected{% endif %}>{{ shown }}</option>{% endfor %}</select>
+{% elif f.kind in ('lines', 'object') %}<textarea name="{{ f.name }}" id="{{ f.name }}" rows="{{ 6 if f.kind == 'object' else 4 }}">{{ v }}</textarea>
+{% elif f.kind == 'date' %}<input type="date" name="{{ f.name }}" id="{{ f.name }}" value="{{ v }}">
+{% else %}<input type="text" name="{{ f.name }}" id="{{ f.name }}" value="{{ v }}"{% if f.suggestions %} list="{{ f.name }}-list"{% endif %}>
+{% if f.suggestions %}<datalist id="{{ f.name }}-list">{% for o in f.suggestions %}<option value="{{ o }}">{% endfor %}</datalist>{% endif %}{% endif %}
+{% endif %}{% if f.help %}<br><span class="note">{{ f.help }}</span>{% endif %}</p>{% endmacro %}
+{% block body %}
+<p class="note">{{ proc.description }} On the command line: <code>{{ proc.command }}</code>.</p>
+{% if can_upload %}<form method="post" action="/ui/uploads" enctype="multipart/form-data" id="upload-form">
+<input type="hidden" name="csrf" value="{{ csrf }}"><input type="hidden" name="process" value="{{ proc.id }}">
+<fieldset><legend>Upload files{% if proc.companion_input %}: a model and the files it names{% endif %}</legend>
+<input type="file" name="files" id="files" multiple> <button id="upload">Upload</button><br>
+<span class="note">Uploads are yours alone; they are then offered below{% if proc.companion_input %}, the model chosen and its files ticked{% endif %}.</span>
+</fieldset></form>{% endif %}
+{% if can_submit %}<form method="post" action="/ui/processes/{{ proc.id }}" id="process-form">
 <input type="hidden" name="csrf" value="{{ csrf }}">
-<p><label>Model<br><select name="model" id="model">{% for m in models %}<option value="{{ m }}" {% if m == form.model %}selected{% endif %}>{{ m }}</option>{% endfor %}</select></label></p>
-<p><label>Design storm<br><select name="storm" id="storm"><option value="">(the model's own rainfall)</option>
-{% for s in storms %}<option value="{{ s }}" {% if s == form.storm %}selected{% endif %}>{{ s }}</option>{% endfor %}</select></label></p>
-<p><label>Connections, one per line: NODE=GPD<br><textarea name="connections" id="connections" rows="4">{{ form.connections }}</textarea></label></p>
-<p><label>I/I remediations, one per line (basin=OUTLET,fraction=0.3 ...)<br><textarea name="remediations" id="remediations" rows="3">{{ form.remediations }}</textarea></label></p>
-<p><button id="run">Run the demonstration</button></p></form>{% endblock %}
+{% for f in fields if not f.advanced %}{{ field(f) }}{% endfor %}
+{% if map_input %}<div class="network-map" id="map" data-src="/ui/maps/model?model={{ (values.get('model') or (fields[0].options[0][0] if fields[0].options else '')) | urlencode }}"
+ data-target="#{{ map_input }}" data-model-select="#model"><span class="note">The model's map: click a manhole to add it to {{ map_input }}.</span></div>{% endif %}
+{% if fields | selectattr('advanced') | list %}<details><summary>More options</summary>{% for f in fields if f.advanced %}{{ field(f) }}{% endfor %}</details>{% endif %}
+<p><button id="run">Run {{ proc.title | lower }}</button></p></form>
+<script src="/ui/assets/map.js"></script>
+{% else %}<p class="note">Your role reads jobs; it does not submit them.</p>{% endif %}
+{% endblock %}
 """
 
 JOB = """{% extends "base.html" %}{% block body %}
@@ -78,7 +107,7 @@ JOB = """{% extends "base.html" %}{% block body %}
 {% endblock %}
 """
 
-TEMPLATES = {"base.html": BASE, "login.html": LOGIN, "jobs.html": JOBS, "submit.html": SUBMIT, "job.html": JOB}
+TEMPLATES = {"base.html": BASE, "login.html": LOGIN, "jobs.html": JOBS, "processes.html": PROCESSES, "process.html": PROCESS, "job.html": JOB}
 
 
 def environment():

@@ -378,6 +378,12 @@ class Store:
         rows = self.read("SELECT * FROM uploads WHERE sha256 = ? AND uploaded_by = ?", (sha256, owner_id))
         return dict(rows[0]) if rows else None
 
+    def uploads_by(self, owner_id: int, limit: int = 200) -> list[dict]:
+        """The uploads of the user ``owner_id``, newest first (the pages' forms offer them; never another user's)."""
+        rows = self.read("SELECT sha256, filename, size_bytes, uploaded_at FROM uploads WHERE uploaded_by = ?"
+                         " ORDER BY uploaded_at DESC, sha256 LIMIT ?", (owner_id, int(limit)))
+        return [dict(r) for r in rows]
+
     # --- web sessions --------------------------------------------------------------------------------
     def create_session(self, id_sha256: str, user, client: str) -> None:
         """Record a web session of ``user`` (the SHA-256 of its id; the id itself is never stored), journaled as

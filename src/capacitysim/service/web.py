@@ -26,8 +26,6 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from capacitysim.service import auth
-from capacitysim.service.processes import ServiceInputError, bundled, prepare, versions
-from capacitysim.service.store import ActiveJobsLimit
 
 COOKIE = "capacitysim_session"
 LOGIN_CSRF_COOKIE = "capacitysim_login_csrf"
@@ -173,69 +171,9 @@ def install(app, svc, ApiError) -> None:
         rows = svc.store.jobs(owner_id=None if auth.can(who.user, "read-all") else who.user["id"], limit=200)
         return page("jobs.html", who, title="Jobs", jobs=rows)
 
-    def submit_form(who: Signed, form=None, error=None, status=200):
-        form = form or {"model": "synthetic-50", "storm": "binghamton-1yr-24h", "connections": "", "remediations": ""}
-        return page("submit.html", who, status, title="New capacity demonstration", models=sorted(bundled("model")),
-                    storms=sorted(bundled("storm")), form=form, error=error)
-
-    @app.get("/ui/submit", response_class=HTMLResponse, include_in_schema=False)
-    def submit_page(request: Request):
-        who = session(request)
-        if who is None:
-            return to_login(request)
-        if not auth.can(who.user, "submit"):
-            return page("jobs.html", who, 403, title="Jobs", jobs=[],
-                        error=f"The role {who.user['role']!r} does not submit jobs.")
-        return submit_form(who)
-
-    @app.post("/ui/submit", include_in_schema=False)
-    @threaded
-    def submit(request: Request, form):
-        who = session(request)
-        if who is None:
-            return to_login(request)
-        checked_form(request, who, form)
-        user = who.user
-        values = {k: str(form.get(k, "")) for k in ("model", "storm", "connections", "remediations")}
-        if not auth.can(user, "submit"):
-            svc.store.journal("submit jobs", user, "capacity-demonstration", outcome="forbidden")
-            return submit_form(who, values, f"The role {user['role']!r} does not submit jobs.", 403)
-        try:
-            inputs = {"model": values["model"], "connections": _connections(values["connections"]),
-                      "remediations": [r.strip() for r in values["remediations"].splitlines() if r.strip()]}
-            if values["storm"]:
-                inputs["storm"] = values["storm"]
-            if not inputs["remediations"]:
-                del inputs["remediations"]
-            prepared = prepare("capacity-demonstration", {"inputs": inputs}, svc.uploads_of(user))
-        except ServiceInputError as exc:
-            return submit_form(who, values, str(exc), 400)
-        try:
-            job_id = svc.store.create_job(prepared, user, versions("capacity-demonstration"),
-                                          max_active=lim.max_active_jobs_per_user)
-        except ActiveJobsLimit as exc:
-            return submit_form(who, values, str(exc), 429)
-        svc.runner.submit(job_id)
-        return RedirectResponse(f"/ui/jobs/{job_id}", status_code=303)
-
-    from capacitysim.service import web_bank, web_jobs
+    from capacitysim.service import web_bank, web_forms, web_jobs
 
     w = Web(app, svc, ApiError, render, page, session, to_login, checked_form, threaded)
+    web_forms.install(w)
     web_jobs.install(w)
     web_bank.install(w)
-
-def _connections(text: str) -> list[dict]:
-    """``NODE=GPD`` lines -> ``[{"node", "gpd"}]`` (a line that is not NODE=GPD is a ServiceInputError)."""
-    out = []
-    for i, line in enumerate(t.strip() for t in text.splitlines()):
-        if not line:
-            continue
-        node, sep, gpd = line.partition("=")
-        try:
-            if not sep:
-                raise ValueError
-            flow = float(gpd.replace(",", "").strip())
-        except ValueError:
-            raise ServiceInputError(f"connections line {i + 1}", line, "NODE=GPD (a node and a flow in gpd)") from None
-        out.append({"node": node.strip(), "gpd": flow})
-    return out
