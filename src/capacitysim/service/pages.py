@@ -18,7 +18,8 @@ table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;pad
 .pass{color:#060;font-weight:bold}.fail,.failed{color:#a00;font-weight:bold}.untrusted{color:#a60;font-weight:bold}
 .error{background:#fee;border:1px solid #c00;padding:.5rem}.note{color:#555}
 textarea,input[type=text],input[type=password],select{width:100%;max-width:40rem;box-sizing:border-box}
-progress{width:20rem}
+progress{width:20rem}.num{text-align:right;font-variant-numeric:tabular-nums}.pre{white-space:pre-wrap}
+.notice{background:#efe;border:1px solid #060;padding:.5rem}.network-map svg{width:100%;height:auto;max-height:70vh;border:1px solid #ddd}
 </style></head><body>
 {% if user %}<nav><a href="/ui">Jobs</a><a href="/ui/processes" id="nav-new">New job</a><a href="/ui/bank">Bank</a>
 <a href="/ui/bank/register" id="nav-register">Capacity register</a>
@@ -85,25 +86,51 @@ PROCESS = """{% extends "base.html" %}
 {% endblock %}
 """
 
-JOB = """{% extends "base.html" %}{% block body %}
-<p>Process <b>{{ job.process }}</b>, submitted by {{ job.owner }} on {{ job.created_at }}; attempt {{ job.attempts }}.</p>
+JOB = """{% extends "base.html" %}
+{% macro q(v, unit=None) %}{{ v | num(unit) }}{% endmacro %}
+{% block body %}
+{% if notice %}<p class="notice" role="status" id="notice">{{ notice }}</p>{% endif %}
+<p>Process <b>{{ job.process }}</b>, submitted by {{ job.owner }} on {{ job.created_at | when }}; attempt {{ job.attempts }}.</p>
 <p>Status: <b id="status" class="{{ job.status }}">{{ job.status }}</b>
-{% if job.status in ("accepted", "running") %}<progress id="progress" max="100" value="{{ job.progress }}">{{ job.progress }} %</progress>{% endif %}
-<span class="note">{{ job.message }}</span></p>
+{% if job.status in ("accepted", "running") %}<progress id="progress" max="100" value="{{ job.progress }}">{{ job.progress }} %</progress>
+<span id="progress-pct">{{ job.progress }} %</span>{% endif %}
+<span class="note" id="message">{{ job.message }}</span></p>
+{% if runs %}<table id="engine-runs"><thead><tr><th>SWMM run</th><th>simulated</th><th>done [%]</th><th>wall time [s]</th><th>time left [s]</th></tr></thead><tbody>
+{% for r in runs %}<tr class="engine-run"><td>{{ r.run }}</td><td>{{ (r.now or '') | when }}</td><td class="num">{{ (100 * r.fraction) | num('%') }}</td>
+<td class="num">{{ r.wall_s | num('s') }}</td><td class="num">{{ r.eta_s | num('s') if r.eta_s is not none else 'not yet known' }}</td></tr>{% endfor %}</tbody></table>{% endif %}
+{% if may_cancel %}<form method="post" action="/ui/jobs/{{ job.id }}/cancel" id="cancel-form"><input type="hidden" name="csrf" value="{{ csrf }}">
+<button id="cancel">Cancel this job</button></form>{% endif %}
 {% if job.status == "successful" %}
-<p>Verdict: <b id="verdict" class="{{ job.verdict or '' }}">{{ (job.verdict or 'done') | upper }}</b></p>
-<p><a id="results" href="/jobs/{{ job.id }}/results">Result document (JSON)</a>
-{% if job.report_path %} | <a id="report" href="/jobs/{{ job.id }}/report">HTML report</a>{% endif %}</p>
-{% if checks %}<h2>Checks</h2><table id="checks"><thead><tr><th></th><th>criterion</th><th>element</th><th>before</th><th>after</th><th>limit</th></tr></thead><tbody>
+{% if job.verdict %}<p>Verdict: <b id="verdict" class="{{ job.verdict }}">{{ job.verdict | upper }}</b></p>{% else %}<p id="verdict">Done.</p>{% endif %}
+<h2>Downloads</h2><ul id="downloads"><li><a id="results" href="/jobs/{{ job.id }}/results">Result document (JSON)</a></li>
+{% if job.report_path %}<li><a id="report" href="/jobs/{{ job.id }}/report">Report (HTML)</a></li>{% endif %}
+{% if checks %}<li><a id="checks-csv" href="/ui/jobs/{{ job.id }}/checks.csv">Checks (CSV)</a></li>{% endif %}
+{% if has_map %}<li><a id="map-svg" href="/ui/jobs/{{ job.id }}/map.svg">Map (SVG)</a></li>{% endif %}</ul>
+{% if has_map %}<h2>Map</h2><div class="network-map" id="map" data-src="/ui/jobs/{{ job.id }}/map.svg"><span class="note">Loading the map...</span></div>{% endif %}
+{% if doc.next_steps %}<h2>Next steps</h2><ul id="governing">{% for g in doc.next_steps.governing %}<li><b>{{ g.limit_kind }} limit</b>: {{ g.text }}</li>{% endfor %}</ul>
+<table id="next-steps"><thead><tr><th>node</th><th>flow [gpd]</th><th>largest that passes [gpd]</th><th>I/I remediation basin</th><th>I/I removal to offset the peak [gpd]</th></tr></thead><tbody>
+{% for c in doc.next_steps.connections %}<tr><td>{{ c.node }}</td><td class="num">{{ c.flow_gpd | num('gpd') }}</td><td class="num">{{ c.largest_passing_gpd | num('gpd') if c.largest_passing_gpd is not none else 'not searched' }}</td>
+<td>{{ c.basin or '-' }}</td><td class="num">{{ c.ii_removal_gpd | num('gpd') }}</td></tr>{% endfor %}</tbody></table>
+<p class="note">Then: {% for cmd in doc.next_steps.commands %}<code>{{ cmd }}</code>{% if not loop.last %}; {% endif %}{% endfor %}</p>{% endif %}
+{% if checks %}<h2>Checks</h2><table id="checks"><thead><tr><th></th><th>criterion</th><th>element</th><th>before</th><th>after</th><th>limit</th><th>unit</th></tr></thead><tbody>
 {% for c in checks %}<tr><td class="{{ 'pass' if c.passed else 'fail' }}">{{ 'ok' if c.passed else 'FAIL' }}</td><td>{{ c.criterion }}</td><td>{{ c.element }}</td>
-<td>{{ c.before if c.before is not none else '-' }}</td><td>{{ c.after }}</td><td>{{ c.limit }} {{ c.unit }}</td></tr>{% endfor %}</tbody></table>
-{% if more %}<p class="note">{{ more }} more checks in the result document.</p>{% endif %}{% endif %}
+<td class="num">{{ q(c.before, c.unit) if c.before is not none else '-' }}</td><td class="num">{{ q(c.after, c.unit) }}</td><td class="num">{{ q(c.limit, c.unit) }}</td><td>{{ c.unit }}</td></tr>{% endfor %}</tbody></table>
+{% if more %}<p class="note">{{ more }} more checks in the result document and the CSV.</p>{% endif %}{% endif %}
+{% if doc.margins and doc.margins.tightest %}<h2>Tightest elements downstream</h2><table id="margins"><thead><tr><th>element</th><th>quantity</th><th>before</th><th>after</th><th>limit</th><th>margin</th><th>used [%]</th></tr></thead><tbody>
+{% for m in doc.margins.tightest %}<tr><td>{{ m.element }}</td><td>{{ m.quantity }}</td><td class="num">{{ q(m.before) }}</td><td class="num">{{ q(m.after) }}</td><td class="num">{{ q(m.limit) }}</td><td class="num">{{ q(m.margin) }}</td><td class="num">{{ (100 * m.used) | num('%') }}</td></tr>{% endfor %}</tbody></table>{% endif %}
+{% if doc.margins and doc.margins.existing_deficiencies %}<h2>Deficiencies before the change</h2><table id="deficiencies"><thead><tr><th>element</th><th>quantity</th><th>before</th><th>after</th><th>limit</th></tr></thead><tbody>
+{% for m in doc.margins.existing_deficiencies %}<tr><td>{{ m.element }}</td><td>{{ m.quantity }}</td><td class="num">{{ q(m.before) }}</td><td class="num">{{ q(m.after) }}</td><td class="num">{{ q(m.limit) }}</td></tr>{% endfor %}</tbody></table>{% endif %}
 {% elif job.status == "failed" %}<p class="error" id="failure">{{ job.message }}</p>{% endif %}
 {% if stages %}<h2>Stages</h2><table id="stages"><thead><tr><th>stage</th><th>progress [%]</th><th></th><th>at (UTC)</th></tr></thead><tbody>
-{% for st in stages %}<tr class="stage-{{ st.stage }}"><td>{{ st.stage }}</td><td>{{ st.progress }}</td><td>{{ st.message }}</td><td>{{ st.at }}</td></tr>{% endfor %}
+{% for st in stages %}<tr class="stage-{{ st.stage }}"><td>{{ st.stage }}</td><td class="num">{{ st.progress }}</td><td>{{ st.message }}</td><td>{{ st.at | when }}</td></tr>{% endfor %}
 </tbody></table>{% endif %}
-<h2>Inputs</h2><pre>{{ inputs }}</pre>
-<h2>Record</h2><table><tr><th>input SHA-256</th><td><pre>{{ hashes }}</pre></td></tr><tr><th>versions</th><td><pre>{{ versions }}</pre></td></tr></table>
+<h2>Inputs</h2><table id="inputs"><tbody>{% for k, v in inputs %}<tr><th>{{ k }}</th><td class="pre">{{ v }}</td></tr>{% endfor %}</tbody></table>
+<h2>Record</h2><table id="record"><tbody>
+{% for k, v in hashes %}<tr><th>SHA-256 of {{ k }}</th><td><code>{{ v }}</code></td></tr>{% endfor %}
+{% for k, v in versions.items() if k not in ('rule_sets',) %}<tr><th>{{ k }}</th><td>{% if v is mapping %}{% for a, b in v.items() %}{{ a }} {{ b if b is not none else '-' }}{% if not loop.last %}, {% endif %}{% endfor %}{% else %}{{ v }}{% endif %}</td></tr>{% endfor %}
+{% if versions.rule_sets %}<tr><th>rule sets (SHA-256)</th><td>{% for a, b in versions.rule_sets.items() %}{{ a }} <code>{{ b[:12] }}</code>{% if not loop.last %}, {% endif %}{% endfor %}</td></tr>{% endif %}
+</tbody></table>
+{% if has_map %}<script src="/ui/assets/map.js"></script>{% endif %}
 {% endblock %}
 """
 
@@ -116,4 +143,10 @@ def environment():
 
     from capacitysim.service import pages_bank
 
-    return Environment(loader=DictLoader(TEMPLATES | pages_bank.TEMPLATES), autoescape=True, undefined=StrictUndefined)
+    from capacitysim.report.format import date_text, number
+
+    env = Environment(loader=DictLoader(TEMPLATES | pages_bank.TEMPLATES), autoescape=True, undefined=StrictUndefined)
+    # numbers and times as the reports print them: the decimals of the unit, thousands separators, no microseconds
+    env.filters["num"] = lambda v, unit=None: number(v, unit) if isinstance(v, (int, float)) else ("-" if v is None else v)
+    env.filters["when"] = lambda v: date_text(v) if v else ""
+    return env
