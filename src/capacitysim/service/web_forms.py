@@ -35,6 +35,7 @@ MAX_FORM_FILES = 21
 #: The most uploads a form offers (newest first).
 MAX_UPLOADS_SHOWN = 200
 _FIELD = re.compile(r"^inputs\.(\w+)(?:\[(\d+)\])?(?:\.(\w+))?(.*)$")
+_NAMED = re.compile(r"\binputs\.\w+(?:\[\d+\])?(?:\.\w+)?")
 
 
 @dataclass
@@ -213,10 +214,11 @@ def field_label(field_name: str, lines_of: dict) -> str:
 
 def form_error(exc: ServiceInputError, lines_of: dict) -> str:
     """A refusal as the form shows it: the field's label, the value and what is allowed."""
-    if isinstance(exc, ServiceInputError) and exc.field.startswith("inputs."):
-        label = field_label(exc.field, lines_of)
-        return f"{label}: " + str(exc).split(": ", 1)[1] if ": " in str(exc) else str(exc)
-    return str(exc)
+    text = str(exc)
+    if exc.field.startswith("inputs.") and ": " in text:
+        text = f"{field_label(exc.field, lines_of)}: " + text.split(": ", 1)[1]
+    # any other field the message names (the files uploaded with a model: inputs.model_files), by its label too
+    return _NAMED.sub(lambda m: field_label(m.group(0), lines_of), text)
 
 
 def install(w) -> None:
