@@ -153,11 +153,15 @@ class Runner:
         folder, where its engine runs write."""
         return self.data_dir / "documents" / job_id
 
-    def cancel(self, job_id: str) -> None:
+    def cancel(self, job_id: str, why: str = "") -> None:
         """Stop a job: its dask task is cancelled and its stop file written, which kills its running SWMM children
-        within seconds (:func:`capacitysim.network.engine.stop_runs_when`), on whichever worker they run."""
+        within :data:`capacitysim.network.engine.STOP_POLL_S` seconds (:func:`capacitysim.network.engine.stop_runs_when`),
+        on whichever worker they run. ``why`` (``dismissed by NAME``) goes into the stop file: the stopped runs'
+        error says it. Who may cancel is decided before (:func:`capacitysim.service.app.cancel_job`)."""
         try:
-            tasks.stop_file(self.job_dir(job_id)).touch()
+            f = tasks.stop_file(self.job_dir(job_id))
+            if f.parent.is_dir():
+                atomic_write_text(f, why or "the job was dismissed")
         except OSError:  # the job never got a folder: nothing of it runs
             pass
         with self._lock:
@@ -200,7 +204,7 @@ class Runner:
 
     def _overtime(self, job_id: str, attempt: int) -> None:
         """A job past the longest-job limit whose task did not end by itself: stopped and failed with the reason."""
-        self.cancel(job_id)
+        self.cancel(job_id, f"the job passed the longest-job limit of {tasks.MAX_JOB_S:,.0f} s (service policy max_job_s)")
         self.store.finish(job_id, attempt, status="failed",
                           message=f"stopped: the job passed the longest-job limit of {tasks.MAX_JOB_S:,.0f} s "
                                   "(service policy max_job_s)",

@@ -18,6 +18,15 @@ are called as the CLI calls them: a capacity demonstration's before and after SW
 :func:`capacitysim.workflows.demonstration.run_demonstration` (run side by side, with no progress callback),
 so they are one stage (``swmm-runs``, from 20 % to 80 %), not two.
 
+SWMM progress (issue 28, item 5): every SWMM run of a job reports its simulated time while it runs, each run to
+its own file ``engine-progress/<run>/progress.json`` in the job folder (:func:`capacitysim.network.engine.stop_runs_when`
+``progress_dir``; removed when the run ends). A watcher thread of the job's task (:class:`EngineWatch`) reads
+them (:func:`engine_progress`) about once a second and reports them through :meth:`Progress.engine`: the message
+says ``SWMM: simulated 12.5 of 30.0 h (42 %), about 20 s left`` (one clause per running run) and, in a process
+that reports no steps of its own between two stages (a capacity demonstration), the percentage moves between the
+last stage reached and the next by the runs' simulated fraction. The progress file also holds the runs
+(``engine``: the list :func:`engine_progress` returns) while they run.
+
 Committed flows (issue 24, "no capacity promised twice"): the service is the shared record, so a
 ``capacity-demonstration`` job on the current registered model of a basin of the service's bank, and a
 ``spdes-check`` job of a plant a basin of the bank is registered as draining to, include the bank's
@@ -34,6 +43,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -49,6 +59,10 @@ from capacitysim.processes.register import REGISTER_STORE  # noqa: F401 - where 
 STAGES = {pid: p.stages for pid, p in registry().items()}
 #: Shortest time between two progress writes that are not stages [s] (a headroom cell, a sweep scenario).
 PROGRESS_THROTTLE_S = 0.5
+#: The folder of a job where its SWMM runs report their progress, one sub-folder per run.
+ENGINE_PROGRESS_DIR = "engine-progress"
+#: How often the job's task reads its SWMM runs' progress [s] (each run writes at most once a second).
+ENGINE_POLL_S = 1.0
 
 
 def progress_file(job_dir, attempt: int) -> Path:
@@ -64,13 +78,83 @@ def read_progress(job_dir, attempt: int) -> dict | None:
     return info if isinstance(info, dict) else None
 
 
+def engine_progress_dir(job_dir) -> Path:
+    """The folder where a job's SWMM runs report their progress (``<job>/engine-progress``)."""
+    return Path(job_dir) / ENGINE_PROGRESS_DIR
+
+
+def _hours_text(days: float, total_days: float) -> str:
+    return f"{days:.1f} of {total_days:.1f} days" if total_days > 4 else f"{days * 24:.1f} of {total_days * 24:.1f} h"
+
+
+def _left_text(eta_s) -> str:
+    if eta_s is None:
+        return "time left not yet known"
+    if eta_s < 90:
+        return f"about {eta_s:.0f} s left"
+    if eta_s < 5400:
+        return f"about {eta_s / 60:.0f} min left"
+    return f"about {eta_s / 3600:.1f} h left"
+
+
+def engine_progress(job_dir) -> list[dict]:
+    """The SWMM runs of a job running now, as their engine children last reported them (for the job page).
+
+    Parameters
+    ----------
+    job_dir : path
+        The job's folder (``Runner.job_dir(job_id)``).
+
+    Returns
+    -------
+    list of dict
+        One per run, sorted by ``run`` then ``id``; empty when no SWMM run of the job runs (between runs, after the
+        job). Keys: ``id`` (the run's folder name, unique), ``run`` (the scenario's stem: ``before``, ``after``,
+        ``scenario``), ``elapsed_days`` and ``total_days`` (simulated [days]), ``fraction`` (elapsed / total, in
+        [0, 1]), ``start`` and ``now`` (ISO simulated date-times), ``wall_s`` (wall time of the run so far [s]),
+        ``eta_s`` (estimated wall time left [s], None before the first routing step), ``done`` (the run reached
+        its end; the file is removed moments later) and ``text`` (``simulated 12.5 of 30.0 h (42 %), about 20 s
+        left``). A file being replaced or removed while read is skipped.
+    """
+    folder = engine_progress_dir(job_dir)
+    runs = []
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    for d in entries:
+        try:
+            info = json.loads((d / "progress.json").read_text(encoding="utf-8"))
+            elapsed, total = float(info["elapsed_days"]), float(info["total_days"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        fraction = max(0.0, min(1.0, elapsed / total)) if total > 0 else 0.0
+        eta = info.get("eta_s")
+        runs.append({"id": d.name, "run": str(info.get("run", d.name)), "elapsed_days": elapsed, "total_days": total,
+                     "fraction": fraction, "start": info.get("start"), "now": info.get("now"),
+                     "wall_s": info.get("wall_s"), "eta_s": None if eta is None else float(eta),
+                     "done": bool(info.get("done")),
+                     "text": f"simulated {_hours_text(elapsed, total)} ({100 * fraction:.0f} %), "
+                             f"{_left_text(None if eta is None else float(eta))}"})
+    return sorted(runs, key=lambda r: (r["run"], r["id"]))
+
+
+def engine_message(runs: list[dict]) -> str:
+    """The SWMM runs in words: ``SWMM: simulated ... left`` for one run, ``SWMM before: ...; SWMM after: ...``
+    for several."""
+    if len(runs) == 1:
+        return f"SWMM: {runs[0]['text']}"
+    return "; ".join(f"SWMM {r['run']}: {r['text']}" for r in runs)
+
+
 class Progress:
     """The progress of one job attempt, written to its progress file (atomically).
 
     ``progress(pct, message)`` reports a step (throttled: at most one write per
     :data:`PROGRESS_THROTTLE_S`); ``progress.stage(name, message)`` reports a stage of :data:`STAGES`
-    (always written, and kept in the file's ``stages`` history). The percentage shown never goes back
-    and stays below 100 (the server sets 100 when the job ends successful).
+    (always written, and kept in the file's ``stages`` history); ``progress.engine(runs)`` reports the SWMM
+    runs running (from the job's watcher thread: the methods hold a lock). The percentage shown never goes
+    back and stays below 100 (the server sets 100 when the job ends successful).
     """
 
     def __init__(self, job_dir, attempt: int, process_id: str):
@@ -83,25 +167,61 @@ class Progress:
         self.pct = 0
         self.message = ""
         self._last = 0.0
+        self._lock = threading.RLock()
+        self._step_message = None  # the workflow's last step since the last stage (None: no step)
+        self._runs: list[dict] = []  # the SWMM runs shown (Progress.engine)
 
     def __call__(self, pct: float, message: str = "", force: bool = False) -> None:
-        now = time.monotonic()
-        if not force and now - self._last < PROGRESS_THROTTLE_S:
-            return
-        self._last = now
-        self.pct = max(self.pct, max(0, min(99, int(pct))))
-        self.message = message
-        self._write()
+        with self._lock:
+            now = time.monotonic()
+            if not force and now - self._last < PROGRESS_THROTTLE_S:
+                return
+            self._last = now
+            self.pct = max(self.pct, max(0, min(99, int(pct))))
+            self.message = message
+            self._write()
 
     def stage(self, name: str, message: str = "") -> None:
         """Record reaching stage ``name`` (its progress from :data:`STAGES`; ``failed`` keeps the last one)."""
-        pct = self.pct if name == "failed" else self.levels[name]
-        self.pct = max(self.pct, pct)
-        self.message = (message or name.replace("-", " ")) + (f"; {self.notes[name]}" if name in self.notes else "")
-        self.stages.append({"stage": name, "progress": self.pct, "message": self.message[:500],
-                            "at": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")})
-        self._last = time.monotonic()
-        self._write()
+        with self._lock:
+            pct = self.pct if name == "failed" else self.levels[name]
+            self.pct = max(self.pct, pct)
+            self.message = (message or name.replace("-", " ")) + (f"; {self.notes[name]}" if name in self.notes else "")
+            self.stages.append({"stage": name, "progress": self.pct, "message": self.message[:500],
+                                "at": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")})
+            self._last = time.monotonic()
+            self._step_message = None
+            self._runs = []
+            self._write()
+
+    def engine(self, runs: list[dict]) -> None:
+        """Show the SWMM runs running now (:func:`engine_progress`; nothing when there are none).
+
+        The message becomes :func:`engine_message` (after the workflow's last step message, when it reported
+        steps since the last stage). The percentage moves between the last stage reached and the next by the
+        runs' simulated fraction (their elapsed days over their total days), one below the next stage at most,
+        unless the workflow reports steps of its own (a headroom search, a sweep): those keep the percentage.
+        """
+        runs = [r for r in runs if not r.get("done")]
+        if not runs:
+            return
+        with self._lock:
+            text = engine_message(runs)
+            if self._step_message is not None:
+                self.message = f"{self._step_message}; {text}" if self._step_message else text
+            else:
+                reached = [s["stage"] for s in self.stages if s["stage"] in self.levels]
+                start = reached[-1] if reached else self.order[0]
+                i = self.order.index(start)
+                if i + 1 < len(self.order):
+                    lo, hi = self.levels[start], self.levels[self.order[i + 1]]
+                    fraction = sum(r["elapsed_days"] for r in runs) / max(sum(r["total_days"] for r in runs), 1e-12)
+                    pct = lo + (hi - lo) * max(0.0, min(1.0, fraction))
+                    self.pct = max(self.pct, min(99, hi - 1, int(pct)))
+                self.message = text
+            self._runs = runs
+            self._last = time.monotonic()
+            self._write()
 
     def span(self, start: str, end: str):
         """A step reporter mapping a fraction done in [0, 1] to the progress between stages ``start`` and ``end``."""
@@ -114,14 +234,42 @@ class Progress:
 
     def step(self, done: int, total: int, message: str = "", **counts) -> None:
         """A step of the workflow between the last stage reached and the next (a headroom cell, a sweep scenario)."""
-        reached = [s["stage"] for s in self.stages if s["stage"] in self.levels]
-        start = reached[-1] if reached else self.order[0]
-        nxt = self.order[min(self.order.index(start) + 1, len(self.order) - 1)]
-        self.span(start, nxt)(done / max(total, 1), message)
+        with self._lock:
+            self._step_message = message
+            self._runs = []
+            reached = [s["stage"] for s in self.stages if s["stage"] in self.levels]
+            start = reached[-1] if reached else self.order[0]
+            nxt = self.order[min(self.order.index(start) + 1, len(self.order) - 1)]
+            self.span(start, nxt)(done / max(total, 1), message)
 
     def _write(self) -> None:
         atomic_write_text(self.path, json.dumps({"status": "running", "progress": self.pct, "message": self.message,
-                                                 "pid": os.getpid(), "stages": self.stages}))
+                                                 "pid": os.getpid(), "stages": self.stages, "engine": self._runs}))
+
+
+class EngineWatch:
+    """A thread of the job's task showing its SWMM runs' progress (:func:`engine_progress`) through
+    :meth:`Progress.engine` every :data:`ENGINE_POLL_S` seconds, from ``start()`` to ``stop()``."""
+
+    def __init__(self, progress: Progress, job_dir, every_s: float = ENGINE_POLL_S):
+        self.progress, self.job_dir, self.every_s = progress, Path(job_dir), every_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="capacitysim-engine-progress", daemon=True)
+
+    def start(self) -> "EngineWatch":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every_s):
+            try:
+                self.progress.engine(engine_progress(self.job_dir))
+            except Exception:  # noqa: BLE001 - progress is never worth a failed job (a full disk: the next look)
+                pass
 
 
 def stage_inputs(process_id: str, inputs: dict, files: dict, work: Path) -> dict:
@@ -317,7 +465,8 @@ def internal_error(exc: BaseException, where: str) -> dict:
 
 
 def stop_file(job_dir) -> Path:
-    """The file whose appearance stops a job's SWMM runs within seconds (written when the job is dismissed)."""
+    """The file whose appearance stops a job's SWMM runs within seconds (written when the job is dismissed; it
+    holds who dismissed it, ``dismissed by NAME``, which the stopped runs' error repeats)."""
     return Path(job_dir) / "stop"
 
 
@@ -364,6 +513,7 @@ def run_job(process_id: str, inputs: dict, files: dict, job_dir: str, attempt: i
         The workflow's own verdict (pass, fail, untrusted) is in the document: a demonstration that
         fails is a successful job.
     """
+    import shutil
     import tempfile
 
     from capacitysim.io.files import dumps_json
@@ -375,6 +525,9 @@ def run_job(process_id: str, inputs: dict, files: dict, job_dir: str, attempt: i
     scratch.mkdir(exist_ok=True)
     progress = Progress(job_dir, attempt, process_id)
     progress.stage("started", "started")
+    runs_dir = engine_progress_dir(job_dir)
+    shutil.rmtree(runs_dir, ignore_errors=True)  # the runs of an attempt whose worker was killed
+    runs_dir.mkdir()
     limit_s = float(limits.get("job_s", MAX_JOB_S)) if limits else MAX_JOB_S
     hide = PathRedactor(Path(job_dir), scratch)
     old_tmp = tempfile.tempdir
@@ -382,9 +535,13 @@ def run_job(process_id: str, inputs: dict, files: dict, job_dir: str, attempt: i
     try:
         with stop_runs_when(stop_file(job_dir), time.monotonic() + limit_s,
                             f"stopped: the job passed the longest-job limit of {limit_s:,.0f} s (service policy max_job_s)",
-                            max_file_bytes=MAX_ENGINE_FILE_BYTES):
+                            max_file_bytes=MAX_ENGINE_FILE_BYTES, progress_dir=runs_dir):
             staged = stage_inputs(process_id, inputs, files, work)
-            doc, report = run_process(process_id, inputs, staged, work, progress, bank)
+            watch = EngineWatch(progress, job_dir).start()
+            try:
+                doc, report = run_process(process_id, inputs, staged, work, progress, bank)
+            finally:
+                watch.stop()
         text = hide(dumps_json(doc))  # the CLI's --json text (a non-finite number is an InputError, as there)
         html = hide(Path(report).read_text(encoding="utf-8")) if report else None
     except CapacitysimError as exc:
