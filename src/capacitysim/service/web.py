@@ -171,9 +171,10 @@ def install(app, svc, ApiError) -> None:
         rows = svc.store.jobs(owner_id=None if auth.can(who.user, "read-all") else who.user["id"], limit=200)
         return page("jobs.html", who, title="Jobs", jobs=rows)
 
-    from capacitysim.service import web_bank, web_forms, web_jobs
+    from capacitysim.service import web_bank, web_forms, web_jobs, web_map
 
     w = Web(app, svc, ApiError, render, page, session, to_login, checked_form, threaded)
     web_forms.install(w)
     web_jobs.install(w)
     web_bank.install(w)
+    web_map.install(w)
