@@ -206,6 +206,107 @@ def jobs_citing_in(store, w: dict) -> dict:
     return out
 
 
+#: The processes a withdrawal cites, by the field that cites each (``WITHDRAWAL_SCHEMA``).
+CITED_PROCESSES = {"capacity_job": "capacity-demonstration", "spdes_job": "spdes-check"}
+
+
+def _age_days(finished: str | None, today) -> int | None:
+    """Whole days from a job's ``finished_at`` (ISO 8601, UTC) to ``today`` (None when the job has not ended)."""
+    import datetime as _dt
+
+    return (today - _dt.date.fromisoformat(finished[:10])).days if finished else None
+
+
+def withdrawal_evidence(svc, lg, w: dict, today=None) -> list[dict]:
+    """What a withdrawal's cited jobs show, for the administrator's queue: one row per cited job (capacity, SPDES).
+
+    Each: ``field`` (``capacity_job``, ``spdes_job``), ``job`` (its id, or None when no job of the service has the
+    cited document), ``status``, ``verdict``, ``finished`` (date), ``age_days``, ``flows`` (``[(node, gpd)]`` of a
+    capacity demonstration's connections; ``[(None, gpd)]`` of a SPDES check's added flows), ``model`` or ``plant``
+    (the input as given: a bundled name or ``upload:<sha256>``), ``model_of_record`` (True or False when the basin has
+    a registered model of record: whether the job ran on it; None otherwise), ``covers`` (True, or the refusal of
+    :func:`check_job_scenario`, the request's own check, read again) and ``included`` (the commitments the cited
+    document included, as the ledger read them).
+    """
+    import datetime as _dt
+
+    today = today or _dt.datetime.now(_dt.UTC).date()
+    try:
+        record = next((m["sha256"] for m in lg.models(w["basin"]) if m["current"]), None)
+    except InputError:
+        record = None
+    out, jobs = [], jobs_citing_in(svc.store, w)
+    for field, job_id in jobs.items():
+        job = svc.store.job(job_id) if job_id else None
+        row = {"field": field, "job": job_id, "included": w.get(f"{field.split('_')[0]}_included")}
+        if job is None:
+            out.append(row | {"status": "not a job of this service", "verdict": None, "finished": None, "age_days": None,
+                              "flows": [], "model": None, "plant": None, "model_of_record": None,
+                              "covers": "no job of this service has the cited document"})
+            continue
+        inputs = job["inputs"] or {}
+        if field == "capacity_job":
+            flows = [(c.get("node"), float(c.get("gpd", 0))) for c in inputs.get("connections", [])]
+        else:
+            flows = [(None, float(g)) for g in inputs.get("added_gpd", [])]
+        try:
+            check_job_scenario(job, CITED_PROCESSES[field], field, w["peak_flow_gpd"], w["node"])
+            covers = True
+        except (RefusedError, ServiceInputError) as exc:
+            covers = str(exc)
+        sha = (job.get("input_sha256") or {}).get("model")
+        row |= {"status": job["status"], "verdict": job["verdict"], "finished": (job["finished_at"] or "")[:10] or None,
+                "age_days": _age_days(job["finished_at"], today), "flows": flows, "model": inputs.get("model"),
+                "plant": inputs.get("plant"), "covers": covers,
+                "model_of_record": None if record is None or field != "capacity_job" else sha == record}
+        out.append(row)
+    return out
+
+
+def balances_reserved(lg) -> list[dict]:
+    """Every subaccount's balance (:meth:`capacitysim.bank.Ledger.balances`) with what requests awaiting sign-off hold.
+
+    The ledger takes a pending withdrawal's or transfer's credits out at once (program policy ``pending_reserve``),
+    so ``balance_gpd`` is what is available. Added: ``pending_withdrawals_gpd`` (reserved by withdrawals awaiting
+    sign-off), ``pending_transfers_out_gpd`` (transfers from it awaiting sign-off), ``available_gpd`` (the balance)
+    and ``held_gpd`` (available plus what pending requests reserve: what the holder keeps if they are all rejected).
+    """
+    pend: dict = {}
+    for w in lg.withdrawals():
+        if w["signoff_status"] == "pending":
+            key = (w["basin"], w["owner"])
+            pend[key] = pend.get(key, 0) + (w["amount_gpd"] or 0)
+    out = []
+    for b in lg.balances():
+        wd = pend.get((b["basin"], b["owner"]), 0)
+        out.append(b | {"pending_withdrawals_gpd": wd, "pending_transfers_out_gpd": max(b["pending_out_gpd"] - wd, 0),
+                        "available_gpd": b["balance_gpd"], "held_gpd": b["balance_gpd"] + b["pending_out_gpd"]})
+    return out
+
+
+def citable_jobs(svc, u, limit: int = 100) -> dict:
+    """The user's own jobs a withdrawal may cite, newest first, by field (``capacity_job``, ``spdes_job``): successful,
+    passing, and not already the evidence of an application (program policy ``evidence_single_use``). Each:
+    ``id``, ``finished``, ``verdict`` and ``flows`` (a capacity demonstration's ``node=gpd`` connections or a SPDES
+    check's added gpd, as text)."""
+    rows = svc.store.jobs(owner_id=u["id"], status="successful", limit=limit)
+    out: dict = {f: [] for f in CITED_PROCESSES}
+    with svc.ledger() as lg:
+        for field, process in CITED_PROCESSES.items():
+            for j in rows:
+                if j["process"] != process or j["verdict"] != "pass":
+                    continue
+                if j.get("result_sha256") and any(x["holds"] for x in lg.evidence_use(j["result_sha256"])):
+                    continue
+                inputs = j["inputs"] or {}
+                flows = (", ".join(f"{c.get('node')}={float(c.get('gpd', 0)):,.0f}" for c in inputs.get("connections", []))
+                         if field == "capacity_job" else
+                         ", ".join(f"{float(g):,.0f}" for g in inputs.get("added_gpd", [])))
+                out[field].append({"id": j["id"], "finished": (j["finished_at"] or "")[:16].replace("T", " "),
+                                   "verdict": j["verdict"], "flows": flows, "model": inputs.get("model") or inputs.get("plant")})
+    return out
+
+
 def _cited_job_stands(svc, job_id: str | None, what: str) -> None:
     """Refuse a sign-off whose cited job is not (or no longer) a successful job of the service."""
     job = svc.store.job(job_id) if job_id else None
@@ -423,22 +524,16 @@ def install(app, svc, user, require) -> None:
     from capacitysim.service import auth
 
     def job_for(field: str, job_id: str, u):
-        job = svc.store.job(job_id)
-        if job is None:
-            raise ServiceInputError(field, job_id, "the id of one of the service's jobs", "no such job")
-        if not auth.may_read_job(u, job):
-            svc.store.journal("cite job", u, job_id, {"field": field}, outcome="forbidden")
-            raise ApiError(403, "Forbidden", f"{field}: job {job_id} belongs to another user")
-        return job
+        return cited_job(svc, field, job_id, u)
 
     def jobs_citing(w: dict) -> dict:
         return jobs_citing_in(svc.store, w)
 
-    @app.get("/bank/balances", summary="Balances of every subaccount")
+    @app.get("/bank/balances", summary="Balances of every subaccount (with what pending requests reserve)")
     def balances(u=Depends(user)):
         require(u, "bank-read", "read the bank")
         with svc.ledger() as lg:
-            return {"balances": lg.balances()}
+            return {"balances": balances_reserved(lg)}
 
     @app.get("/bank/withdrawals", summary="Withdrawals (with the job ids they cite)")
     def withdrawals(status: str | None = None, u=Depends(user)):
@@ -485,34 +580,7 @@ def install(app, svc, user, require) -> None:
                                                    "capacity_job": "0" * 32, "spdes_job": "0" * 32,
                                                    "application_approval": "H2-1"}]), u=Depends(user)):
         require(u, "withdraw", "request withdrawals")
-        check_value("body", body, WITHDRAWAL_SCHEMA)
-        require_bound(svc, u, body["owner"], "withdrawal", body["application"])
-        cap = job_for("capacity_job", body["capacity_job"], u)
-        spd = job_for("spdes_job", body["spdes_job"], u)
-        try:
-            check_job_scenario(cap, "capacity-demonstration", "capacity_job", body["peak_flow_gpd"], body["node"])
-            check_job_scenario(spd, "spdes-check", "spdes_job", body["peak_flow_gpd"], None)
-            evidence_cited(svc, cap, "capacity_job", body["application"])
-            evidence_cited(svc, spd, "spdes_job", body["application"])
-        except RefusedError as exc:
-            svc.store.journal("withdraw", u, body["application"], {"error": str(exc)}, outcome="refused")
-            raise
-        with svc.ledger(u) as lg:
-            try:
-                out = lg.withdraw(body["basin"], body["owner"], body["peak_flow_gpd"], body["application"],
-                                  node=body["node"], average_gpd=body.get("average_gpd"),
-                                  capacity_ref=cap["result_path"], spdes_ref=spd["result_path"],
-                                  application_approval=body.get("application_approval"), principal=body.get("principal"),
-                                  description=body.get("description", ""),
-                                  reason=body.get("reason") or f"requested through the service by {u['name']}",
-                                  documents=[f"service job {cap['id']}", f"service job {spd['id']}"])
-            except Exception as exc:
-                svc.store.journal("withdraw", u, body["application"], {"error": str(exc)}, outcome="refused")
-                raise
-            w = lg.withdrawal(body["application"])
-        svc.store.journal("withdraw", u, body["application"], {"capacity_job": cap["id"], "spdes_job": spd["id"],
-                                                               "amount_gpd": w["amount_gpd"]})
-        return {"withdrawal": w | jobs_citing(w), "ledger": _jsonable(out)}
+        return request_withdrawal(svc, u, body)
 
     @app.post("/bank/withdrawals/{application}/sign-off", summary="The bank administrator approves or rejects")
     def sign_off(application: str, body: Any = Body(None, examples=[{"decision": "approve", "note": "checked"}]),
@@ -677,6 +745,59 @@ def install(app, svc, user, require) -> None:
     from capacitysim.service import register_api
 
     register_api.install(app, svc, user, require, require_bound)
+
+
+def cited_job(svc, field: str, job_id: str, u) -> dict:
+    """The service job ``job_id`` cited in ``field``: a ServiceInputError when there is none, 403 (journaled) when it is
+    another user's and ``u`` may not read it."""
+    from capacitysim.service import auth
+
+    job = svc.store.job(job_id)
+    if job is None:
+        raise ServiceInputError(field, job_id, "the id of one of the service's jobs", "no such job")
+    if not auth.may_read_job(u, job):
+        svc.store.journal("cite job", u, job_id, {"field": field}, outcome="forbidden")
+        raise ApiError(403, "Forbidden", f"{field}: job {job_id} belongs to another user")
+    return job
+
+
+def request_withdrawal(svc, u, body) -> dict:
+    """Record a withdrawal request (pending sign-off) citing a capacity and a SPDES job: ``POST /bank/withdrawals``
+    and the bank page's request form (the caller has checked the ``withdraw`` permission).
+
+    The body is checked against :data:`WITHDRAWAL_SCHEMA` (a ServiceInputError naming ``body.<field>``), the user must
+    act for the owner (:func:`require_bound`), each cited job must cover the withdrawal (:func:`check_job_scenario`)
+    and be the evidence of no other application (:func:`evidence_cited`); the ledger refuses the rest. Every
+    refusal is journaled. Returns ``{"withdrawal", "ledger"}``.
+    """
+    check_value("body", body, WITHDRAWAL_SCHEMA)
+    require_bound(svc, u, body["owner"], "withdrawal", body["application"])
+    cap = cited_job(svc, "capacity_job", body["capacity_job"], u)
+    spd = cited_job(svc, "spdes_job", body["spdes_job"], u)
+    try:
+        check_job_scenario(cap, "capacity-demonstration", "capacity_job", body["peak_flow_gpd"], body["node"])
+        check_job_scenario(spd, "spdes-check", "spdes_job", body["peak_flow_gpd"], None)
+        evidence_cited(svc, cap, "capacity_job", body["application"])
+        evidence_cited(svc, spd, "spdes_job", body["application"])
+    except RefusedError as exc:
+        svc.store.journal("withdraw", u, body["application"], {"error": str(exc)}, outcome="refused")
+        raise
+    with svc.ledger(u) as lg:
+        try:
+            out = lg.withdraw(body["basin"], body["owner"], body["peak_flow_gpd"], body["application"],
+                              node=body["node"], average_gpd=body.get("average_gpd"),
+                              capacity_ref=cap["result_path"], spdes_ref=spd["result_path"],
+                              application_approval=body.get("application_approval"), principal=body.get("principal"),
+                              description=body.get("description", ""),
+                              reason=body.get("reason") or f"requested through the service by {u['name']}",
+                              documents=[f"service job {cap['id']}", f"service job {spd['id']}"])
+        except Exception as exc:
+            svc.store.journal("withdraw", u, body["application"], {"error": str(exc)}, outcome="refused")
+            raise
+        w = lg.withdrawal(body["application"])
+    svc.store.journal("withdraw", u, body["application"], {"capacity_job": cap["id"], "spdes_job": spd["id"],
+                                                           "amount_gpd": w["amount_gpd"]})
+    return {"withdrawal": w | jobs_citing_in(svc.store, w), "ledger": _jsonable(out)}
 
 
 def require_bound(svc, u, entity, kind: str, target: str = "") -> None:
