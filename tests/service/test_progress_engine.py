@@ -3,6 +3,7 @@ through real HTTP, a capacity demonstration of synthetic-500 (two runs of about 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -10,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from capacitysim.service.tasks import STAGES, engine_progress
-
-pytestmark = [pytest.mark.server, pytest.mark.swmm]
+from capacitysim.service.tasks import STAGES, Progress, engine_progress, progress_file
 
 ASYNC = {"Prefer": "respond-async"}
 LONG_JOB = {"model": "synthetic-500", "storm": "binghamton-1yr-24h", "connections": [{"node": "MH0003", "gpd": 5000}]}
@@ -37,6 +36,41 @@ def engine_children(job_dir: Path) -> list[int]:
     return pids
 
 
+def _run(run: str, elapsed: float, total: float = 2.0, eta=10.0) -> dict:
+    return {"run": run, "elapsed_days": elapsed, "total_days": total, "eta_s": eta, "done": False,
+            "text": f"simulated {elapsed * 24:.1f} of {total * 24:.1f} h ({100 * elapsed / total:.0f} %), about {eta:.0f} s left"}
+
+
+def test_the_swmm_phase_moves_the_bar_and_steps_keep_theirs(tmp_path):
+    p = Progress(tmp_path, 1, "capacity-demonstration")
+    p.stage("started")
+    p.stage("inputs-checked")
+    p.engine([_run("before", 1.0)])  # not the SWMM phase yet (a probe, a spin-up check): the message only
+    assert p.pct == 10
+    p.stage("swmm-runs")
+    p.engine([_run("before", 0.5), _run("after", 0.5)])
+    assert p.pct == 20 + 60 * 0.25 and p.message == ("SWMM before: simulated 12.0 of 48.0 h (25 %), about 10 s left; "
+                                                     "SWMM after: simulated 12.0 of 48.0 h (25 %), about 10 s left")
+    p.engine([_run("after", 2.0)])
+    assert p.pct == 79  # one below the next stage at most
+    p.engine([])  # no run: nothing changes
+    assert p.pct == 79 and p.message.startswith("SWMM: simulated 48.0 of 48.0 h (100 %)")  # one run: no label
+    info = json.loads(progress_file(tmp_path, 1).read_text())
+    assert info["progress"] == 79 and [r["run"] for r in info["engine"]] == ["after"]
+    p.stage("judged")
+    assert json.loads(progress_file(tmp_path, 1).read_text())["engine"] == []
+    # a headroom search: its steps move the bar, the runs are named after the step
+    h = Progress(tmp_path, 2, "headroom")
+    h.stage("started")
+    h.stage("inputs-checked")
+    h.step(1, 10, "1 of 10 cells, 3 SWMM runs")
+    pct = h.pct
+    h.engine([_run("scenario", 1.9)])
+    assert h.pct == pct and h.message.startswith("1 of 10 cells, 3 SWMM runs; SWMM: simulated 45.6 of 48.0 h (95 %)")
+
+
+@pytest.mark.server
+@pytest.mark.swmm
 def test_the_swmm_phase_moves_and_its_owner_cancels_it(server):
     with server.client("engineer") as c, server.client("engineer2") as other:
         r = c.post("/processes/capacity-demonstration/execution", headers=ASYNC, json={"inputs": LONG_JOB})

@@ -22,9 +22,9 @@ SWMM progress (issue 28, item 5): every SWMM run of a job reports its simulated 
 its own file ``engine-progress/<run>/progress.json`` in the job folder (:func:`capacitysim.network.engine.stop_runs_when`
 ``progress_dir``; removed when the run ends). A watcher thread of the job's task (:class:`EngineWatch`) reads
 them (:func:`engine_progress`) about once a second and reports them through :meth:`Progress.engine`: the message
-says ``SWMM: simulated 12.5 of 30.0 h (42 %), about 20 s left`` (one clause per running run) and, in a process
-that reports no steps of its own between two stages (a capacity demonstration), the percentage moves between the
-last stage reached and the next by the runs' simulated fraction. The progress file also holds the runs
+says ``SWMM: simulated 12.5 of 30.0 h (42 %), about 20 s left`` (one clause per running run) and, after a stage
+of :data:`SWMM_STAGES` (a capacity demonstration's ``swmm-runs``), the percentage moves towards the next stage by
+the runs' simulated fraction (a headroom search's or a sweep's steps move theirs). The progress file also holds the runs
 (``engine``: the list :func:`engine_progress` returns) while they run.
 
 Committed flows (issue 24, "no capacity promised twice"): the service is the shared record, so a
@@ -63,6 +63,10 @@ PROGRESS_THROTTLE_S = 0.5
 ENGINE_PROGRESS_DIR = "engine-progress"
 #: How often the job's task reads its SWMM runs' progress [s] (each run writes at most once a second).
 ENGINE_POLL_S = 1.0
+#: The stages that begin a SWMM phase: runs side by side whose simulated fraction is the fraction of the span done
+#: (a capacity demonstration's before and after runs). Elsewhere SWMM runs are a search's or a sweep's many short
+#: runs, whose steps (cells, scenarios) move the percentage; their runs are only named in the message.
+SWMM_STAGES = frozenset({"swmm-runs"})
 
 
 def progress_file(job_dir, attempt: int) -> Path:
@@ -198,22 +202,22 @@ class Progress:
         """Show the SWMM runs running now (:func:`engine_progress`; nothing when there are none).
 
         The message becomes :func:`engine_message` (after the workflow's last step message, when it reported
-        steps since the last stage). The percentage moves between the last stage reached and the next by the
-        runs' simulated fraction (their elapsed days over their total days), one below the next stage at most,
-        unless the workflow reports steps of its own (a headroom search, a sweep): those keep the percentage.
+        steps since the last stage). After a stage of :data:`SWMM_STAGES` the percentage moves towards the next
+        stage by the runs' simulated fraction (their elapsed days over their total days), one below the next
+        stage at most; elsewhere (a headroom search, a sweep: their steps move it) the percentage stays.
         """
         runs = [r for r in runs if not r.get("done")]
         if not runs:
             return
         with self._lock:
             text = engine_message(runs)
+            reached = [s["stage"] for s in self.stages if s["stage"] in self.levels]
+            start = reached[-1] if reached else self.order[0]
             if self._step_message is not None:
                 self.message = f"{self._step_message}; {text}" if self._step_message else text
             else:
-                reached = [s["stage"] for s in self.stages if s["stage"] in self.levels]
-                start = reached[-1] if reached else self.order[0]
                 i = self.order.index(start)
-                if i + 1 < len(self.order):
+                if start in SWMM_STAGES and i + 1 < len(self.order):
                     lo, hi = self.levels[start], self.levels[self.order[i + 1]]
                     fraction = sum(r["elapsed_days"] for r in runs) / max(sum(r["total_days"] for r in runs), 1e-12)
                     pct = lo + (hi - lo) * max(0.0, min(1.0, fraction))
