@@ -11,7 +11,7 @@ EVIDENCE = """{% macro gpd(v) %}{{ '{:,.0f}'.format(v) if v is not none else '-'
 <span class="{{ e.verdict or 'failed' }}">{{ (e.verdict or e.status) | upper }}</span>{% if e.finished %}, finished {{ e.finished }}
 (<span class="age">{{ 'today' if e.age_days == 0 else '1 day ago' if e.age_days == 1 else '{:,} days ago'.format(e.age_days) }}</span>){% endif %}
 {% if e.flows %}<br>{{ 'connections' if e.field == 'capacity_job' else 'added' }}: <span class="flows">{% for n, g in e.flows %}{% if n %}{{ n }}={% endif %}{{ gpd(g) }} gpd{% if not loop.last %}, {% endif %}{% endfor %}</span>{% endif %}
-{% if e.model %}; model {{ e.model if e.model | length < 40 else e.model[:19] ~ '...' }}{% endif %}{% if e.plant %}; plant {{ e.plant if e.plant | length < 40 else e.plant[:19] ~ '...' }}{% endif %}
+{%- if e.model %}; model {{ e.model if e.model | length < 40 else e.model[:19] ~ '...' }}{% endif %}{% if e.plant %}; plant {{ e.plant if e.plant | length < 40 else e.plant[:19] ~ '...' }}{% endif %}
 {% if e.model_of_record is sameas true %}<span class="pass">(the basin's model of record)</span>{% elif e.model_of_record is sameas false %}<span class="fail">(not the basin's model of record)</span>{% endif %}
 <br>{% if e.covers is sameas true %}<span class="pass covers">covers the request</span>{% else %}<span class="fail covers">{{ e.covers }}</span>{% endif %}
 {% if e.included is not none %}<br><span class="note">commitments included: {{ e.included | join(', ') or 'none' }}</span>{% endif %}</li>
@@ -27,8 +27,8 @@ BANK = """{% extends "base.html" %}""" + EVIDENCE + """
 {% if result %}<p id="result" role="status" style="background:#efe;border:1px solid #060;padding:.5rem">{{ result.kind | capitalize }}
 <b>{{ result.id }}</b> ({{ gpd(result.gpd) }} gpd of credits):
 {% if result.status == 'pending' %}requested by {{ result.by }}, reserved, awaiting the administrator's sign-off
-{%- elif result.status == 'signed-off' %}approved by {{ result.by }} at {{ result.at }}
-{%- elif result.status == 'rejected' %}rejected by {{ result.by }} at {{ result.at }}
+{%- elif result.status == 'signed-off' %}approved by {{ result.by }} at {{ (result.at or '')[:19] }}
+{%- elif result.status == 'rejected' %}rejected by {{ result.by }} at {{ (result.at or '')[:19] }}
 {%- else %}{{ result.status }}{% endif %}.
 {% if result.balance %}Basin {{ result.basin }}, {{ result.owner }}: available now <b class="available">{{ gpd(result.balance.available_gpd) }} gpd</b>,
 reserved by pending withdrawals {{ gpd(result.balance.pending_withdrawals_gpd) }} gpd.{% endif %}</p>{% endif %}
@@ -119,12 +119,12 @@ CONFIRM = """{% extends "base.html" %}""" + EVIDENCE + """
 <tr><th>average daily flow [gpd]</th><td>{{ gpd(rec.average_gpd) }}</td></tr>
 <tr><th>credits [gpd]</th><td id="amount">{{ gpd(rec.amount_gpd) }} (offset ratio {{ rec.offset_ratio }})</td></tr>
 <tr><th>application approval</th><td>{{ rec.application_approval or '-' }}</td></tr>
-<tr><th>requested by</th><td>{{ rec.recorded_by }} at {{ rec.requested_at }}</td></tr>
+<tr><th>requested by</th><td>{{ rec.recorded_by }} at {{ (rec.requested_at or '')[:19] }}</td></tr>
 <tr><th>evidence</th><td>{{ evidence(evidence_rows) }}{% if rec.missing_for_sign_off %}<span class="fail">missing: {{ rec.missing_for_sign_off | join('; ') }}</span>{% endif %}</td></tr>
 {% elif kind == 'deposit' %}<tr><th>project</th><td>{{ rec.project }}</td></tr><tr><th>basin / owner</th><td>{{ rec.basin }} / {{ rec.owner }}</td></tr>
 <tr><th>credits [gpd]</th><td id="amount">{{ gpd(rec.gpd) }}</td></tr><tr><th>certificate</th><td>{{ rec.certificate or '-' }} (certified {{ rec.certified_on }})</td></tr>
 <tr><th>evidence</th><td>{% if rec.quantification_job %}<a href="/ui/jobs/{{ rec.quantification_job }}">quantification {{ rec.quantification_job[:8] }}</a>{% else %}the ledger's certificate reference{% endif %}</td></tr>
-<tr><th>recorded by</th><td>{{ rec.recorded_by }} at {{ rec.recorded_at }}</td></tr>
+<tr><th>recorded by</th><td>{{ rec.recorded_by }} at {{ (rec.recorded_at or '')[:19] }}</td></tr>
 {% else %}<tr><th>transfer</th><td>{{ rec.transfer }}</td></tr><tr><th>from</th><td>{{ rec.basin }} / {{ rec.from }}</td></tr>
 <tr><th>to</th><td>{{ rec.to_basin }} / {{ rec.to }}</td></tr><tr><th>credits [gpd]</th><td id="amount">{{ gpd(rec.gpd) }}</td></tr>
 <tr><th>document</th><td>{{ rec.document }}{% if rec.board_approval %}; Board: {{ rec.board_approval }}{% endif %}</td></tr>{% endif %}
