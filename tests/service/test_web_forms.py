@@ -164,3 +164,20 @@ def test_the_owner_cancels_a_running_job_from_its_page(server):
         assert st["status"] == "dismissed" and "dismissed by" in st["message"]
         page = c.get(r.headers["location"]).text
         assert 'id="cancel"' not in page and 'class="dismissed"' in page
+
+
+@pytest.mark.server
+def test_the_job_page_of_every_kind_of_document_renders(server):
+    """A job page reads any process's document (keys it lacks are not an error: no 500), and a failed job's."""
+    runs = {"spdes-check": {"plant": "sample-wwtp", "flows": server.flows, "added_gpd": [5000]},
+            "credits-quantification": {"project": "elm-street-separation-to-combined"},
+            "detention-design": {"site": "new-building", "swmm": False},
+            "capacity-demonstration": {"model": "synthetic-50", "connections": [{"node": "MH0003", "gpd": 1e9}]}}
+    with server.client("engineer") as api, _signed_in(server, "engineer") as c:
+        for pid, inputs in runs.items():
+            r = api.post(f"/processes/{pid}/execution", json={"inputs": inputs}, headers={"Prefer": "respond-async"})
+            assert r.status_code == 201, r.text
+            st = wait_final(api, r.json()["jobID"])
+            page = c.get(f"/ui/jobs/{st['jobID']}")
+            assert page.status_code == 200, (pid, page.text[:500])
+            assert f'class="{st["status"]}"' in page.text and 'id="inputs"' in page.text

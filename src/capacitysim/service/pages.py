@@ -96,7 +96,7 @@ JOB = """{% extends "base.html" %}
 <span id="progress-pct">{{ job.progress }} %</span>{% endif %}
 <span class="note" id="message">{{ job.message }}</span></p>
 {% if runs %}<table id="engine-runs"><thead><tr><th>SWMM run</th><th>simulated</th><th>done [%]</th><th>wall time [s]</th><th>time left [s]</th></tr></thead><tbody>
-{% for r in runs %}<tr class="engine-run"><td>{{ r.run }}</td><td>{{ (r.now or '') | when }}</td><td class="num">{{ (100 * r.fraction) | num('%') }}</td>
+{% for r in runs %}<tr class="engine-run"><td>{{ r.run }}</td><td>{{ (r.now or '') | when }}</td><td class="num">{{ (100 * r.fraction) | num('%') if r.fraction is not none else '-' }}</td>
 <td class="num">{{ r.wall_s | num('s') }}</td><td class="num">{{ r.eta_s | num('s') if r.eta_s is not none else 'not yet known' }}</td></tr>{% endfor %}</tbody></table>{% endif %}
 {% if may_cancel %}<form method="post" action="/ui/jobs/{{ job.id }}/cancel" id="cancel-form"><input type="hidden" name="csrf" value="{{ csrf }}">
 <button id="cancel">Cancel this job</button></form>{% endif %}
@@ -107,19 +107,19 @@ JOB = """{% extends "base.html" %}
 {% if checks %}<li><a id="checks-csv" href="/ui/jobs/{{ job.id }}/checks.csv">Checks (CSV)</a></li>{% endif %}
 {% if has_map %}<li><a id="map-svg" href="/ui/jobs/{{ job.id }}/map.svg">Map (SVG)</a></li>{% endif %}</ul>
 {% if has_map %}<h2>Map</h2><div class="network-map" id="map" data-src="/ui/jobs/{{ job.id }}/map.svg"><span class="note">Loading the map...</span></div>{% endif %}
-{% if doc.next_steps %}<h2>Next steps</h2><ul id="governing">{% for g in doc.next_steps.governing %}<li><b>{{ g.limit_kind }} limit</b>: {{ g.text }}</li>{% endfor %}</ul>
+{% set ns = doc.get('next_steps') %}{% set mg = doc.get('margins') or {} %}{% if ns %}<h2>Next steps</h2><ul id="governing">{% for g in ns.governing %}<li><b>{{ g.limit_kind }} limit</b>: {{ g.text }}</li>{% endfor %}</ul>
 <table id="next-steps"><thead><tr><th>node</th><th>flow [gpd]</th><th>largest that passes [gpd]</th><th>I/I remediation basin</th><th>I/I removal to offset the peak [gpd]</th></tr></thead><tbody>
-{% for c in doc.next_steps.connections %}<tr><td>{{ c.node }}</td><td class="num">{{ c.flow_gpd | num('gpd') }}</td><td class="num">{{ c.largest_passing_gpd | num('gpd') if c.largest_passing_gpd is not none else 'not searched' }}</td>
+{% for c in ns.connections %}<tr><td>{{ c.node }}</td><td class="num">{{ c.flow_gpd | num('gpd') }}</td><td class="num">{{ c.largest_passing_gpd | num('gpd') if c.largest_passing_gpd is not none else 'not searched' }}</td>
 <td>{{ c.basin or '-' }}</td><td class="num">{{ c.ii_removal_gpd | num('gpd') }}</td></tr>{% endfor %}</tbody></table>
-<p class="note">Then: {% for cmd in doc.next_steps.commands %}<code>{{ cmd }}</code>{% if not loop.last %}; {% endif %}{% endfor %}</p>{% endif %}
+<p class="note">Then: {% for cmd in ns.commands %}<code>{{ cmd }}</code>{% if not loop.last %}; {% endif %}{% endfor %}</p>{% endif %}
 {% if checks %}<h2>Checks</h2><table id="checks"><thead><tr><th></th><th>criterion</th><th>element</th><th>before</th><th>after</th><th>limit</th><th>unit</th></tr></thead><tbody>
 {% for c in checks %}<tr><td class="{{ 'pass' if c.passed else 'fail' }}">{{ 'ok' if c.passed else 'FAIL' }}</td><td>{{ c.criterion }}</td><td>{{ c.element }}</td>
 <td class="num">{{ q(c.before, c.unit) if c.before is not none else '-' }}</td><td class="num">{{ q(c.after, c.unit) }}</td><td class="num">{{ q(c.limit, c.unit) }}</td><td>{{ c.unit }}</td></tr>{% endfor %}</tbody></table>
 {% if more %}<p class="note">{{ more }} more checks in the result document and the CSV.</p>{% endif %}{% endif %}
-{% if doc.margins and doc.margins.tightest %}<h2>Tightest elements downstream</h2><table id="margins"><thead><tr><th>element</th><th>quantity</th><th>before</th><th>after</th><th>limit</th><th>margin</th><th>used [%]</th></tr></thead><tbody>
-{% for m in doc.margins.tightest %}<tr><td>{{ m.element }}</td><td>{{ m.quantity }}</td><td class="num">{{ q(m.before) }}</td><td class="num">{{ q(m.after) }}</td><td class="num">{{ q(m.limit) }}</td><td class="num">{{ q(m.margin) }}</td><td class="num">{{ (100 * m.used) | num('%') }}</td></tr>{% endfor %}</tbody></table>{% endif %}
-{% if doc.margins and doc.margins.existing_deficiencies %}<h2>Deficiencies before the change</h2><table id="deficiencies"><thead><tr><th>element</th><th>quantity</th><th>before</th><th>after</th><th>limit</th></tr></thead><tbody>
-{% for m in doc.margins.existing_deficiencies %}<tr><td>{{ m.element }}</td><td>{{ m.quantity }}</td><td class="num">{{ q(m.before) }}</td><td class="num">{{ q(m.after) }}</td><td class="num">{{ q(m.limit) }}</td></tr>{% endfor %}</tbody></table>{% endif %}
+{% if mg.get('tightest') %}<h2>Tightest elements downstream</h2><table id="margins"><thead><tr><th>element</th><th>quantity</th><th>before</th><th>after</th><th>limit</th><th>margin</th><th>used [%]</th></tr></thead><tbody>
+{% for m in mg.tightest %}<tr><td>{{ m.element }}</td><td>{{ m.quantity }}</td><td class="num">{{ q(m.before) }}</td><td class="num">{{ q(m.after) }}</td><td class="num">{{ q(m.limit) }}</td><td class="num">{{ q(m.margin) }}</td><td class="num">{{ (100 * m.used) | num('%') if m.used is not none else '-' }}</td></tr>{% endfor %}</tbody></table>{% endif %}
+{% if mg.get('existing_deficiencies') %}<h2>Deficiencies before the change</h2><table id="deficiencies"><thead><tr><th>element</th><th>quantity</th><th>before</th><th>after</th><th>limit</th></tr></thead><tbody>
+{% for m in mg.existing_deficiencies %}<tr><td>{{ m.element }}</td><td>{{ m.quantity }}</td><td class="num">{{ q(m.before) }}</td><td class="num">{{ q(m.after) }}</td><td class="num">{{ q(m.limit) }}</td></tr>{% endfor %}</tbody></table>{% endif %}
 {% elif job.status == "failed" %}<p class="error" id="failure">{{ job.message }}</p>{% endif %}
 {% if stages %}<h2>Stages</h2><table id="stages"><thead><tr><th>stage</th><th>progress [%]</th><th></th><th>at (UTC)</th></tr></thead><tbody>
 {% for st in stages %}<tr class="stage-{{ st.stage }}"><td>{{ st.stage }}</td><td class="num">{{ st.progress }}</td><td>{{ st.message }}</td><td>{{ st.at | when }}</td></tr>{% endfor %}

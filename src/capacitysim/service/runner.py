@@ -157,7 +157,7 @@ class Runner:
         """Stop a job: its dask task is cancelled and its stop file written, which kills its running SWMM children
         within :data:`capacitysim.network.engine.STOP_POLL_S` seconds (:func:`capacitysim.network.engine.stop_runs_when`),
         on whichever worker they run. ``why`` (``dismissed by NAME``) goes into the stop file: the stopped runs'
-        error says it. Who may cancel is decided before (:func:`capacitysim.service.app.cancel_job`)."""
+        error says it. Who may cancel is decided before (:func:`capacitysim.service.jobs.cancel_job`)."""
         try:
             f = tasks.stop_file(self.job_dir(job_id))
             if f.parent.is_dir():
