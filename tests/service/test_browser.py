@@ -56,7 +56,10 @@ def test_administrator_signs_off_a_withdrawal(browser, server):
     assert row.count() == 1
     row.locator("input[name=note]").fill("demonstration and SPDES check reviewed")
     row.locator("button[value=approve]").click()
-    page.wait_for_url(f"{server.url}/ui/bank")
+    page.wait_for_selector("#confirm")  # a confirmation page says what will be decided, then the result is shown
+    page.click("#confirm")
+    page.wait_for_url(re.compile(r".*/ui/bank\?.*"))
+    assert "approved" in page.inner_text("#result")
     assert page.locator("#queue tr", has_text="BROWSER-1").count() == 0
     assert "signed-off (approved)" in page.locator("#decided tr", has_text="BROWSER-1").inner_text()
     # the flow credit note the sign-off issued, from the bank page: HTML in the browser, PDF downloaded
@@ -90,7 +93,10 @@ def test_administrator_approves_a_pending_deposit(browser, server):
     assert row.count() == 1
     row.locator("input[name=note]").fill("certificate of completion seen")
     row.locator("button[value=approve]").click()
-    page.wait_for_url(f"{server.url}/ui/bank")
+    page.wait_for_selector("#confirm")  # a confirmation page says what will be decided, then the result is shown
+    page.click("#confirm")
+    page.wait_for_url(re.compile(r".*/ui/bank\?.*"))
+    assert "approved" in page.inner_text("#result")
     assert page.locator("#deposit-queue tr", has_text=pid).count() == 0
     assert "signed-off" in page.locator("#decided-other tr", has_text=pid).inner_text()
     page.context.close()
