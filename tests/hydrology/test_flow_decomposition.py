@@ -37,6 +37,7 @@ from capacitysim.hydrology.flow_decomposition import (
     gwi,
     wet_events,
 )
+from capacitysim.rules.policy import Policy
 
 H = 3600
 WD = np.array([30, 25, 22, 20, 21, 24, 35, 55, 70, 65, 60, 58,
@@ -103,6 +104,9 @@ def test_policies_are_named_with_value_text_and_alternatives():
     for name, rec in POLICIES.items():
         assert rec["name"] == name and rec["text"] and rec["alternative"]
         assert all({"value", "text"} <= set(a) for a in rec["alternative"])
+        # the shape the catalogue reads (rules.policy sits above hydrology; the test may read both)
+        p = Policy.from_record(rec, scope="measured I/I credits", where="capacitysim.hydrology.flow_decomposition")
+        assert (p.name, p.value, p.alternative) == (name, rec["value"], rec["alternative"][0])
 
 
 # --- dry days --------------------------------------------------------------------------------------

@@ -55,7 +55,10 @@ References
    descendant of SSOAP, the same method).
 
 The numbers above (0.10 in, 3 days, 0.85...) are not in [1]_ or [2]_, which leave them to the user: they
-are the program's choices, named as policies so a document states them and a PE can set others.
+are the program's choices, named as policies so a document states them and a PE can set others. The
+descriptions of [1]_ and [2]_ above are of the method, not quotations: their page text was not at hand when
+this module was written (no section or page is cited), and [4]_ is the public description of the same
+method that was read; check the wording against the documents before a report quotes them.
 """
 
 from __future__ import annotations
