@@ -409,3 +409,17 @@ def test_a_row_with_the_wrong_number_of_fields_and_an_empty_file(tmp_path):
         read_flow_record(write(tmp_path, "\n\n", "e.csv"), tz="UTC")
     with pytest.raises(DataFileError, match="file not found"):
         read_flow_record(tmp_path / "none.csv", tz="UTC")
+
+
+def test_a_logger_on_standard_time_at_the_fall_back_shows_a_gap_and_a_note(tmp_path):
+    walls = ["00:30", "00:45", "01:00", "01:15", "01:30", "01:45", "02:00", "02:15"]  # no wall time repeats
+    rows = "".join(f"2024-11-03 {w},{i + 1}\n" for i, w in enumerate(walls))
+    rec = read_flow_record(write(tmp_path, "timestamp,flow_gpd\n" + rows), tz="America/New_York")
+    assert [g["steps"] for g in rec.quality["flow"]["gaps"]] == [4]  # 01:xx read as daylight time: an hour missing
+    assert any("standard time all year" in n for n in rec.quality["flow"]["reading"]["notes"])
+
+
+def test_a_text_row_under_the_header_is_not_taken_for_units(tmp_path):
+    p = write(tmp_path, "timestamp,flow_gpd\nsensor fault,offline\n2024-01-01 00:00,1\n2024-01-01 00:15,2\n")
+    with pytest.raises(DataFileError, match="line 2: column 'flow_gpd' \\(flow\\) is not a number: got 'offline'"):
+        read_flow_record(p, tz="UTC")

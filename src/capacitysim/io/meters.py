@@ -41,6 +41,7 @@ import datetime as _dt
 import io
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -379,9 +380,9 @@ def _read_table(path, time_column) -> tuple[_Table, str]:
         if len(cells) != n:
             raise DataFileError(
                 f"{where}: line {lineno}: {len(cells)} field(s) separated by {_delim_name(delim)}, the header on line "
-                f"{h + 1} has {n} ({', '.join(map(repr, columns))}); got {lineno and body[k][:80]!r}"
+                f"{h + 1} has {n} ({', '.join(map(repr, columns))}); got {delim.join(cells)[:80]!r}"
             )
-        if not rows and units_row is None and not any(_is_number(c) for c in cells) and not _looks_like_time(cells[0]):
+        if not rows and units_row is None and _is_units_row(cells):
             units_row = cells
             continue
         rows.append(cells)
@@ -389,6 +390,13 @@ def _read_table(path, time_column) -> tuple[_Table, str]:
     if not rows:
         raise DataFileError(f"{where}: no data rows under the header on line {h + 1}")
     return _Table(where, h + 1, delim, columns, units_row, rows, np.asarray(nums), notes), file_sha256(p)
+
+
+def _is_units_row(cells: list[str]) -> bool:
+    """A row under the header with no number, no timestamp and at least one unit (``,in,ft/s,MGD``)."""
+    if any(_is_number(c) for c in cells) or _looks_like_time(cells[0]):
+        return False
+    return any(c and any(_unit_in(c, kind) for kind in _UNIT_ALIASES) for c in cells)
 
 
 def _delim_name(d: str) -> str:
@@ -877,7 +885,7 @@ def _read(path, kind: str, time_column, value_columns: dict, units, tz, step_min
 def _dst_notes(reading: dict) -> None:
     amb = reading.get("ambiguous_local")
     for tr in reading["dst_transitions"]:
-        if tr["shift_s"] > 0:
+        if tr["shift_s"] > 0 and not reading.get("nonexistent_local"):
             reading["notes"].append(
                 f"daylight saving time begins at {tr['time_utc']}: the local hour skipped has no readings, as expected"
             )
@@ -1043,8 +1051,6 @@ def _spikes(rec, values, multiple: float, half_hours: float, floor_fraction: flo
         return []
     pad = np.concatenate((np.full(h, np.nan), v, np.full(h, np.nan)))
     win = np.lib.stride_tricks.sliding_window_view(pad, 2 * h + 1)
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         med = np.nanmedian(win, axis=1)
