@@ -423,3 +423,30 @@ def test_a_text_row_under_the_header_is_not_taken_for_units(tmp_path):
     p = write(tmp_path, "timestamp,flow_gpd\nsensor fault,offline\n2024-01-01 00:00,1\n2024-01-01 00:15,2\n")
     with pytest.raises(DataFileError, match="line 2: column 'flow_gpd' \\(flow\\) is not a number: got 'offline'"):
         read_flow_record(p, tz="UTC")
+
+
+def test_a_depth_column_without_a_unit_is_not_read_and_said_so(tmp_path):
+    p = write(tmp_path, "timestamp,Level,Velocity (m/s),flow_gpd\n2024-01-01 00:00,5,1.0,1\n2024-01-01 00:15,5,2.0,2\n")
+    rec = read_flow_record(p, tz="UTC")
+    assert rec.depth_in is None
+    np.testing.assert_allclose(rec.velocity_fps, [1 / 0.3048, 2 / 0.3048])
+    assert any("'Level' looks like depth" in n and "never guessed" in n for n in rec.quality["flow"]["reading"]["notes"])
+    # named explicitly, the missing unit is an error
+    with pytest.raises(DataFileError, match="no unit for the depth column 'Level'"):
+        read_flow_record(p, tz="UTC", depth_column="Level")
+
+
+def test_offsets_other_than_the_zone_are_converted_by_their_offset_and_noted(tmp_path):
+    p = write(tmp_path, "Time,flow_gpd\n2024-07-01T00:00-05:00,1\n2024-07-01T00:15-05:00,2\n")  # EST kept in July
+    rec = read_flow_record(p, tz="America/New_York")
+    np.testing.assert_array_equal(rec.time_utc, utc("2024-07-01T05:00", "2024-07-01T05:15"))
+    np.testing.assert_array_equal(rec.time_local, utc("2024-07-01T01:00", "2024-07-01T01:15"))
+    assert any("offset other than America/New_York" in n for n in rec.quality["flow"]["reading"]["notes"])
+
+
+def test_the_report_is_json_ready(tmp_path):
+    import json
+
+    flow, rain = _synthetic_pair(tmp_path, 2.0)
+    text = json.dumps(quality_report(flow, rain))
+    assert '"clock_drift"' in text and json.dumps(flow.quality) and json.dumps(rain.quality)

@@ -504,6 +504,11 @@ def _unit_in(text: str, kind: str) -> str | None:
     return None
 
 
+def _unit_quiet(table: _Table, col: int, kind: str) -> str | None:
+    row = table.units_row[col] if table.units_row else ""
+    return _unit_in(table.columns[col], kind) or (_unit_in(row, kind) if row else None)
+
+
 def _units(table: _Table, col: int, kind: str, given: str | None, notes: list[str]) -> tuple[str, str]:
     name = table.columns[col]
     from_name = _unit_in(name, kind)
@@ -645,6 +650,14 @@ def _parse_times(table: _Table, tcols: list[int], zone, tz: str | None, reading:
             tz = "UTC" if offsets[0] == 0 else "UTC" + _offset_text(offsets[0])
         secs = utc.dt.tz_localize(None).to_numpy().astype("datetime64[s]").astype(np.int64)
         keep = np.ones(len(secs), dtype=bool)
+        written = wall.to_numpy().astype("datetime64[s]")
+        differ = _to_local(secs.astype("datetime64[s]"), zone) != written
+        if differ.any():
+            k = int(np.flatnonzero(differ)[0])
+            reading["notes"].append(
+                f"{int(differ.sum())} timestamp(s) ({_lines(table.lines[differ])}) carry an offset other than {tz}'s at "
+                f"that instant (first {raw[k]!r}); converted by their offset, time_local is the wall clock in {tz}"
+            )
         return secs, keep, zone, tz
     wall, fmt = _parse_naive(raw)
     bad = wall.isna().to_numpy()
@@ -857,6 +870,14 @@ def _read(path, kind: str, time_column, value_columns: dict, units, tz, step_min
     out_name = {"flow": "flow_gpd", "rain": "rain_in", "depth": "depth_in", "velocity": "velocity_fps"}
     for k, c in cols.items():
         if c is None:
+            continue
+        if k != main and value_columns[k] is None and _unit_quiet(table, c, k) is None:
+            reading["notes"].append(
+                f"column {table.columns[c]!r} looks like {k} but neither its name nor a units row gives its unit "
+                f"({_UNITS_TEXT[k]}): not read, a unit is never guessed (put the unit in the name, e.g. "
+                f"'{k.capitalize()} ({'in' if k == 'depth' else 'ft/s'})', or add a units row)"
+            )
+            reading["columns"][k] = None
             continue
         u, how = _units(table, c, k, units if k == main else None, reading["notes"])
         raw, blank = _numbers(table, c, k)
