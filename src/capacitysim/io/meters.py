@@ -12,8 +12,9 @@ them and hands the decomposition and the RTK fitting plain numpy arrays:
   in separate Date and Time columns. A file written newest first is read in reverse (and said so).
 * **Units**: flow in gpd, MGD, gpm, cfs or L/s (:data:`capacitysim.checks.FLOW_UNITS_GPD`), rain in
   in or mm, depth in in, ft, mm, cm or m, velocity in ft/s or m/s; from the argument, the column's
-  name (``flow_mgd``, ``Flow (MGD)``) or the units row. A column whose unit is found nowhere is an
-  error: a unit is never guessed.
+  name (``flow_mgd``, ``Flow (MGD)``) or the units row. A flow or rain column whose unit is found
+  nowhere is an error: a unit is never guessed (a depth or velocity column found by name without a
+  unit is not read, and the reading notes say so).
 * **Time**: naive wall-clock timestamps are localized in ``tz`` (an IANA name) with daylight saving
   time handled: in the repeated hour of November the first occurrence of a wall time is daylight
   time and a wall time that goes back is standard time (order decides); a wall time in the missing
@@ -627,7 +628,6 @@ def _parse_times(table: _Table, tcols: list[int], zone, tz: str | None, reading:
             f"{where}: {_lines(naive_rows)}: timestamp {raw[~has_off].iloc[0]!r} has no UTC offset while others have "
             "one; a record uses one convention"
         )
-    fmt = "ISO8601"
     if has_off.all():
         utc = pd.to_datetime(raw, format="ISO8601", utc=True, errors="coerce")
         bad = utc.isna().to_numpy()
@@ -1202,10 +1202,6 @@ def _clock_drift(flow: MeterRecord, rain: RainRecord, *, dry_hours, min_rain_in,
     }
 
 
-def _policies(**kw) -> dict:
-    return dict(kw)
-
-
 def quality_report(
     flow: MeterRecord | RainRecord,
     rain: RainRecord | None = None,
@@ -1252,7 +1248,7 @@ def quality_report(
         value, neighbourhood median, scale, score), ``negatives``; for rain also ``intense``;
         ``rain`` and ``clock_drift`` when a rain record is given; ``counts`` of every flag.
     """
-    policies = _policies(flat_line_hours=flat_line_hours, spike_mad_multiple=spike_mad_multiple,
+    policies = dict(flat_line_hours=flat_line_hours, spike_mad_multiple=spike_mad_multiple,
                          spike_half_window_hours=spike_half_window_hours,
                          spike_scale_floor_fraction=spike_scale_floor_fraction,
                          rain_max_in_per_hour=rain_max_in_per_hour, event_dry_hours=event_dry_hours,
