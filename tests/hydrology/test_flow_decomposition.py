@@ -5,8 +5,8 @@ The hand-worked record: 14 days at 1 h, Monday 2026-03-02 to Sunday 2026-03-15 (
 * sanitary flow S: the weekday pattern WD (minimum 20,000 gpd at 03:00) on Monday to Friday, the weekend
   pattern WE (minimum 25,000 gpd at 05:00) on Saturday and Sunday;
 * GWI: a constant 50,000 gpd;
-* rain: 0.5 in at 06:00 and 0.5 in at 07:00 on Wednesday 03-04 (1.0 in), none else; the gauge starts a week
-  before the meter (2026-02-23);
+* rain: 0.5 in over 06:00-07:00 and 0.5 in over 07:00-08:00 on Wednesday 03-04 (1.0 in), none else, logged
+  at the end of each hour (the loggers' convention); the gauge starts a week before the meter (2026-02-23);
 * RDII: a triangle from 03-04 07:00 (0) up to 30,000 gpd at 12:00 and down to 0 at 03-05 06:00 (23 h): its
   volume is 30,000 gpd / 24 h x 23 h / 2 = 14,375 gal.
 
@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from capacitysim.errors import InputError
 from capacitysim.hydrology import flow_decomposition as fd
 from capacitysim.hydrology.flow_decomposition import (
+    _ONE_DAY,
     DRY_ANTECEDENT_DAYS,
     DRY_DAY_RAIN_IN,
     GWI_MIN_FLOW_RATIO,
@@ -71,10 +72,11 @@ def record(holiday_days=()):
 
 
 def rain():
-    rt = np.datetime64("2026-02-23T00:00", "s") + np.arange((N_DAYS + 7) * 24) * np.timedelta64(H, "s")
+    """(time, depth) of the hand-worked rain, each time the end of its hour."""
+    rt = np.datetime64("2026-02-23T01:00", "s") + np.arange((N_DAYS + 7) * 24) * np.timedelta64(H, "s")
     r = np.zeros(rt.size)
-    r[rt == np.datetime64("2026-03-04T06:00", "s")] = 0.5
     r[rt == np.datetime64("2026-03-04T07:00", "s")] = 0.5
+    r[rt == np.datetime64("2026-03-04T08:00", "s")] = 0.5
     return rt, r
 
 
@@ -137,14 +139,14 @@ def test_antecedent_days_and_threshold_change_the_selection():
 def test_days_the_rain_record_does_not_cover_are_not_dry():
     t, q = record()
     rt, r = rain()
-    keep = rt >= START   # the gauge starts with the meter: the first 3 days have unrecorded antecedent days
+    keep = rt > START   # the gauge starts with the meter: the first 3 days have unrecorded antecedent days
     dry = dry_days(rt[keep], r[keep], t, q)
     np.testing.assert_array_equal(dry.dates, DRY_BY_HAND[2:])
     first = dry.reason[0]
     assert first.startswith("not dry: the rain record does not cover 2026-02-27, 2026-02-28, 2026-03-01")
     # a NaN rain interval on 03-10 makes it and the next three days (to 03-13) unknown
     r2 = r.copy()
-    r2[rt == np.datetime64("2026-03-10T12:00", "s")] = np.nan
+    r2[rt == np.datetime64("2026-03-10T12:00", "s")] = np.nan   # 11:00-12:00 unrecorded
     dry = dry_days(rt, r2, t, q)
     assert set(dry.dates.astype(str)) == {"2026-03-02", "2026-03-03", "2026-03-08", "2026-03-09", "2026-03-14",
                                              "2026-03-15"}
@@ -309,16 +311,47 @@ def test_local_wall_clock_days_without_time_zones():
     np.testing.assert_allclose(ds["bwf_gpd"].values[sun], WE + G - 60_775.0, atol=1e-9)
 
 
-def test_a_wall_clock_that_repeats_or_skips_an_hour_is_refused():
-    # fall back, 2026-11-01: 01:00 occurs twice on the wall clock
-    t = np.array(["2026-11-01T00:00", "2026-11-01T01:00", "2026-11-01T01:00", "2026-11-01T02:00"],
-                 dtype="datetime64[s]")
-    with pytest.raises(InputError, match="regular step of 3600 s.*daylight-saving"):
-        diurnal_patterns(t, np.ones(4), [], step_s=H)
-    # spring forward, 2026-03-08: 02:00 does not exist
-    t = np.array(["2026-03-08T00:00", "2026-03-08T01:00", "2026-03-08T03:00"], dtype="datetime64[s]")
+def _wall_clock(utc_start: str, hours: int, change_utc: str, offset_before_h: int, offset_after_h: int):
+    """(UTC, local wall clock) hourly times of a zone whose offset changes at ``change_utc``."""
+    utc = np.datetime64(utc_start, "s") + np.arange(hours) * np.timedelta64(H, "s")
+    off = np.where(utc < np.datetime64(change_utc, "s"), offset_before_h, offset_after_h)
+    return utc, utc + off * np.timedelta64(H, "s")
+
+
+@pytest.mark.parametrize("change, before, after, hours_that_day", [
+    ("2026-11-01T06:00", -4, -5, 25),   # New York, fall back: 01:00 twice
+    ("2026-03-08T07:00", -5, -4, 23),   # New York, spring forward: no 02:00
+])
+def test_daylight_saving_changes_of_the_wall_clock_are_accepted(change, before, after, hours_that_day):
+    day0 = np.datetime64(change, "D") - 3 * _ONE_DAY
+    utc, local = _wall_clock(str(day0) + "T05:00", 7 * 24, change, before, after)
+    hour = (local - local.astype("datetime64[D]")).astype(int) // H
+    q = WD[hour] + G   # the sanitary flow follows the wall clock (every day on the weekday pattern here)
+    rt, r = local + np.timedelta64(H, "s"), np.zeros(local.size)
+    dry = dry_days(rt, r, local, q, antecedent_days=0, rain_step_s=H)
+    change_day = np.datetime64(change, "D")
+    i = int(np.flatnonzero(dry.day == change_day)[0])
+    assert int((local.astype("datetime64[D]") == change_day).sum()) == hours_that_day
+    assert dry.coverage[i] == 1.0 and dry.dry[i]
+    every = np.unique(local.astype("datetime64[D]"))
+    pat = diurnal_patterns(local, q, every, step_s=H)
+    assert np.nanmax(np.abs(pat["mean_gpd"].sel(day_type="weekday").values - (WD + G))) < 1e-9
+    ds = decompose(local, q, every, gwi_gpd=gwi(local, q, every), patterns=pat, step_s=H,
+                   holidays=every[(every.astype(int) + 3) % 7 >= 5], time_utc=utc)
+    np.testing.assert_allclose(ds["rdii_gpd"].values, 0.0, atol=1e-9)
+    assert ds.attrs["dst_changes"] == 1
+    np.testing.assert_array_equal(ds["time_utc"].values, utc.astype("datetime64[ns]"))
+
+
+def test_irregular_steps_other_than_a_daylight_saving_change_are_refused():
+    # an hour missing at noon is not a daylight-saving change (the reader gives gaps as NaN rows)
+    t = np.array(["2026-05-01T10:00", "2026-05-01T11:00", "2026-05-01T13:00"], dtype="datetime64[s]")
+    with pytest.raises(InputError, match="regular step of 3600 s.*irregular.*daylight-saving"):
+        gwi(t, np.ones(3), ["2026-05-01"], step_s=H)
+    # two values at one wall time in the afternoon
+    t = np.array(["2026-05-01T14:00", "2026-05-01T15:00", "2026-05-01T15:00"], dtype="datetime64[s]")
     with pytest.raises(InputError, match="irregular"):
-        gwi(t, np.ones(3), ["2026-03-08"], step_s=H)
+        diurnal_patterns(t, np.ones(3), [], step_s=H)
     with pytest.raises(InputError, match="datetime64"):
         gwi(np.arange(3), np.ones(3), [])
 
@@ -342,10 +375,10 @@ def test_the_wet_event_of_the_hand_record():
 def test_events_split_by_the_inter_event_time_and_the_minimum_depth():
     t = np.datetime64("2026-05-01T00:00", "s") + np.arange(5 * 24) * np.timedelta64(H, "s")
     x = np.zeros(t.size)
-    rt = t.copy()
+    rt = t + np.timedelta64(H, "s")   # each rain time the end of its hour
     r = np.zeros(t.size)
-    r[[0, 4]] = 0.3    # 00:00 and 04:00: a dry spell of 3 h (01:00 to 04:00) -> one event of 0.6 in
-    r[12] = 0.4        # 12:00: 7 h after 05:00 -> a new event, 0.4 in
+    r[[0, 4]] = 0.3    # 00:00-01:00 and 04:00-05:00: a dry spell of 3 h (01:00 to 04:00) -> one event of 0.6 in
+    r[12] = 0.4        # 12:00-13:00: 7 h after 05:00 -> a new event, 0.4 in
     ev = wet_events(t, x, rt, r)
     assert [e.depth_in for e in ev] == [pytest.approx(0.6)]
     assert ev[0].window_end == t[0] + np.timedelta64(5 + 72, "h")
@@ -360,9 +393,13 @@ def test_events_split_by_the_inter_event_time_and_the_minimum_depth():
     assert [e.depth_in for e in ev] == [pytest.approx(1.0)]
     ev = wet_events(t, x, rt, r, inter_event_hr=3.0, min_rain_in=0.0)   # a 3 h spell now separates
     assert [e.depth_in for e in ev] == [pytest.approx(0.3), pytest.approx(0.3), pytest.approx(0.4)]
-    # rain times marking the end of their interval: the same event one hour earlier
-    ev = wet_events(t, x, rt + np.timedelta64(H, "s"), r, rain_label="end")
-    assert ev[0].rain_start == t[0]
+    # rain times marking the start of their interval: the same events
+    ev = wet_events(t, x, t, r, rain_label="start")
+    assert ev[0].rain_start == t[0] and ev[0].rain_end == t[0] + np.timedelta64(5, "h")
+    # the same times read as ends: the first event's rain starts at 23:00 the day before the flow record (left
+    # out) and the second has 0.4 in (under 0.5 in)
+    assert wet_events(t, x, t, r) == []
+    assert [e.rain_start for e in wet_events(t, x, t, r, min_rain_in=0.0)] == [np.datetime64("2026-05-01T11:00")]
     assert wet_events(t, x, rt, np.zeros(t.size)) == []
 
 

@@ -13,9 +13,13 @@ flow-coverage test; the PE can add or remove days, and every day carries the rea
 policies) with the window an RTK fit would use.
 
 Pure array math: numpy and xarray, no pandas, no files (the hydrology layer). Times are naive local
-wall-clock ``datetime64`` at a regular step, as the record reader (:mod:`capacitysim.io.meters`) gives them;
-days are local calendar days. A record whose wall clock repeats or skips an hour (a daylight-saving change)
-is not at a regular step and is refused: the reader is to give it on one offset.
+wall-clock ``datetime64`` (``MeterRecord.time_local`` and ``RainRecord.time_local`` of
+:mod:`capacitysim.io.meters`), at a regular step but for the daylight-saving changes: where the wall clock
+skips an hour (spring) or repeats one (fall), a step of ``step_s`` +/- 3600 s between 00:00 and 05:00 is
+accepted, the day has 23 or 25 hours of steps (its coverage is counted on them), and the repeated hour's two
+values both count in the patterns; any other irregular step is refused. Days are local calendar days: the
+sanitary flow follows the wall clock. Rain times mark the end of their interval by default (the loggers'
+and the reader's convention, ``rain_label="end"``); ``rain_label="start"`` reads the other convention.
 
 Policies
 --------
@@ -178,8 +182,25 @@ def _times(name: str, time) -> np.ndarray:
     return t.astype("datetime64[s]")
 
 
+def _dst_shift(t: np.ndarray, step_s: int) -> np.ndarray:
+    """Per step of the record: +1 where the wall clock skips an hour (spring forward), -1 where it repeats
+    one (fall back), 0 elsewhere. A daylight-saving change is a step of ``step_s`` +/- 3600 s with both
+    wall-clock times before 05:00 (the changes happen between midnight and 04:00 local)."""
+    d = np.diff(t).astype("int64")
+    if d.size == 0:
+        return d
+    tod = (t - t.astype("datetime64[D]")).astype("int64")
+    night = (tod[:-1] < 5 * SECONDS_PER_HOUR) & (tod[1:] < 5 * SECONDS_PER_HOUR)
+    hour = int(SECONDS_PER_HOUR)
+    return np.where(night & (d == step_s + hour), 1, np.where(night & (d == step_s - hour), -1, 0))
+
+
 def _step(name: str, t: np.ndarray, step_s) -> int:
-    """The record's step [s]: the one given, checked against the times, or the one the times have."""
+    """The record's step [s]: the one given, checked against the times, or the one the times have.
+
+    The times are local wall clock: a daylight-saving change (:func:`_dst_shift`) is accepted; any other
+    irregular step is refused (the record reader gives a regular grid, NaN in the gaps).
+    """
     d = np.diff(t).astype("int64")
     if step_s is None:
         if d.size == 0:
@@ -188,13 +209,14 @@ def _step(name: str, t: np.ndarray, step_s) -> int:
     step_s = int(step_s)
     if step_s <= 0:
         raise InputError(f"{name}: the step must be a positive number of seconds (got {step_s})")
-    bad = np.flatnonzero(d != step_s)
+    bad = np.flatnonzero((d != step_s) & (_dst_shift(t, step_s) == 0))
     if bad.size:
         i = int(bad[0])
         raise InputError(
             f"{name} is not at a regular step of {step_s} s: {bad.size} irregular steps, the first from {t[i]} to "
-            f"{t[i + 1]} ({int(d[i])} s); the record reader gives a regular step with NaN in the gaps, and a "
-            "wall clock that repeats or skips an hour (a daylight-saving change) must be given on one UTC offset")
+            f"{t[i + 1]} ({int(d[i])} s); the record reader gives a regular step with NaN in the gaps (a "
+            f"daylight-saving change, one step of {step_s} +/- 3600 s between 00:00 and 05:00 wall clock, is "
+            "accepted)")
     return step_s
 
 
@@ -317,7 +339,7 @@ def _policy_attrs(policy: dict) -> dict:
 
 def dry_days(rain_time, rain_in, flow_time, flow_gpd, *, threshold_in: float = DRY_DAY_RAIN_IN,
              antecedent_days: int = DRY_ANTECEDENT_DAYS, min_coverage: float = DRY_DAY_MIN_COVERAGE,
-             step_s: int | None = None, rain_step_s: int | None = None, rain_label: str = "start",
+             step_s: int | None = None, rain_step_s: int | None = None, rain_label: str = "end",
              include=None, exclude=None) -> DryDays:
     """The dry days of a flow record: little rain on the day and the days before, and the flow recorded.
 
@@ -330,11 +352,11 @@ def dry_days(rain_time, rain_in, flow_time, flow_gpd, *, threshold_in: float = D
     Parameters
     ----------
     rain_time : array_like of datetime64
-        Local wall-clock time of each rain interval (its start, or its end with ``rain_label="end"``).
+        Local wall-clock time of each rain interval (its end, or its start with ``rain_label="start"``).
     rain_in : array_like of float
         Rain depth of each interval [in] (NaN: not recorded).
     flow_time : array_like of datetime64
-        Local wall-clock time of each flow value, at a regular step.
+        Local wall-clock time of each flow value, at a regular step (daylight-saving changes allowed).
     flow_gpd : array_like of float
         Flow [gpd] (NaN in gaps).
     threshold_in : float
@@ -345,8 +367,8 @@ def dry_days(rain_time, rain_in, flow_time, flow_gpd, *, threshold_in: float = D
         Policy ``dry_day_min_coverage`` [-] (:data:`DRY_DAY_MIN_COVERAGE`).
     step_s, rain_step_s : int, optional
         Steps of the flow and rain records [s] (taken from the times when not given).
-    rain_label : {"start", "end"}
-        Which end of its interval each rain time marks.
+    rain_label : {"end", "start"}
+        Which end of its interval each rain time marks (``"end"``: the depth over the step ending there).
     include, exclude : sequence of date, optional
         Days the PE declares dry or not dry, whatever the rule says (dates of the flow record).
 
@@ -383,9 +405,11 @@ def dry_days(rain_time, rain_in, flow_time, flow_gpd, *, threshold_in: float = D
     if outside.size:
         raise InputError(f"override dates outside the flow record ({days[0]} to {days[-1]}): "
                          f"{', '.join(str(d) for d in outside)}")
-    per_day = _S_PER_DAY / step
+    # steps a full day has: a day, less the hour the wall clock skips or plus the hour it repeats
     idx = (fday - days[0]).astype("int64")
-    coverage = np.bincount(idx, weights=np.isfinite(q).astype(float), minlength=days.size) / per_day
+    shift = np.bincount(idx[1:], weights=_dst_shift(ft, step).astype(float), minlength=days.size)
+    expected = (_S_PER_DAY - SECONDS_PER_HOUR * shift) / step
+    coverage = np.bincount(idx, weights=np.isfinite(q).astype(float), minlength=days.size) / expected
 
     # daily rain over the days the window reaches; a day is recorded when its intervals cover it, none NaN
     first = days[0] - antecedent_days * _ONE_DAY
@@ -452,7 +476,7 @@ def diurnal_patterns(time_local, flow_gpd, dry, *, step_s: int | None = None, ho
     Parameters
     ----------
     time_local : array_like of datetime64
-        Local wall-clock times at a regular step that divides a day.
+        Local wall-clock times at a regular step that divides a day (daylight-saving changes allowed).
     flow_gpd : array_like of float
         Flow [gpd] (NaN in gaps).
     dry : DryDays or sequence of date
@@ -550,7 +574,7 @@ def gwi(time_local, flow_gpd, dry, *, ratio: float = GWI_MIN_FLOW_RATIO, step_s:
     Parameters
     ----------
     time_local : array_like of datetime64
-        Local wall-clock times at a regular step.
+        Local wall-clock times at a regular step (daylight-saving changes allowed).
     flow_gpd : array_like of float
         Flow [gpd] (NaN in gaps; a day's minimum is over its values).
     dry : DryDays or sequence of date
@@ -611,7 +635,7 @@ def gwi(time_local, flow_gpd, dry, *, ratio: float = GWI_MIN_FLOW_RATIO, step_s:
 
 # --- decomposition --------------------------------------------------------------------------------
 def decompose(time_local, flow_gpd, dry, *, gwi_gpd, patterns: xr.Dataset, step_s: int | None = None,
-              holidays=None) -> xr.Dataset:
+              holidays=None, time_utc=None) -> xr.Dataset:
     """The record split into BWF, GWI and RDII (SSOAP's flow decomposition [1]_).
 
     BWF at a time is its day type's (weekday or weekend, :func:`diurnal_patterns`) mean dry-day flow at that
@@ -636,12 +660,17 @@ def decompose(time_local, flow_gpd, dry, *, gwi_gpd, patterns: xr.Dataset, step_
         Step of the record [s].
     holidays : sequence of date, optional
         Days on the weekend pattern (default: the patterns' ``holidays`` attribute).
+    time_utc : array_like of datetime64, optional
+        The same instants in UTC (``MeterRecord.time_utc``), kept as the coordinate ``time_utc`` (the local
+        ``time`` repeats in a fall-back hour).
 
     Returns
     -------
     xarray.Dataset
-        Over ``time``: ``observed_gpd``, ``bwf_gpd``, ``gwi_gpd``, ``rdii_gpd`` [gpd], ``dwf_gpd``
-        (= BWF + GWI) [gpd], ``dry_day`` and ``weekend`` (bool); attributes naming the policies and values.
+        Over ``time`` (local wall clock): ``observed_gpd``, ``bwf_gpd``, ``gwi_gpd``, ``rdii_gpd`` [gpd],
+        ``dwf_gpd`` (= BWF + GWI) [gpd], ``dry_day`` and ``weekend`` (bool); attributes naming the policies
+        and their values (``policy_*``, listed in ``policies``), the GWI of the record, the holidays, the PE's
+        overrides and the number of daylight-saving changes (``dst_changes``).
     """
     t = _times("time_local", time_local)
     step = _step("time_local", t, step_s)
@@ -674,10 +703,16 @@ def decompose(time_local, flow_gpd, dry, *, gwi_gpd, patterns: xr.Dataset, step_
          "dwf_gpd": ("time", bwf + g), "rdii_gpd": ("time", rdii),
          "dry_day": ("time", np.isin(day, _dry_dates(dry))), "weekend": ("time", weekend)},
         coords={"time": t.astype("datetime64[ns]")})
+    if time_utc is not None:
+        tu = _times("time_utc", time_utc)
+        if tu.size != t.size:
+            raise InputError(f"time_utc has {tu.size} times, time_local {t.size}")
+        ds = ds.assign_coords(time_utc=("time", tu.astype("datetime64[ns]")))
     for v in ("observed_gpd", "bwf_gpd", "gwi_gpd", "dwf_gpd", "rdii_gpd"):
         ds[v].attrs["units"] = "gpd"
     ds["time"].attrs["description"] = "local wall-clock time (naive), as the record gives it"
     attrs = {"step_s": step, "holidays": " ".join(str(d) for d in hol), "gwi_record_gpd": base,
+             "dst_changes": int(np.count_nonzero(_dst_shift(t, step))),
              "gwi_by": est.by if est else "given",
              "method": ("SSOAP flow decomposition: BWF = dry-day diurnal pattern (weekday/weekend) - GWI; "
                         "GWI = gwi_min_flow_ratio x mean dry-day minimum flow; RDII = observed - BWF - GWI"),
@@ -743,7 +778,7 @@ class WetEvent:
 def wet_events(time_local, rdii_gpd, rain_time, rain_in, *, min_rain_in: float = EVENT_MIN_RAIN_IN,
                inter_event_hr: float = EVENT_INTER_EVENT_HR, tail_hr: float = EVENT_TAIL_HR,
                step_s: int | None = None, rain_step_s: int | None = None,
-               rain_label: str = "start") -> list[WetEvent]:
+               rain_label: str = "end") -> list[WetEvent]:
     """The rain events of a record and their RDII: the events an RTK fit is made on.
 
     Rain intervals with rain are grouped into one event while the dry spell between them is shorter than
@@ -759,7 +794,7 @@ def wet_events(time_local, rdii_gpd, rain_time, rain_in, *, min_rain_in: float =
     rdii_gpd : array_like of float
         RDII [gpd] (:func:`decompose`'s ``rdii_gpd``; NaN in gaps).
     rain_time : array_like of datetime64
-        Local time of each rain interval (its start, or its end with ``rain_label="end"``).
+        Local time of each rain interval (its end, or its start with ``rain_label="start"``).
     rain_in : array_like of float
         Rain of each interval [in] (NaN: not recorded, taken as no rain here).
     min_rain_in : float
@@ -770,8 +805,8 @@ def wet_events(time_local, rdii_gpd, rain_time, rain_in, *, min_rain_in: float =
         Policy ``event_tail_hr`` [hr] (:data:`EVENT_TAIL_HR`).
     step_s, rain_step_s : int, optional
         Steps of the RDII and rain records [s].
-    rain_label : {"start", "end"}
-        Which end of its interval each rain time marks.
+    rain_label : {"end", "start"}
+        Which end of its interval each rain time marks (``"end"``: the depth over the step ending there).
 
     Returns
     -------
