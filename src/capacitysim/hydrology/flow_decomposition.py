@@ -27,17 +27,17 @@ The values a PE may choose differently are module constants, and :data:`POLICIES
 alternatives and citation in the shape :meth:`capacitysim.rules.policy.Policy.from_record` reads (hydrology
 sits below rules, so the registration into the catalogue is done above this module):
 
-========================== ======================================= ==============================
-policy                     constant                                value
-========================== ======================================= ==============================
-``dry_day_rain_in``        :data:`DRY_DAY_RAIN_IN`                 0.10 in per day
-``dry_day_antecedent_days`` :data:`DRY_ANTECEDENT_DAYS`             3 days
-``dry_day_min_coverage``   :data:`DRY_DAY_MIN_COVERAGE`            0.90 of the day's steps
-``gwi_min_flow_ratio``     :data:`GWI_MIN_FLOW_RATIO`              0.85 of the dry-day minimum
-``event_min_rain_in``      :data:`EVENT_MIN_RAIN_IN`               0.50 in
-``event_inter_event_hr``   :data:`EVENT_INTER_EVENT_HR`            6 hr
-``event_tail_hr``          :data:`EVENT_TAIL_HR`                   72 hr
-========================== ======================================= ==============================
+=========================== ============================ ===========================
+policy                      constant                     value
+=========================== ============================ ===========================
+``dry_day_rain_in``         :data:`DRY_DAY_RAIN_IN`      0.10 in per day
+``dry_day_antecedent_days`` :data:`DRY_ANTECEDENT_DAYS`  3 days
+``dry_day_min_coverage``    :data:`DRY_DAY_MIN_COVERAGE` 0.90 of the day's steps
+``gwi_min_flow_ratio``      :data:`GWI_MIN_FLOW_RATIO`   0.85 of the dry-day minimum
+``event_min_rain_in``       :data:`EVENT_MIN_RAIN_IN`    0.50 in
+``event_inter_event_hr``    :data:`EVENT_INTER_EVENT_HR` 6 hr
+``event_tail_hr``           :data:`EVENT_TAIL_HR`        72 hr
+=========================== ============================ ===========================
 
 References
 ----------
@@ -46,8 +46,8 @@ References
    analysis decomposes the metered flow into base wastewater flow (BWF), groundwater infiltration (GWI) and
    RDII; the dry-weather flow (DWF = BWF + GWI) is estimated from dry days, with separate weekday and weekend
    diurnal patterns, and GWI from the minimum flows of dry days; RDII is the wet-weather flow less the DWF.
-.. [2] Vallabhaneni, S., Lai, F., Chan, C., Burgess, E.H., Field, R. (2008). SSOAP - A USEPA Toolbox for
-   Sanitary Sewer Overflow Analysis and Control Planning (SSOAP toolbox user's manual), EPA/600/R-08/049:
+.. [2] Vallabhaneni, S. et al. (2008). Sanitary Sewer Overflow Analysis and Planning (SSOAP) Toolbox user's
+   manual, EPA/600/R-08/049, U.S. EPA ORD (number and title as issue 29 cites them; not checked):
    the RDII Analysis Tool's dry-day selection (rain under a threshold over the day and a number of
    preceding days, the values the user's), the DWF pattern (average flow by time of day of the weekday and
    of the weekend dry days) and the GWI entered as a fraction of the minimum dry-day flow (the user's).
