@@ -37,7 +37,7 @@ class Web(NamedTuple):
     """What the page modules (:mod:`~capacitysim.service.web_jobs`, :mod:`~capacitysim.service.web_bank`,
     :mod:`~capacitysim.service.web_forms`) add their routes with: the app and the service, and the helpers every
     page shares (render a template, the request's session, the redirect to sign-in, the CSRF check of a form, a
-    POST handler run in the thread pool)."""
+    POST handler run in the thread pool, and both for a signed-in user's form: ``signed_post``)."""
 
     app: object
     svc: object
@@ -48,6 +48,7 @@ class Web(NamedTuple):
     to_login: object
     checked_form: object
     threaded: object
+    signed_post: object
 
 
 class Signed(NamedTuple):
@@ -127,6 +128,22 @@ def install(app, svc, ApiError) -> None:
         endpoint.__name__ = handler.__name__
         return endpoint
 
+    def signed_post(handler):
+        """A page's form POST of a signed-in user: the form read on the event loop, then in the thread pool the
+        session (none: to the sign-in page) and the form's CSRF token checked before ``handler(request, form, who)``
+        does anything."""
+
+        def checked(request: Request, form):
+            who = session(request)
+            if who is None:
+                return to_login(request)
+            checked_form(request, who, form)
+            return handler(request, form, who)
+
+        checked.__name__ = handler.__name__
+        checked.__doc__ = handler.__doc__
+        return threaded(checked)
+
     @app.post("/ui/login", include_in_schema=False)
     @threaded
     def login(request: Request, form):
@@ -152,12 +169,8 @@ def install(app, svc, ApiError) -> None:
         return resp
 
     @app.post("/ui/logout", include_in_schema=False)
-    @threaded
-    def logout(request: Request, form):
-        who = session(request)
-        if who is None:
-            return to_login(request)
-        checked_form(request, who, form)
+    @signed_post
+    def logout(request: Request, form, who):
         svc.store.end_session(who.session["id_sha256"], "sign-out", who.user)
         resp = to_login()
         resp.delete_cookie(COOKIE, path="/", secure=secure, httponly=True, samesite="strict")
@@ -173,7 +186,7 @@ def install(app, svc, ApiError) -> None:
 
     from capacitysim.service import web_bank, web_forms, web_jobs, web_map
 
-    w = Web(app, svc, ApiError, render, page, session, to_login, checked_form, threaded)
+    w = Web(app, svc, ApiError, render, page, session, to_login, checked_form, threaded, signed_post)
     web_forms.install(w)
     web_jobs.install(w)
     web_bank.install(w)

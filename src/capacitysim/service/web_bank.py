@@ -81,7 +81,7 @@ def error_status(exc) -> int:
 def install(w) -> None:
     """Add the bank's pages to ``w.app`` (``w``: :class:`capacitysim.service.web.Web`)."""
     app, svc, ApiError, page, session, to_login = w.app, w.svc, w.ApiError, w.page, w.session, w.to_login
-    threaded, checked_form, lim = w.threaded, w.checked_form, w.svc.limits
+    signed_post, lim = w.signed_post, w.svc.limits
 
     def bank_page(who, error=None, status=200, shown=None):
         """The bank page: the queues (each pending withdrawal with its evidence), the decided records, the balances
@@ -172,15 +172,11 @@ def install(w) -> None:
         return withdraw_form(who)
 
     @app.post("/ui/bank/withdrawals", include_in_schema=False)
-    @threaded
-    def request_withdrawal(request: Request, form):
+    @signed_post
+    def request_withdrawal(request: Request, form, who):
         """Request a withdrawal (``POST /bank/withdrawals``'s function): errors on the form, with the field's label."""
         from capacitysim.service.bank_api import request_withdrawal as record
 
-        who = session(request)
-        if who is None:
-            return to_login(request)
-        checked_form(request, who, form)
         user = who.user
         values = {k: str(form.get(k, "")).strip()[:2000] for k in WITHDRAWAL_LABELS}
         if not auth.can(user, "withdraw"):
@@ -196,16 +192,12 @@ def install(w) -> None:
                                 status_code=303)
 
     @app.post("/ui/bank/confirm", include_in_schema=False)
-    @threaded
-    def confirm(request: Request, form):
+    @signed_post
+    def confirm(request: Request, form, who):
         """What a sign-off will decide, shown before it is done: the record, its evidence, the decision and the note,
         with the final button (a POST to ``/ui/bank/sign-off``). Nothing is changed here."""
         from capacitysim.service.bank_api import _record, balances_reserved, withdrawal_evidence
 
-        who = session(request)
-        if who is None:
-            return to_login(request)
-        checked_form(request, who, form)
         kind = str(form.get("kind", "withdrawal"))
         if kind not in SIGN_OFF_KINDS:
             return bank_page(who, f"kind: got {kind[:40]!r}; allowed: one of {', '.join(SIGN_OFF_KINDS)}", 400)
@@ -290,13 +282,9 @@ def install(w) -> None:
         return note_response(note, format)
 
     @app.post("/ui/bank/register", include_in_schema=False)
-    @threaded
-    def compute_register(request: Request, form):
+    @signed_post
+    def compute_register(request: Request, form, who):
         """Submit a ``capacity-register`` job (the same validation and store as ``POST /processes/.../execution``)."""
-        who = session(request)
-        if who is None:
-            return to_login(request)
-        checked_form(request, who, form)
         user = who.user
         if not auth.can(user, "submit"):
             svc.store.journal("submit jobs", user, "capacity-register", outcome="forbidden")
@@ -319,14 +307,10 @@ def install(w) -> None:
         return RedirectResponse(f"/ui/jobs/{job_id}", status_code=303)
 
     @app.post("/ui/bank/sign-off", include_in_schema=False)
-    @threaded
-    def sign_off(request: Request, form):
+    @signed_post
+    def sign_off(request: Request, form, who):
         from capacitysim.service.bank_api import decide, decide_pending
 
-        who = session(request)
-        if who is None:
-            return to_login(request)
-        checked_form(request, who, form)
         user = who.user
         kind = str(form.get("kind", "withdrawal"))
         if kind not in SIGN_OFF_KINDS:
