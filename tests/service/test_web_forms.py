@@ -181,3 +181,21 @@ def test_the_job_page_of_every_kind_of_document_renders(server):
             page = c.get(f"/ui/jobs/{st['jobID']}")
             assert page.status_code == 200, (pid, page.text[:500])
             assert f'class="{st["status"]}"' in page.text and 'id="inputs"' in page.text
+
+
+def test_csv_cells_that_a_spreadsheet_would_run_are_text():
+    from capacitysim.service.web_jobs import csv_cell
+
+    for bad in ("=1+1", "+A1", "@SUM(A1)", "\t=1", "\r=1", "-A1+cmd"):
+        assert csv_cell(bad) == "'" + bad
+    for ok in ("MH0003", "-", "-0.25", "-1,200", 3.5, -2, None, ""):
+        assert csv_cell(ok) == ok
+
+
+def test_an_object_field_nested_too_deep_is_refused_before_parsing():
+    from capacitysim.service.web_forms import MAX_OBJECT_DEPTH
+
+    deep = "a = " + "[" * (MAX_OBJECT_DEPTH + 1) + "]" * (MAX_OBJECT_DEPTH + 1)
+    with pytest.raises(ServiceInputError) as err:
+        form_inputs("capacity-demonstration", Form(model="synthetic-50", criteria=deep))
+    assert "nested" in str(err.value) and str(err.value).startswith("Criteria")

@@ -34,6 +34,8 @@ UNIT_SUFFIXES = (("_gpd", "gpd"), ("_mgd", "MGD"), ("_hr", "h"), ("_pct", "%"), 
 MAX_FORM_FILES = 21
 #: The most uploads a form offers (newest first).
 MAX_UPLOADS_SHOWN = 200
+#: Deepest nesting of brackets and braces an object field (criteria, submittal) may have: theirs is 2 or 3.
+MAX_OBJECT_DEPTH = 16
 _FIELD = re.compile(r"^inputs\.(\w+)(?:\[(\d+)\])?(?:\.(\w+))?(.*)$")
 _NAMED = re.compile(r"\binputs\.\w+(?:\[\d+\])?(?:\.\w+)?")
 
@@ -170,9 +172,12 @@ def form_inputs(process_id: str, form) -> tuple[dict, dict]:
                 raise ServiceInputError(label, raw, "yes, no or the default")
             inputs[name] = raw == "yes"
         elif t == "object":
+            if _depth(raw) > MAX_OBJECT_DEPTH:  # before parsing: both parsers recurse into nesting
+                raise ServiceInputError(label, raw, f"a JSON object or TOML text nested at most {MAX_OBJECT_DEPTH} "
+                                                    "levels", "nested deeper")
             try:
                 inputs[name] = json.loads(raw) if raw.lstrip().startswith("{") else tomllib.loads(raw)
-            except (ValueError, tomllib.TOMLDecodeError) as exc:
+            except (ValueError, tomllib.TOMLDecodeError, RecursionError) as exc:
                 raise ServiceInputError(label, raw, "a JSON object or TOML text", f"not readable: {exc}") from None
         elif t == "array":
             items, where = [], []
@@ -194,6 +199,19 @@ def form_inputs(process_id: str, form) -> tuple[dict, dict]:
         else:
             inputs[name] = raw.strip()
     return inputs, lines_of
+
+
+def _depth(text: str) -> int:
+    """The deepest nesting of ``[``/``{`` in a text (quotes not parsed: an over-estimate is refused, never
+    under-estimated)."""
+    depth = deepest = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+    return deepest
 
 
 def field_label(field_name: str, lines_of: dict) -> str:

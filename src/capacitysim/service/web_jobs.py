@@ -31,6 +31,21 @@ JOB_ID = re.compile(r"[0-9a-f]{32}")
 #: The columns of a job's checks CSV (``/ui/jobs/{id}/checks.csv``), in the result document's own key names.
 CHECK_COLUMNS = ("result", "criterion", "element", "kind", "before", "after", "limit", "unit", "citation")
 _UPLOAD = re.compile(r"^upload:([0-9a-f]{64})$")
+#: What a job page says after an action of its own (``?notice=CODE``): any other code shows nothing, so a link
+#: cannot make the service say what its author writes.
+NOTICES = {"cancelled": "The job is cancelled: its SWMM runs are stopped.", "ended": "The job had already ended."}
+
+
+def csv_cell(value):
+    """A value as a CSV cell a spreadsheet shows as text: text that a spreadsheet would read as a formula
+    (beginning ``=``, ``+``, ``@``, a tab, a carriage return, or ``-`` followed by something that is not a number)
+    is prefixed with ``'`` (OWASP, "CSV Injection"); numbers and a lone ``-`` are written as they are."""
+    if not isinstance(value, str) or not value:
+        return value
+    first = value[0]
+    if first in "=+@\t\r" or (first == "-" and len(value) > 1 and not re.fullmatch(r"-[0-9.,eE+-]+", value)):
+        return "'" + value
+    return value
 
 
 def input_rows(inputs: dict, names: dict) -> list[tuple[str, str]]:
@@ -103,7 +118,7 @@ def install(w) -> None:
         may_cancel = not final and auth.may_dismiss_job(who.user, job)
         return page("job.html", who, title=f"Job {job_id[:8]}", job=job, doc=doc, checks=checks[:MAX_CHECKS_SHOWN],
                     more=max(0, len(checks) - MAX_CHECKS_SHOWN), refresh=None if final else REFRESH_S, stages=stages,
-                    runs=runs, may_cancel=may_cancel, notice=notice[:200],
+                    runs=runs, may_cancel=may_cancel, notice=NOTICES.get(notice),
                     inputs=input_rows(job["inputs"], names),
                     hashes=sorted((job["input_sha256"] or {}).items()), versions=job["versions"] or {},
                     has_map=job["process"] == "capacity-demonstration" and bool(doc.get("geometry")))
@@ -118,7 +133,8 @@ def install(w) -> None:
         wr = csv.writer(out, lineterminator="\n")
         wr.writerow(CHECK_COLUMNS)
         for c in checks_of(result_of(job)):
-            wr.writerow([c.get("result", "pass" if c.get("passed") else "fail"), *(c.get(k, "") for k in CHECK_COLUMNS[1:])])
+            wr.writerow([csv_cell(v) for v in (c.get("result", "pass" if c.get("passed") else "fail"),
+                                               *(c.get(k, "") for k in CHECK_COLUMNS[1:]))])
         return Response(out.getvalue(), media_type="text/csv; charset=utf-8",
                         headers={"Content-Disposition": f'attachment; filename="checks-{job_id[:8]}.csv"'})
 
@@ -132,6 +148,6 @@ def install(w) -> None:
             return to_login(request)
         checked_form(request, who, form)
         if job["status"] in ("successful", "failed", "dismissed"):
-            return RedirectResponse(f"/ui/jobs/{job_id}?notice=the+job+had+already+ended", status_code=303)
+            return RedirectResponse(f"/ui/jobs/{job_id}?notice=ended", status_code=303)
         cancel_job(svc, who.user, job_id)  # the rule of DELETE /jobs/{id}: who may, what the bank cites
         return RedirectResponse(f"/ui/jobs/{job_id}?notice=cancelled", status_code=303)
