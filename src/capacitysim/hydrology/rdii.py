@@ -22,6 +22,9 @@ References
    hydrologic soil group) and Chapter 3 ("Limitations": the minimum Tc used is 0.1 hr).
 .. [5] USDA NRCS (2007), National Engineering Handbook Part 630, Chapter 16 (SCS dimensionless unit
    hydrograph).
+.. [6] USEPA Stormwater Management Model 5.2, ``src/solver/rdii.c`` (``applyIA``: initial abstraction
+   used and recovered per rainfall step; ``getUnitHydConvol``/``getUnitHydOrd``: the triangle sampled
+   at the middle of each step), github.com/USEPA/Stormwater-Management-Model.
 """
 
 from __future__ import annotations
@@ -107,12 +110,134 @@ def rtk_hydrograph_cfs(rtk, area_ac: float, rain_t_hr, rain_in, dt_hr: float = R
     for R, T, K in rtk:
         if R <= 0 or T <= 0:
             continue
-        tb = T * (1.0 + K)
-        tt = np.arange(0.0, tb + dt, dt) + dt / 2
-        u = np.where(tt <= T, tt / T, np.clip((tb - tt) / (tb - T), 0, None))
-        u = u / (u.sum() * dt)  # unit area [1/hr]
+        u = rtk_kernel(T, K, dt)
         total += R * area_ac * np.convolve(intensity, u * dt)[: len(grid)]
     return total * CFS_PER_ACRE_INCH_PER_HOUR
+
+
+def rtk_kernel(T: float, K: float, dt_hr: float) -> np.ndarray:
+    """One RTK triangle [1/hr] sampled at the middle of each step, scaled to unit area [1]_.
+
+    The ordinate of step i (i = 0, 1, ...) is the triangle at (i + 1/2) dt: rising to its peak at
+    T, falling to 0 at T (1 + K); the samples are scaled so that their sum times ``dt_hr`` is 1
+    (the response then holds exactly R of the rain). :func:`rtk_hydrograph_cfs` and
+    :func:`rtk_convolve_steps` use it.
+
+    Parameters
+    ----------
+    T : float
+        Time to peak [hr] (> 0).
+    K : float
+        Ratio of the recession time to T [-] (>= 0).
+    dt_hr : float
+        Step [hr].
+
+    Returns
+    -------
+    numpy.ndarray
+        The ordinates [1/hr], ceil(T (1 + K) / dt) + 1 of them (the last ones 0).
+
+    References
+    ----------
+    See [1]_ of the module (SWMM's ``getUnitHydOrd`` samples the triangle at the middle of each
+    rainfall interval the same way; it does not rescale to unit area).
+    """
+    dt = dt_hr
+    tb = T * (1.0 + K)
+    tt = np.arange(0.0, tb + dt, dt) + dt / 2
+    u = np.where(tt <= T, tt / T, np.clip((tb - tt) / (tb - T), 0, None))
+    return u / (u.sum() * dt)  # unit area [1/hr]
+
+
+def initial_abstraction_excess(depth_in, dt_hr: float, dmax_in: float, drec_in_per_day: float,
+                               d0_in: float) -> np.ndarray:
+    """Rain left after the initial abstraction of one RTK response, step by step [in] [2]_ [6]_.
+
+    SWMM 5.2's ``applyIA`` (rdii.c) on each rainfall step: the unused abstraction is
+    max(Dmax - used, 0); a step with rain loses up to that much and the loss is added to the
+    abstraction used; a step without rain recovers Drec x dt / 24 of it (the used amount never
+    below 0). The used amount starts at Do. In a run of wet steps the losses are the cumulative
+    rain capped at the unused abstraction at the run's start, so the record is processed run by run.
+
+    Parameters
+    ----------
+    depth_in : array_like
+        Rain depth of each step [in] (>= 0, finite; 0 is a dry step).
+    dt_hr : float
+        Step [hr].
+    dmax_in : float
+        Dmax, the maximum initial abstraction depth [in] (0: no abstraction).
+    drec_in_per_day : float
+        Drec, the rate at which used abstraction is recovered during dry steps [in/day].
+    d0_in : float
+        Do, the abstraction already used at the start [in].
+
+    Returns
+    -------
+    numpy.ndarray
+        The depth of each step after the abstraction [in] (same length as ``depth_in``).
+
+    References
+    ----------
+    See [2]_ ([HYDROGRAPHS]: Dmax, Drecov, Dinit) and [6]_ (``applyIA``) of the module.
+    """
+    d = np.asarray(depth_in, float)
+    if dmax_in <= 0:
+        return d.copy()
+    out = d.copy()
+    used = float(d0_in)
+    wet = d > 0
+    edges = np.flatnonzero(np.diff(wet.astype(np.int8))) + 1
+    starts = np.concatenate([[0], edges])
+    ends = np.concatenate([edges, [d.size]])
+    for a, b in zip(starts, ends):
+        if a >= b:
+            continue
+        if wet[a]:
+            avail = max(dmax_in - used, 0.0)
+            if avail > 0:
+                lost = np.minimum(np.cumsum(d[a:b]), avail)
+                out[a:b] = d[a:b] - np.diff(lost, prepend=0.0)
+                used += float(lost[-1])
+        else:
+            used = max(used - (b - a) * dt_hr / 24.0 * drec_in_per_day, 0.0)
+    return np.clip(out, 0.0, None)
+
+
+def rtk_convolve_steps(intensity, T: float, K: float, dt_hr: float) -> np.ndarray:
+    """The convolution of rain intensities with one RTK triangle, for a batch of records [in/hr].
+
+    The same sum as :func:`rtk_hydrograph_cfs` (row i of the result: sum over j <= i of
+    ``intensity[j] x kernel[i - j] x dt`` with :func:`rtk_kernel`), evaluated by FFT over all the
+    rows at once (round-off about 1e-15 of the peak apart), for fitting RTK sets to many events.
+
+    Parameters
+    ----------
+    intensity : array_like
+        Rain intensity of each step [in/hr] (excess, after any abstraction), 1-D or 2-D (records x
+        steps, the records padded with zeros to one length).
+    T, K : float
+        The response's time to peak [hr] and recession ratio [-].
+    dt_hr : float
+        Step [hr].
+
+    Returns
+    -------
+    numpy.ndarray
+        The response per unit R [in/hr of rain over the area], same shape as ``intensity``.
+
+    References
+    ----------
+    See [1]_ of the module.
+    """
+    from scipy import fft
+
+    x = np.asarray(intensity, float)
+    n = x.shape[-1]
+    u = rtk_kernel(T, K, dt_hr)[:n] * dt_hr
+    nfft = fft.next_fast_len(n + u.size - 1, real=True)
+    y = fft.irfft(fft.rfft(x, nfft, axis=-1) * fft.rfft(u, nfft), nfft, axis=-1)[..., :n]
+    return y
 
 
 def rtk_peak_cfs(responses, rain_t_hr, rain_in) -> float:
