@@ -99,10 +99,47 @@ def _capacity() -> list[Policy]:
     ]
 
 
+def _measured() -> list[Policy]:
+    """The policies of measured I/I credits (issue 29): the decomposition's dry days, GWI and events, and the
+    credit's basis, claim, level and qualifying events."""
+    from capacitysim.hydrology import flow_decomposition as fd
+    from capacitysim.hydrology import rtk_fit as rf
+
+    scope, where = "measured I/I credits", "capacitysim.hydrology.rtk_fit"
+    out = [Policy.from_record(r, scope=scope, where="capacitysim.hydrology.flow_decomposition.POLICIES")
+           for r in fd.POLICIES.values()]
+    out += [
+        Policy("metered_credit_basis", rf.CREDIT_BASIS,
+               "the I/I removed is the drop of the design storm's PEAK RDII rate [gpd]: the program withdraws credits "
+               "against a connection's peak sewage flow (section F) and states credits as rates in gpd",
+               ({"value": rf.CREDIT_BASIS_ALTERNATIVE, "text": "the design storm's whole RDII volume spread over one "
+                 "day (Table 174-19.2 note 1 reads its sump pump rate over a 24-hour day)"},),
+               citation="BJC I/I offset program, section F and Tables 174-19.1/19.2", scope=scope,
+               where=where + ".CREDIT_BASIS"),
+        Policy("metered_credit_claim", rf.CREDIT_CLAIM,
+               "the credit claimed is the LOWER bound of the bootstrap interval over events: a measured credit is not "
+               "claimed above what the records support; the PE may claim the point value, and the record says so",
+               ({"value": rf.CREDIT_CLAIM_ALTERNATIVE, "text": "the point value of the full-record fits"},),
+               scope=scope, where=where + ".CREDIT_CLAIM"),
+        Policy("metered_credit_level", rf.CREDIT_INTERVAL_LEVEL,
+               "two-sided level of the credit's interval (its lower bound is a one-sided 95 % bound); program choice",
+               ({"value": 0.95, "text": "a 95 % interval (a one-sided 97.5 % lower bound)"},),
+               scope=scope, where=where + ".CREDIT_INTERVAL_LEVEL"),
+        Policy("metered_min_qualifying_events", rf.MIN_QUALIFYING_EVENTS,
+               f"a period supports a figure with at least {rf.MIN_QUALIFYING_EVENTS} events of {rf.MIN_EVENT_DEPTH_IN:g} in "
+               f"or more (the largest at least {rf.MIN_LARGEST_EVENT_IN:g} in, each observed over "
+               f"{rf.MIN_EVENT_COVERAGE:.0%} of its window): nine parameters are fitted and the interval resamples "
+               "the events; fewer is flagged too short or too dry; program choice",
+               ({"value": 10, "text": "10 events (a longer post-rehabilitation monitoring)"},),
+               scope=scope, where=where + ".MIN_QUALIFYING_EVENTS"),
+    ]
+    return out
+
+
 def catalogue() -> dict[str, Policy]:
     """Every program policy by name, in the order of the docs' table (capacity, credits, bank, SPDES, detention)."""
     out: dict[str, Policy] = {}
-    for group in (_capacity(), _credits(), _bank(), _spdes(), _stormwater()):
+    for group in (_capacity(), _credits(), _measured(), _bank(), _spdes(), _stormwater()):
         for p in group:
             if p.name in out:
                 raise ValueError(f"policy {p.name!r} is defined twice ({out[p.name].where}, {p.where})")
