@@ -55,7 +55,7 @@ def service_doc(server, process, inputs):
         r = c.post(f"/processes/{process}/execution", json={"inputs": inputs}, headers={"Prefer": "respond-async"})
         assert r.status_code == 201, r.text
         st = wait_final(c, r.json()["jobID"])
-        assert st["status"] == "successful", st
+        assert st["status"] == "successful", (st["message"], st["error"])
         return c.get(f"/jobs/{st['jobID']}/results").json()
 
 
@@ -97,15 +97,46 @@ CASES = {
         lambda tmp: cli_doc("sweep", "run", str(SWEEP), "--out", str(tmp / "cli.zarr"), "--workers", "0", "--no-progress"),
         lambda tmp: _api("run_sweep", SWEEP, tmp / "api.zarr", workers=0),
         {"sweep": "detention-family"}),
+    "metered-credit": (
+        lambda tmp: cli_doc("credits", "meter", *_metered_args(tmp), "--n-boot", "20"),
+        lambda tmp: _api("metered_credit", *_metered_files(tmp), area_ac=120, n_boot=20),
+        lambda tmp, upload: {"pre_flow": upload(tmp / "pre-flow.csv"), "pre_rain": upload(tmp / "pre-rain.csv"),
+                             "post_flow": upload(tmp / "post-flow.csv"), "post_rain": upload(tmp / "post-rain.csv"),
+                             "area_ac": 120, "n_boot": 20}),
 }
 SWMM = {"capacity-demonstration", "headroom"}
+#: The processes whose CLI and API write or read files in the test's folder.
+WITH_TMP = {"sweep", "metered-credit"}
+
+
+def _metered_files(tmp) -> list:
+    """Pre and post meter and gauge records (tests/metered_records.py), made once in ``tmp``."""
+    from tests.metered_records import POST, PRE, records
+
+    if not (tmp / "pre-flow.csv").exists():
+        records(tmp, "pre", "2025-03-01", PRE, seed=1, days=60)
+        records(tmp, "post", "2026-03-01", POST, seed=2, days=60)
+    return [tmp / f"{p}-{r}.csv" for p in ("pre", "post") for r in ("flow", "rain")]
+
+
+def _metered_args(tmp) -> list:
+    files = _metered_files(tmp)
+    return ["--pre-flow", str(files[0]), "--pre-rain", str(files[1]), "--post-flow", str(files[2]),
+            "--post-rain", str(files[3]), "--area-ac", "120"]
 
 
 @pytest.mark.parametrize("process", [pytest.param(p, marks=[pytest.mark.swmm] if p in SWMM else []) for p in CASES])
 def test_the_three_faces_return_one_document(server, process, tmp_path):
     cli, api, inputs = CASES[process]
-    args = (tmp_path,) if process == "sweep" else ()
+    args = (tmp_path,) if process in WITH_TMP else ()
     c, a = normal(cli(*args)), normal(api(*args))
+    if callable(inputs):  # files of the test's own: uploaded first
+        def upload(path):
+            with server.client("engineer") as up:
+                r = up.post("/uploads", params={"filename": path.name}, content=path.read_bytes())
+                assert r.status_code == 201, r.text
+                return r.json()["id"]
+        inputs = inputs(tmp_path, upload)
     s = normal(service_doc(server, process, inputs))
     assert list(c) == list(a) == list(s), process  # the same keys, in the same order
     assert c == a, process

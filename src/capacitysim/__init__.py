@@ -20,7 +20,7 @@ from capacitysim.version import __version__
 
 #: The public API (loaded from :mod:`capacitysim.api` on first use).
 __all__ = ["capacity_demonstration", "connection_credits", "design_detention", "design_detention_variants", "headroom",
-           "open_sweep", "quantify_credits", "run_sweep", "spdes_check"]
+           "metered_credit", "open_sweep", "quantify_credits", "run_sweep", "spdes_check"]
 
 
 def __getattr__(name):

@@ -217,6 +217,36 @@ def quantify_credits(project, inflow_basis=None):
     return _run("credits-quantification", project=project, inflow_basis=inflow_basis)
 
 
+def metered_credit(pre_flow, pre_rain, post_flow, post_rain, *, area_ac, tz="America/New_York", flow_units=None,
+                   rain_units=None, basis=None, claim=None, level=None, n_boot=None, seed=None, pe_name=None,
+                   pe_license=None, dry_include=None, dry_exclude=None):
+    """The I/I a rehabilitation removed, measured from meter and gauge records before and after it (issue 29).
+
+    Parameters
+    ----------
+    pre_flow, pre_rain, post_flow, post_rain : path
+        Flow-meter and rain-gauge records (CSV or logger exports) of the sub-basin before and after the work.
+    area_ac : float
+        The sub-basin's sewer area [ac].
+    tz : str
+        Time zone of timestamps written without an offset (IANA name).
+    flow_units, rain_units, basis, claim, level, n_boot, seed, pe_name, pe_license, dry_include, dry_exclude
+        As ``capacitysim credits meter`` takes them (policies ``metered_credit_basis``, ``metered_credit_claim``,
+        ``metered_credit_level``).
+
+    Returns
+    -------
+    capacitysim.workflows.metered_credit.MeteredCredit
+        ``credit`` (the interval and the figure claimed), ``periods``, ``warnings``; ``to_dict()`` is the document
+        ``capacitysim credits meter --json`` prints.
+    """
+    return _run("metered-credit", pre_flow=pre_flow, pre_rain=pre_rain, post_flow=post_flow, post_rain=post_rain,
+                area_ac=area_ac, tz=tz, flow_units=flow_units, rain_units=rain_units, basis=basis, claim=claim,
+                level=level, n_boot=n_boot, seed=seed, pe_name=pe_name, pe_license=pe_license,
+                dry_include=None if dry_include is None else list(dry_include),
+                dry_exclude=None if dry_exclude is None else list(dry_exclude))
+
+
 def connection_credits(uses: dict, design_flows=None, *, peaking_factor=None, population_persons=None,
                        threshold_basis: str = "average", offset_ratio: float = 1.0):
     """Credits a new connection must withdraw under the BJC I/I offset program (section F, one to one).
@@ -294,4 +324,4 @@ def open_sweep(path):
 
 
 __all__ = ["capacity_demonstration", "connection_credits", "design_detention", "design_detention_variants", "headroom",
-           "open_sweep", "quantify_credits", "run_sweep", "spdes_check"]
+           "metered_credit", "open_sweep", "quantify_credits", "run_sweep", "spdes_check"]

@@ -36,7 +36,7 @@ def test_processes_list_and_describe(server):
     with server.client("reviewer") as c:
         ids = [p["id"] for p in c.get("/processes").json()["processes"]]
         assert ids == ["capacity-demonstration", "detention-design", "spdes-check", "headroom",
-                       "credits-quantification", "capacity-register", "sweep"]
+                       "credits-quantification", "metered-credit", "capacity-register", "sweep"]
         d = c.get("/processes/capacity-demonstration").json()
         schema = d["inputsSchema"]
         assert schema["required"] == ["model"] and "synthetic-50" in schema["properties"]["model"]["x-bundled"]

@@ -163,3 +163,77 @@ def connection(uses, flows_path, peaking_factor, population, offset_ratio, thres
     if result.unverified_values:
         click.echo(f"note: design flows not verified against their source: {', '.join(result.unverified_values)} "
                    f"({result.design_flow_table})", err=True)
+
+
+@credits.command()
+@click.option("--pre-flow", "pre_flow", required=True, type=click.Path(dir_okay=False),
+              help="Flow-meter record before the rehabilitation (CSV or logger export).")
+@click.option("--pre-rain", "pre_rain", required=True, type=click.Path(dir_okay=False),
+              help="Rain-gauge record of the pre period.")
+@click.option("--post-flow", "post_flow", required=True, type=click.Path(dir_okay=False),
+              help="Flow-meter record after the rehabilitation.")
+@click.option("--post-rain", "post_rain", required=True, type=click.Path(dir_okay=False),
+              help="Rain-gauge record of the post period.")
+@click.option("--area-ac", "area_ac", required=True, help="The metered sub-basin's sewer area [ac].")
+@click.option("--tz", "tz", default="America/New_York", show_default=True,
+              help="Time zone of timestamps written without an offset (IANA name).")
+@click.option("--flow-units", "flow_units", help="Flow units when the file does not say them: gpd, MGD, gpm, cfs, L/s.")
+@click.option("--rain-units", "rain_units", help="Rain units when the file does not say them: in, mm.")
+@click.option("--basis", "basis", default="peak", show_default=True,
+              help="Policy metered_credit_basis: the design storm's peak RDII rate, or its volume over a day.")
+@click.option("--claim", "claim", default="lower", show_default=True,
+              help="Policy metered_credit_claim: the interval's lower bound, or the point value (the record says which).")
+@click.option("--level", "level", default="0.9", show_default=True, help="Two-sided level of the interval.")
+@click.option("--n-boot", "n_boot", default="200", show_default=True, help="Bootstrap resamples.")
+@click.option("--seed", "seed", default="0", show_default=True, help="Seed of the bootstrap.")
+@click.option("--pe-name", "pe_name", help="The NYS licensed PE who prepared the analysis.")
+@click.option("--pe-license", "pe_license", help="The PE's NYS license number.")
+@click.option("--dry-include", "dry_include", multiple=True, metavar="YYYY-MM-DD", help="A day the PE counts as dry.")
+@click.option("--dry-exclude", "dry_exclude", multiple=True, metavar="YYYY-MM-DD", help="A day the PE does not count as dry.")
+@click.option("--report", "report", help="Write the HTML report here (a new file or a plain file; never an input).")
+@click.option("--out", "out", help="Write events.csv and decomposition-pre/post.nc into this folder.")
+@json_option
+def meter(report, out, as_json, **values):
+    """The I/I a rehabilitation removed, measured from meter and gauge records before and after it.
+
+    Each period is decomposed into base flow, GWI and RDII on its own dry days, RTK unit hydrographs are fitted to
+    its wet-weather events, and the credit is the design-storm (2.1 in, 1-year 24-hour Type II) I/I before minus
+    after, with a bootstrap interval; the lower bound is claimed unless --claim point. Table 174-19.1: prepared by
+    a NYS licensed PE (--pe-name, --pe-license).
+    """
+    from capacitysim.cli.common import check_output, run_process
+    from capacitysim.files import check_output_folder
+    from capacitysim.report.metered import write_exports
+
+    records = [values[k] for k in ("pre_flow", "pre_rain", "post_flow", "post_rain")]
+    values = {k: (list(v) or None) if isinstance(v, tuple) else v for k, v in values.items()}
+
+    def outputs(_inputs):
+        if report:
+            check_output(report, records, option="--report")
+        if out:
+            check_output_folder(out, records, option="--out", purpose="the exports")
+
+    proc, _, result = run_process("metered-credit", values, before=outputs)
+    doc = proc.document(result)
+    if report:
+        proc.report(result, report)
+        doc["report"] = str(report)
+    if out:
+        doc["exports"] = [str(p) for p in write_exports(result, out)]
+    if as_json:
+        emit_json(doc)
+        return
+    c = result.credit
+    for name, p in result.periods.items():
+        click.echo(f"{name}: {p.flow.source.file}, {len(p.dry.dates)} dry days, GWI {fmt(float(p.gwi.gwi_gpd), 0)} gpd, "
+                   f"{len(p.events)} events ({p.enough[1]})")
+    if c is None:
+        click.echo("No credit.")
+    else:
+        click.echo(f"Design-storm I/I before {fmt(c.pre_ii_gpd, 0)} gpd, after {fmt(c.post_ii_gpd, 0)} gpd ({c.basis} basis)")
+        click.echo(f"I/I removed: {fmt(c.point_gpd, 0)} gpd, {c.level:.0%} interval {fmt(c.lower_gpd, 0)} to "
+                   f"{fmt(c.upper_gpd, 0)} gpd ({c.n_boot} resamples, seed {c.seed})")
+        click.echo(f"Credit claimed: {fmt(c.claimed_gpd, 0)} gpd ({'lower bound' if c.claim == 'lower' else 'point value, the PE chose'})")
+    for w in result.warnings:
+        click.echo(f"warning: {w}")

@@ -151,7 +151,7 @@ def rtk_kernel(T: float, K: float, dt_hr: float) -> np.ndarray:
 
 def initial_abstraction_excess(depth_in, dt_hr: float, dmax_in: float, drec_in_per_day: float,
                                d0_in: float) -> np.ndarray:
-    """Rain left after the initial abstraction of one RTK response, step by step [in] [2]_ [6]_.
+    """Rain left after the initial abstraction of one RTK response, step by step [in] (the module's references [2] and [6]).
 
     SWMM 5.2's ``applyIA`` (rdii.c) on each rainfall step: the unused abstraction is
     max(Dmax - used, 0); a step with rain loses up to that much and the loss is added to the

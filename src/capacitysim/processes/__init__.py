@@ -21,6 +21,7 @@ PROCESSES = {
     "spdes-check": ("spdes", "SpdesCheck"),
     "headroom": ("headroom", "Headroom"),
     "credits-quantification": ("credits", "CreditsQuantification"),
+    "metered-credit": ("metered", "MeteredCredit"),
     "capacity-register": ("register", "CapacityRegister"),
     "sweep": ("sweep", "Sweep"),
 }
