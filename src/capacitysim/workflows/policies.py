@@ -122,7 +122,9 @@ def _measured() -> list[Policy]:
                ({"value": rf.CREDIT_CLAIM_ALTERNATIVE, "text": "the point value of the full-record fits"},),
                scope=scope, where=where + ".CREDIT_CLAIM"),
         Policy("metered_credit_level", rf.CREDIT_INTERVAL_LEVEL,
-               "two-sided level of the credit's interval (its lower bound is a one-sided 95 % bound); program choice",
+               "two-sided level of the credit's interval, the expanded percentile bootstrap (Hesterberg 2015) widened "
+               "for the smaller period's number of events, so its lower bound is at least a one-sided 95 % bound; "
+               "program choice",
                ({"value": 0.95, "text": "a 95 % interval (a one-sided 97.5 % lower bound)"},),
                scope=scope, where=where + ".CREDIT_INTERVAL_LEVEL"),
         Policy("metered_min_qualifying_events", rf.MIN_QUALIFYING_EVENTS,
