@@ -72,8 +72,10 @@ _ITEM_KEYS = {
     "separation": ({"area_sqft", "area_ac", "cover", "soil", "tc_hr", "receiving_water", "redirected_to_combined"},
                    {"cover", "soil"}),
     **{k: ({"area_sqft", "area_ac", "cover", "soil", "tc_hr"}, {"cover", "soil"}) for k in TR55_ITEM_TYPES if k != "separation"},
-    **{k: (_CASE, {"justification"}) for k in CASE_BY_CASE_TYPES if k != "manhole_joint_leak"},
+    **{k: (_CASE | {"analysis"}, {"justification"}) for k in CASE_BY_CASE_TYPES if k != "manhole_joint_leak"},
 }
+#: The kind of document a metered item cites (``analysis``: :mod:`capacitysim.workflows.metered_credit`).
+METERED_KIND = "metered-credit"
 #: Item keys that hold text (names from the tables, places, reasons).
 _ITEM_TEXT = ("surface", "severity", "cover", "soil", "location", "description", "justification", "receiving_water")
 #: Upper bound of each numeric item key [its unit]: see capacitysim.rules.ii_offset.
@@ -84,6 +86,49 @@ _ITEM_MAX = {"count": MAX_ITEM_COUNT, "gpd": MAX_FLOW_GPD, "gpm": MAX_FLOW_GPD /
 def _number(where: str, key: str, value, high: float | None = None, *, whole: bool = False) -> float:
     """A finite number >= 0 (and <= ``high``), a whole number for counts; else a DataFileError."""
     return require_number(where, key, value, 0.0, high, whole=whole)
+
+
+def _metered(where: str, project_path: Path, item: dict) -> dict:
+    """A case-by-case item measured by flow metering: ``analysis`` names a metered-credit document (``capacitysim
+    credits meter --json``, the bare name of a file beside the project file); its credit claimed is the item's gpd, and the item
+    records the document's name and SHA-256, the interval and the PE who prepared it. The item gives no gpd or gpm
+    of its own (one figure per item)."""
+    import hashlib
+    import json
+
+    ref = require_text(where, "analysis", item["analysis"])
+    if "gpd" in item or "gpm" in item:
+        raise DataFileError(f"{where}: a metered item takes its gpd from its analysis ({ref}); give gpd, gpm or "
+                            "analysis, one of them")
+    if "/" in ref or "\\" in ref or ref in (".", "..") or ":" in ref:
+        raise DataFileError(f"{where}: analysis {ref!r}: the bare name of a file beside the project file (no folder: "
+                            "a project never reads elsewhere, in the service least of all)")
+    path = project_path.parent / ref
+    try:
+        data = path.read_bytes()
+        doc = json.loads(data)
+    except OSError as exc:
+        raise DataFileError(f"{where}: analysis {ref!r}: cannot be read ({exc.strerror or exc})") from None
+    except ValueError:
+        raise DataFileError(f"{where}: analysis {ref!r} is not JSON (capacitysim credits meter --json writes it)") from None
+    if not isinstance(doc, dict) or doc.get("kind") != METERED_KIND:
+        raise DataFileError(f"{where}: analysis {ref!r} is not a {METERED_KIND} document (kind "
+                            f"{quoted(doc.get('kind') if isinstance(doc, dict) else None)})")
+    credit, pe = doc.get("credit"), doc.get("pe") or {}
+    if not isinstance(credit, dict) or not isinstance(credit.get("claimed_gpd"), (int, float)):
+        raise DataFileError(f"{where}: analysis {ref!r} gives no credit ({'; '.join(doc.get('warnings') or [])})")
+    if not pe.get("name") or not pe.get("license"):
+        raise DataFileError(f"{where}: analysis {ref!r} names no PE (Table 174-19.1 note 2: prepared by a NYS "
+                            "licensed professional engineer; capacitysim credits meter --pe-name --pe-license)")
+    gpd = _number(where, "analysis credit", credit["claimed_gpd"], _ITEM_MAX["gpd"])
+    summary = (f"{path.name} (SHA-256 {hashlib.sha256(data).hexdigest()[:12]}...): {credit.get('claim')} bound of the "
+               f"{float(credit.get('level', 0)):.0%} interval {credit.get('lower_gpd', 0):,.0f} to "
+               f"{credit.get('upper_gpd', 0):,.0f} gpd on the {credit.get('basis')} basis, by {pe['name']} "
+               f"(NYS PE {pe['license']})")
+    return {"gpd": gpd, "justification": item.get("justification") or f"metered: {summary}",
+            "analysis": {"file": path.name, "sha256": hashlib.sha256(data).hexdigest(), "claimed_gpd": gpd,
+                         **{k: credit.get(k) for k in ("point_gpd", "lower_gpd", "upper_gpd", "level", "basis",
+                                                       "claim")}, "pe": {"name": pe["name"], "license": pe["license"]}}}
 
 
 def read_project(path: str | os.PathLike) -> dict:
@@ -119,6 +164,8 @@ def read_project(path: str | os.PathLike) -> dict:
         if not isinstance(kind, str) or kind not in ITEM_TYPES:
             raise DataFileError(f"{w}: type must be one of {', '.join(ITEM_TYPES)}; got {quoted(kind)}")
         allowed, required = _ITEM_KEYS[kind]
+        if "analysis" in raw:  # a metered item: its justification is written from its analysis when not given
+            required = required - {"justification"}
         check_keys(raw, w, required | {"type"}, (allowed | _COMMON) - required - {"type"})
         item = dict(raw)
         for key in _ITEM_TEXT:
@@ -136,6 +183,8 @@ def read_project(path: str | os.PathLike) -> dict:
                 item["area_ac"] = _number(w, "area_ac", item["area_ac"], _ITEM_MAX["area_ac"])
             if "tc_hr" in item:
                 item["tc_hr"] = require_number(w, "tc_hr", item["tc_hr"], MIN_INFLOW_TC_HR, MAX_INFLOW_TC_HR, unit="hr")
+        if "analysis" in item:
+            item.update(_metered(w, p, item))
         if kind == "separation" and "redirected_to_combined" in item:
             require_bool(w, "redirected_to_combined", item["redirected_to_combined"])
         out.append(item)

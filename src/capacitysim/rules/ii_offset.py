@@ -1268,6 +1268,9 @@ def quantify_item(item: dict, *, engineer: str = "", field: str = "item",
         gpd = case_by_case_gpd(item.get("gpd"), item.get("gpm"), justification=item.get("justification", ""),
                                engineer=engineer, field=field)
         how = f"{item['gpm']:g} gpm x {GPD_PER_GPM:g} min/day" if item.get("gpm") is not None else "PE's figure"
+        if item.get("analysis"):  # a measured credit (issue 29): the document it cites, its SHA-256 and PE
+            how = "metered (flow metering, Table 174-19.1 note 2)"
+            out["analysis"] = dict(item["analysis"])
         out.update(quantity="case by case", basis=f"{how}; {item['justification']}",
                    reference="Table 174-19.1 (case by case, note 2)", gpd=float(gpd))
         return out
