@@ -18,6 +18,7 @@ from pathlib import Path
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from capacitysim.processes.base import UPLOAD_REF
 from capacitysim.service import auth
 from capacitysim.service.jobs import cancel_job
 from capacitysim.service.tasks import read_progress
@@ -30,7 +31,6 @@ MAX_CHECKS_SHOWN = 50
 JOB_ID = re.compile(r"[0-9a-f]{32}")
 #: The columns of a job's checks CSV (``/ui/jobs/{id}/checks.csv``), in the result document's own key names.
 CHECK_COLUMNS = ("result", "criterion", "element", "kind", "before", "after", "limit", "unit", "citation")
-_UPLOAD = re.compile(r"^upload:([0-9a-f]{64})$")
 #: What a job page says after an action of its own (``?notice=CODE``): any other code shows nothing, so a link
 #: cannot make the service say what its author writes.
 NOTICES = {"cancelled": "The job is cancelled: its SWMM runs are stopped.", "ended": "The job had already ended."}
@@ -56,7 +56,7 @@ def input_rows(inputs: dict, names: dict) -> list[tuple[str, str]]:
 
     def text(v) -> str:
         if isinstance(v, str):
-            m = _UPLOAD.match(v)
+            m = UPLOAD_REF.match(v)
             return f"{names.get(m.group(1), 'an upload')} (upload {m.group(1)[:8]})" if m else v
         if isinstance(v, bool):
             return "yes" if v else "no"
@@ -111,7 +111,7 @@ def install(w) -> None:
         runs = [r for r in info.get("engine", []) or [] if isinstance(r, dict)] if not final else []
         names = {}
         for v in json.dumps(job["inputs"]).split('"'):
-            m = _UPLOAD.match(v)
+            m = UPLOAD_REF.match(v)
             if m:
                 up = svc.store.upload(m.group(1), job["owner_id"])
                 names[m.group(1)] = up["filename"] if up else "an upload"
