@@ -116,3 +116,53 @@ def test_a_capacity_job_runs_a_storm_spec(server):
                                                         "connections": [{"node": "MH0003", "gpd": 3000}]})
         doc = res.json()
         assert doc["storm"] == "NRCS Type II 24-hour, 3.2 in" and doc["storm_record"]["depth_in"] == 3.2
+
+
+def _metered_doc() -> bytes:
+    rtk = {"R1": 0.02, "R2": 0.03, "R3": 0.04, "T1": 1.0, "T2": 2.0, "T3": 3.0, "K1": 2.0, "K2": 2.0, "K3": 2.0}
+    return json.dumps({"kind": "metered-credit", "area_ac": 40.0, "pe": {"name": "A. Example, PE", "license": "012345"},
+                       "credit": {"claimed_gpd": 9000.0, "pre_rtk": rtk, "post_rtk": rtk | {"R3": 0.01}}}).encode()
+
+
+def test_measured_ii_names_only_uploads_and_nodes_of_the_model():
+    """issue 29, item 5: the analysis of a measured I/I item is an upload (never a path, never a bundled name), and
+    its nodes are the model's, checked before any job exists."""
+    from capacitysim.service.processes import prepare
+
+    base = {"model": "synthetic-50", "connections": [{"node": "MH0003", "gpd": 3000}]}
+    for analysis in ("/etc/passwd", "../credit.json", "synthetic-50", "upload:" + "0" * 64):
+        with pytest.raises(ServiceInputError) as err:
+            prepare("capacity-demonstration", {"inputs": base | {"measured_ii": [{"analysis": analysis, "nodes": ["MH0003"]}]}},
+                    lambda sha: None)
+        assert err.value.field == "inputs.measured_ii[0].analysis"
+    with pytest.raises(ServiceInputError) as err:
+        prepare("capacity-demonstration", {"inputs": base | {"measured_ii": [{"analysis": "upload:" + "a" * 64,
+                                                                              "nodes": ["MH0003", "MH9999"]}]}},
+                lambda sha: __file__)
+    assert err.value.field == "inputs.measured_ii[0].nodes[1]" and "a node of the model" in str(err.value)
+    with pytest.raises(ServiceInputError) as err:
+        prepare("capacity-demonstration", {"inputs": base | {"measured_ii": [{"analysis": "upload:" + "a" * 64,
+                                                                              "nodes": ["MH0003"], "period": "later"}]}},
+                lambda sha: __file__)
+    assert err.value.field == "inputs.measured_ii[0].period"
+
+
+@pytest.mark.server
+def test_a_capacity_job_runs_measured_ii_from_an_upload(server):
+    with server.client("engineer") as c:
+        r = c.post("/uploads", params={"filename": "credit.json"}, content=_metered_doc())
+        assert r.status_code == 201, r.text
+        ref = r.json()["id"]
+        st, res = _result(c, "capacity-demonstration", {
+            "model": "synthetic-50", "storm": "binghamton-1yr-24h",
+            "measured_ii": [{"analysis": ref, "nodes": ["MH0003", "MH0004"], "period": "change"}]})
+        doc = res.json()
+        m = doc["scenario"]["measured_ii"][0]
+        assert m["sha256"] == ref.split(":")[1] and (m["before"], m["after"]) == ("pre", "post")
+        assert doc["before"]["rdii_inflow_cf"] > doc["after"]["rdii_inflow_cf"]
+        assert c.get(f"/ui/jobs/{st['jobID']}").status_code in (200, 303)
+    with server.client("engineer2") as other:  # another user's upload is no input of theirs
+        r = other.post("/processes/capacity-demonstration/execution", headers=ASYNC, json={"inputs": {
+            "model": "synthetic-50", "connections": [{"node": "MH0003", "gpd": 3000}],
+            "measured_ii": [{"analysis": ref, "nodes": ["MH0003"]}]}})
+        assert r.status_code == 400 and "measured_ii[0].analysis" in r.text

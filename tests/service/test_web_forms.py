@@ -72,6 +72,21 @@ def test_the_validators_refusal_names_the_label_and_line():
     assert field_label("inputs.spinup_hr", {}) == "Spinup [h]" and label_of("added_gpd") == "Added [gpd]"
 
 
+def test_a_measured_ii_line_is_written_as_on_the_command_line():
+    """issue 29, item 5: an item holding a list (the nodes) is a line as --measured-ii takes it, read by its parser."""
+    ref = "upload:" + "a" * 64
+    inputs, lines = form_inputs("capacity-demonstration", Form(
+        model="synthetic-50", measured_ii=f"\nanalysis={ref},nodes=MH0003;MH0004,period=change"))
+    assert inputs["measured_ii"] == [{"analysis": ref, "nodes": ["MH0003", "MH0004"], "period": "change"}]
+    assert lines == {"measured_ii": [2]}
+    prepare("capacity-demonstration", {"inputs": inputs}, lambda sha: __file__)
+    with pytest.raises(ServiceInputError) as err:
+        form_inputs("capacity-demonstration", Form(model="synthetic-50", measured_ii=f"analysis={ref},nodes=A,period=x"))
+    assert str(err.value).startswith("Measured ii, line 1: got") and "period='x'; allowed: post, pre, change" in str(err.value)
+    help_ = next(f for f in fields_of("capacity-demonstration", []) if f.name == "measured_ii").help
+    assert "--measured-ii" in help_ and "analysis=...,nodes=..." in help_
+
+
 # --- through real HTTP ------------------------------------------------------------------------------------------
 
 

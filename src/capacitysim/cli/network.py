@@ -22,6 +22,11 @@ from capacitysim.cli.common import check_export_dir, emit_json, emit_table, expo
               help="I/I remediation: basin=OUTLET,fraction=0.3 | basin=OUTLET,gpd=50000 | nodes=A;B,fraction=25% | "
                    "nodes=A;B,sump_pumps=12 | basin=OUTLET,roof_sqft=20000 (or roof_ac=) (disconnected sources: in the "
                    "before run only). Repeatable.")
+@click.option("--measured-ii", "measured", multiple=True, metavar="SPEC",
+              help="Measured I/I: analysis=credit.json,nodes=A;B[,period=post|pre|change][,gauge=RG]: the fitted RTK sets "
+                   "of a metered-credit analysis (capacitysim credits meter --json) in place of the RDII of the nodes the "
+                   "metered sub-basin drains to. post (default): the post set in both runs; change: pre before, post after. "
+                   "Repeatable.")
 @click.option("--criteria", "criteria_file", type=click.Path(dir_okay=False), help="TOML file overriding the default criteria.")
 @click.option("--plant", help="The plant outfall (default: the outfall with the largest tributary dry-weather flow).")
 @click.option("--spinup-hr", type=float, default=None,
@@ -46,7 +51,7 @@ from capacitysim.cli.common import check_export_dir, emit_json, emit_table, expo
                    "a few SWMM runs each) and the I/I removal that would offset it.")
 @submittal_options
 @json_option
-def capacity(model_path, storm, connects, peaking, remediates, criteria_file, plant, spinup_hr, work_dir, report_path,
+def capacity(model_path, storm, connects, peaking, remediates, measured, criteria_file, plant, spinup_hr, work_dir, report_path,
              export_dir, crs, committed_bank, committed_application, next_steps, as_json, **submittal):
     """Capacity demonstration: SWMM before and after new connections and/or I/I remediation.
 
@@ -57,12 +62,13 @@ def capacity(model_path, storm, connects, peaking, remediates, criteria_file, pl
     from capacitysim.cli.common import check_output, run_process, submittal_values
 
     def outputs(inputs):  # never over an input (checked before any run)
-        paths = [inputs.model, criteria_file, storm if storm and os.path.exists(storm) else None, committed_bank]
+        paths = [inputs.model, criteria_file, storm if storm and os.path.exists(storm) else None, committed_bank,
+                 *[m.analysis for m in inputs.measured_ii or []]]
         check_output(report_path, paths)
         check_export_dir(export_dir, paths)
 
     values = dict(model=model_path, storm=storm, connections=connects, peaking=peaking, remediations=remediates,
-                  criteria=criteria_file, plant=plant, spinup_hr=spinup_hr, crs=crs, committed=committed_bank,
+                  measured_ii=measured, criteria=criteria_file, plant=plant, spinup_hr=spinup_hr, crs=crs, committed=committed_bank,
                   application=committed_application, submittal=submittal_values(submittal), next_steps=next_steps)
     proc, inputs, d = run_process("capacity-demonstration", values, work_dir=work_dir, before=outputs)
     with d:  # the temporary run folder goes when the command ends (kept with --work-dir)

@@ -156,6 +156,24 @@ class RTKSet:
         """The same set with every R multiplied by ``c``."""
         return RTKSet(R=[c * r for r in self.R], T=self.T, K=self.K, ia=self.ia)
 
+    @classmethod
+    def from_dict(cls, d: dict, where: str = "RTK set") -> RTKSet:
+        """The set :meth:`as_dict` wrote (``R1..R3, T1..T3, K1..K3`` and, with an initial abstraction,
+        ``Dmax1, Drec1, Do1`` ... per response); a missing or non-numeric value is refused naming it."""
+        if not isinstance(d, dict):
+            raise InputError(f"{where}: not an object of R1..R3, T1..T3, K1..K3")
+
+        def num(key):
+            v = d.get(key)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise InputError(f"{where}: {key} must be a finite number; got {v!r}")
+            return float(v)
+
+        R, T, K = ([num(f"{p}{i}") for i in (1, 2, 3)] for p in "RTK")
+        has_ia = any(f"Dmax{i}" in d for i in (1, 2, 3))
+        ia = tuple((num(f"Dmax{i}"), num(f"Drec{i}"), num(f"Do{i}")) for i in (1, 2, 3)) if has_ia else None
+        return cls(R=R, T=T, K=K, ia=ia)
+
     def as_dict(self) -> dict:
         d = dict(zip(_NAMES, (*self.R, *self.T, *self.K)))
         for i, row in enumerate(self.ia or ()):

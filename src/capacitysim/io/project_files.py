@@ -88,14 +88,33 @@ def _number(where: str, key: str, value, high: float | None = None, *, whole: bo
     return require_number(where, key, value, 0.0, high, whole=whole)
 
 
+def read_metered_document(path, where: str) -> tuple[dict, str]:
+    """A metered-credit document (``capacitysim credits meter --json``, issue 29) and the SHA-256 of its bytes.
+
+    ``where`` names it in the messages (``project.toml item 2: analysis 'credit.json'``). A file that cannot be
+    read, is not JSON or is a document of another kind is refused (:class:`DataFileError`).
+    """
+    import hashlib
+    import json
+
+    try:
+        data = Path(path).read_bytes()
+        doc = json.loads(data)
+    except OSError as exc:
+        raise DataFileError(f"{where}: cannot be read ({exc.strerror or exc})") from None
+    except ValueError:
+        raise DataFileError(f"{where} is not JSON (capacitysim credits meter --json writes it)") from None
+    if not isinstance(doc, dict) or doc.get("kind") != METERED_KIND:
+        raise DataFileError(f"{where} is not a {METERED_KIND} document (kind "
+                            f"{quoted(doc.get('kind') if isinstance(doc, dict) else None)})")
+    return doc, hashlib.sha256(data).hexdigest()
+
+
 def _metered(where: str, project_path: Path, item: dict) -> dict:
     """A case-by-case item measured by flow metering: ``analysis`` names a metered-credit document (``capacitysim
     credits meter --json``, the bare name of a file beside the project file); its credit claimed is the item's gpd, and the item
     records the document's name and SHA-256, the interval and the PE who prepared it. The item gives no gpd or gpm
     of its own (one figure per item)."""
-    import hashlib
-    import json
-
     ref = require_text(where, "analysis", item["analysis"])
     if "gpd" in item or "gpm" in item:
         raise DataFileError(f"{where}: a metered item takes its gpd from its analysis ({ref}); give gpd, gpm or "
@@ -104,16 +123,7 @@ def _metered(where: str, project_path: Path, item: dict) -> dict:
         raise DataFileError(f"{where}: analysis {ref!r}: the bare name of a file beside the project file (no folder: "
                             "a project never reads elsewhere, in the service least of all)")
     path = project_path.parent / ref
-    try:
-        data = path.read_bytes()
-        doc = json.loads(data)
-    except OSError as exc:
-        raise DataFileError(f"{where}: analysis {ref!r}: cannot be read ({exc.strerror or exc})") from None
-    except ValueError:
-        raise DataFileError(f"{where}: analysis {ref!r} is not JSON (capacitysim credits meter --json writes it)") from None
-    if not isinstance(doc, dict) or doc.get("kind") != METERED_KIND:
-        raise DataFileError(f"{where}: analysis {ref!r} is not a {METERED_KIND} document (kind "
-                            f"{quoted(doc.get('kind') if isinstance(doc, dict) else None)})")
+    doc, sha = read_metered_document(path, f"{where}: analysis {ref!r}")
     credit, pe = doc.get("credit"), doc.get("pe") or {}
     if not isinstance(credit, dict) or not isinstance(credit.get("claimed_gpd"), (int, float)):
         raise DataFileError(f"{where}: analysis {ref!r} gives no credit ({'; '.join(doc.get('warnings') or [])})")
@@ -121,12 +131,12 @@ def _metered(where: str, project_path: Path, item: dict) -> dict:
         raise DataFileError(f"{where}: analysis {ref!r} names no PE (Table 174-19.1 note 2: prepared by a NYS "
                             "licensed professional engineer; capacitysim credits meter --pe-name --pe-license)")
     gpd = _number(where, "analysis credit", credit["claimed_gpd"], _ITEM_MAX["gpd"])
-    summary = (f"{path.name} (SHA-256 {hashlib.sha256(data).hexdigest()[:12]}...): {credit.get('claim')} bound of the "
+    summary = (f"{path.name} (SHA-256 {sha[:12]}...): {credit.get('claim')} bound of the "
                f"{float(credit.get('level', 0)):.0%} interval {credit.get('lower_gpd', 0):,.0f} to "
                f"{credit.get('upper_gpd', 0):,.0f} gpd on the {credit.get('basis')} basis, by {pe['name']} "
                f"(NYS PE {pe['license']})")
     return {"gpd": gpd, "justification": item.get("justification") or f"metered: {summary}",
-            "analysis": {"file": path.name, "sha256": hashlib.sha256(data).hexdigest(), "claimed_gpd": gpd,
+            "analysis": {"file": path.name, "sha256": sha, "claimed_gpd": gpd,
                          **{k: credit.get(k) for k in ("point_gpd", "lower_gpd", "upper_gpd", "level", "basis",
                                                        "claim")}, "pe": {"name": pe["name"], "license": pe["license"]}}}
 

@@ -141,6 +141,39 @@ class Remediation:
 
 
 @dataclass(frozen=True)
+class MeasuredRdii:
+    """A sub-basin's measured I/I: a fitted RTK set (issue 29) in place of the model's RDII at ``nodes`` [1]_ [2]_.
+
+    Written as a unit hydrograph of the model (``[HYDROGRAPHS]``: the gauge line and one ``ALL`` months line per
+    response, ``R T K Dmax Drecov Dinit``) and ``[RDII]`` lines giving it ``area_ac`` [ac] of sewer area, split
+    evenly over ``nodes`` (hectares in an SI model); the nodes' own ``[RDII]`` lines are commented out (the
+    measured set is the sub-basin's whole RDII: the meter saw all of it). ``rows`` are the (R [-], T [hr], K [-],
+    Dmax [in], Drecov [in/day], Dinit [in]) of the short, medium and long responses, as
+    :meth:`capacitysim.hydrology.rtk_fit.RTKSet.rows` gives them. ``gauge`` names the rain gauge that drives it
+    (default: the gauge of the nodes' own unit hydrographs, else the model's only gauge). ``source`` and ``period``
+    say where the set comes from (the analysis document, ``pre`` or ``post``), for the record.
+    """
+
+    nodes: tuple[str, ...]
+    area_ac: float
+    rows: tuple[tuple[float, ...], ...]
+    gauge: str | None = None
+    source: str = ""
+    period: str = ""
+
+    def __post_init__(self):
+        if not self.nodes:
+            raise InputError("measured I/I: no nodes given (the nodes the metered sub-basin drains to)")
+        if not (isinstance(self.area_ac, (int, float)) and math.isfinite(self.area_ac) and self.area_ac > 0):
+            raise InputError(f"measured I/I: the sewer area must be a number > 0 ac; got {self.area_ac!r}")
+        rows = tuple(tuple(float(x) for x in r) for r in self.rows)
+        if len(rows) != 3 or any(len(r) != 6 or not all(math.isfinite(x) and x >= 0 for x in r) for r in rows):
+            raise InputError("measured I/I: three (R, T, K, Dmax, Drecov, Dinit) rows of finite values >= 0 needed; "
+                             f"got {self.rows!r}")
+        object.__setattr__(self, "rows", rows)
+
+
+@dataclass(frozen=True)
 class Storm:
     """A design storm as a rain gauge time series: incremental depths [in] every ``dt_min``."""
 
@@ -690,7 +723,7 @@ def write_scenario(model: SwmmInp, edits, out_path: str | Path, *, rain: tuple[n
 
 def _apply(ed: _Editor, model: SwmmInp, edits: list, rain, out_path: Path) -> dict:
     fu = model.flow_units
-    record: dict = {"connections": [], "remediations": [], "storm": None, "inflows": [], "sources": [],
+    record: dict = {"connections": [], "remediations": [], "measured_ii": [], "storm": None, "inflows": [], "sources": [],
                     "spinup_hr": 0.0, "fixes": [], "notes": []}
     storm = next((e for e in edits if isinstance(e, Storm)), None)
     spin_edit = next((e for e in edits if isinstance(e, Spinup)), None)
@@ -785,6 +818,9 @@ def _apply(ed: _Editor, model: SwmmInp, edits: list, rain, out_path: Path) -> di
         spec["baseline"] = old_b + base_q
         spec["pattern"] = pat_names[key]
 
+    # --- measured I/I: the sub-basin's [RDII] becomes the fitted RTK set
+    measured_nodes = _write_measured(ed, model, [e for e in edits if isinstance(e, MeasuredRdii)], record, node_of)
+
     # --- RDII remediation: scale the [RDII] sewer areas of the sewershed
     rdii_rows = [r for r in model.rows("RDII") if len(r.tokens) >= 3]
     areas = {r.line: a for r in rdii_rows if (a := finite_number(r.tokens[2])) is not None}
@@ -792,6 +828,10 @@ def _apply(ed: _Editor, model: SwmmInp, edits: list, rain, out_path: Path) -> di
         if not isinstance(e, Remediation):
             continue
         nodes = {node_of(n, "remediation") for n in e.nodes}
+        if nodes & measured_nodes:
+            raise InputError(f"remediation of {e.basin or sorted(nodes)[:3]}: its nodes {sorted(nodes & measured_nodes)[:5]} "
+                             "take measured I/I, whose RTK sets already say what the rehabilitation removed (measure "
+                             "the change with period=change, the pre set before and the post set after)")
         fraction, peak_cfs = e.fraction, None
         if e.gpd is not None:
             peak_cfs = rdii_peak_cfs(model, nodes, *rain)
@@ -1010,7 +1050,7 @@ def _write_storm(ed: _Editor, model: SwmmInp, storm: "Storm", tl: dict, ts_rows:
     if not gauges:
         raise InputError(f"{model.path.name} has no [RAINGAGES] to carry the design storm (--storm needs a rain gauge "
                          "used by subcatchments or [RDII] unit hydrographs)")
-    if not model.rows("SUBCATCHMENTS") and not model.rows("RDII"):
+    if not model.rows("SUBCATCHMENTS") and not model.rows("RDII") and not record["measured_ii"]:
         raise InputError(f"--storm: {model.path.name} has no subcatchments and no [RDII]: no rainfall reaches its network, "
                          "so the design storm cannot be simulated")
     depth = np.asarray(storm.depth_in) * (MILLIMETERS_PER_INCH if model.is_si else 1.0)
@@ -1040,6 +1080,58 @@ def _write_storm(ed: _Editor, model: SwmmInp, storm: "Storm", tl: dict, ts_rows:
     record["storm"] = {"name": storm.name, "total_in": float(np.sum(storm.depth_in)), "dt_min": storm.dt_min,
                        "start_hr": storm.start_hr, "series": name,
                        "start": (tl["start"] + _dt.timedelta(hours=storm.start_hr)).isoformat()}
+
+
+def _measured_gauge(model: SwmmInp, e: MeasuredRdii, rdii_at_nodes: list) -> str:
+    """The rain gauge driving a measured RTK set: the one asked, else that of the nodes' own unit hydrographs,
+    else the model's only gauge."""
+    gauges = {r.tokens[0].upper(): r.tokens[0] for r in model.rows("RAINGAGES") if r.tokens}
+    listed = ", ".join(sorted(gauges.values())[:10]) or "none"
+    if e.gauge is not None:
+        if e.gauge.upper() not in gauges:
+            raise InputError(f"measured I/I: gauge {e.gauge!r} is not a rain gauge of {model.path.name} (its gauges: {listed})")
+        return gauges[e.gauge.upper()]
+    uh_gauge = {r.tokens[0].upper(): r.tokens[1] for r in model.rows("HYDROGRAPHS") if len(r.tokens) == 2}
+    own = {uh_gauge[r.tokens[1].upper()].upper() for r in rdii_at_nodes if r.tokens[1].upper() in uh_gauge}
+    if len(own) == 1 and next(iter(own)) in gauges:
+        return gauges[next(iter(own))]
+    if len(gauges) == 1:
+        return next(iter(gauges.values()))
+    if not gauges:
+        raise InputError(f"measured I/I: {model.path.name} has no [RAINGAGES]: the measured RTK set needs a rain gauge "
+                         "to respond to")
+    raise InputError(f"measured I/I at {', '.join(e.nodes[:5])}: {model.path.name} has {len(gauges)} rain gauges and "
+                     f"the nodes' own unit hydrographs do not name one; give gauge= (one of {listed})")
+
+
+def _write_measured(ed: _Editor, model: SwmmInp, measured: list, record: dict, node_of) -> set:
+    """Each measured RTK set as a [HYDROGRAPHS] unit hydrograph and the [RDII] lines of its nodes (the nodes' own
+    [RDII] lines commented out); returns the nodes that take measured I/I."""
+    taken: set = set()
+    rdii_rows = [r for r in model.rows("RDII") if len(r.tokens) >= 2]
+    for k, e in enumerate(measured):
+        nodes = list(dict.fromkeys(node_of(n, "measured I/I") for n in e.nodes))
+        if taken & set(nodes):
+            raise InputError(f"measured I/I: the nodes {sorted(taken & set(nodes))[:5]} are given two measured RTK sets")
+        taken |= set(nodes)
+        own = [r for r in rdii_rows if model.canon_node(r.tokens[0]) in set(nodes)]
+        gauge = _measured_gauge(model, e, own)
+        name = f"{PREFIX}MEASURED_{k + 1}"
+        ed.add("HYDROGRAPHS", f"{name} {_q(gauge)}")
+        depth = MILLIMETERS_PER_INCH if model.is_si else 1.0  # Dmax, Drecov, Dinit in the model's rain depth unit
+        for response, row in zip(("SHORT", "MEDIUM", "LONG"), e.rows):
+            values = (*row[:3], *(x * depth for x in row[3:]))
+            ed.add("HYDROGRAPHS", f"{name} ALL {response} " + " ".join(_num_text(x) for x in values))
+        for r in own:
+            ed.comment_out(r.line, f"the sub-basin's RDII is measured ({name})")
+        area_each = e.area_ac / len(nodes) / (ACRES_PER_HECTARE if model.is_si else 1.0)
+        for n in nodes:
+            ed.add("RDII", f"{_q(n)} {name} {_num_text(area_each)}")
+        record["measured_ii"].append({"hydrograph": name, "nodes": nodes, "gauge": gauge, "area_ac": e.area_ac,
+                                      "rtk": [list(r) for r in e.rows], "source": e.source, "period": e.period,
+                                      "replaced_rdii": [{"node": r.tokens[0], "hydrograph": r.tokens[1],
+                                                         "area": r.tokens[2] if len(r.tokens) > 2 else None} for r in own]})
+    return taken
 
 
 def _write_sources(sources, model: SwmmInp, rain, end_hr: float, ts_rows: list, record: dict, attach, stamp, node_of) -> None:

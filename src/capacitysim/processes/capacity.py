@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from capacitysim.processes.base import MAX_ITEMS, FieldInputError, Input, NullProgress, Process
+from capacitysim.errors import InputError
+from capacitysim.processes.base import MAX_ITEMS, MAX_TEXT_CHARS, FieldInputError, Input, NullProgress, Process
 from capacitysim.processes.common import (application_input, check_application, committed_input, criteria_input,
                                           companions, gpd, model_input, peaking_input, remediations_input,
                                           storm_ref, storm_schema, submittal_input, submittal_of)
@@ -21,6 +22,32 @@ def _typed_connections(value) -> bool:
     return isinstance(value, (list, tuple)) and all(isinstance(c, (str, Connection)) for c in value)
 
 
+def _measured_text(values, field):
+    """``--measured-ii analysis=FILE,nodes=A;B[,period=post][,gauge=G]`` (repeatable) as the JSON items."""
+    from capacitysim.workflows.measured_ii import parse_measured_ii
+
+    out = []
+    for i, v in enumerate(values):
+        try:
+            m = parse_measured_ii(v, f"{field}[{i}]" if len(values) > 1 else field)
+        except InputError as exc:
+            raise FieldInputError(field, v, MEASURED_ALLOWED, str(exc).split(": ", 1)[-1]) from None
+        out.append({"analysis": str(m.analysis), "nodes": list(m.nodes), "period": m.period,
+                    **({"gauge": m.gauge} if m.gauge else {})})
+    return out
+
+
+def _typed_measured(value) -> bool:
+    from capacitysim.workflows.measured_ii import MeasuredIi
+
+    return isinstance(value, (list, tuple)) and all(isinstance(m, MeasuredIi) for m in value)
+
+
+#: What a measured I/I item allows, in words.
+MEASURED_ALLOWED = ("analysis=FILE (a metered-credit document: capacitysim credits meter --json),nodes=A;B (the nodes "
+                    "the metered sub-basin drains to)[,period=post|pre|change][,gauge=RAIN_GAUGE]")
+
+
 class CapacityDemonstration(Process):
     id = "capacity-demonstration"
     title = "Capacity demonstration"
@@ -31,7 +58,8 @@ class CapacityDemonstration(Process):
     command = "capacitysim capacity"
     kind = "capacity-demonstration"
     companion_input = "model_files"
-    model_nodes = (("connections", "node"),)
+    model_nodes = (("connections", "node"), ("measured_ii", "nodes"))
+    item_files = {"measured_ii": (("analysis", None),)}
     shared_commitments = "model"
     stages = (("started", 0), ("inputs-checked", 10), ("swmm-runs", 20), ("judged", 80), ("report-written", 95))
     inputs = (
@@ -46,6 +74,29 @@ class CapacityDemonstration(Process):
                                                        "gpd": gpd("Average daily flow")}}},
               cli="--connect", text=_connections_text, typed=_typed_connections),
         remediations_input(),
+        Input("measured_ii", {"type": "array", "maxItems": 20,
+                              "description": "Measured I/I (issue 29): the fitted RTK sets of a metered-credit analysis "
+                                             "(capacitysim credits meter --json; the metered-credit process) in place of "
+                                             "the RDII of the nodes its sub-basin drains to. period post (default): the "
+                                             "post-rehabilitation set in both runs; pre: the pre set; change: pre before "
+                                             "and post after (the rehabilitation itself).",
+                              "items": {"type": "object", "required": ["analysis", "nodes"], "additionalProperties": False,
+                                        "properties": {
+                                            "analysis": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_CHARS,
+                                                         "description": "The analysis document (\"upload:<sha256>\" of "
+                                                                        "its JSON in the service; a path on the command "
+                                                                        "line and in the API)"},
+                                            "nodes": {"type": "array", "minItems": 1, "maxItems": MAX_ITEMS,
+                                                      "items": {"type": "string", "minLength": 1, "maxLength": 100},
+                                                      "description": "Model nodes the sub-basin drains to (its sewer "
+                                                                     "area split evenly over them)"},
+                                            "period": {"type": "string", "enum": ["post", "pre", "change"],
+                                                       "default": "post", "description": "Which fitted set, in which run"},
+                                            "gauge": {"type": "string", "minLength": 1, "maxLength": 100,
+                                                      "description": "The rain gauge that drives it (default: that of "
+                                                                     "the nodes' own unit hydrographs, else the "
+                                                                     "model's only gauge)"}}}},
+              cli="--measured-ii", text=_measured_text, typed=_typed_measured),
         peaking_input(),
         Input("plant", {"type": "string", "maxLength": 100,
                         "description": "The plant outfall (default: chosen from the network)."}, cli="--plant"),
@@ -65,7 +116,9 @@ class CapacityDemonstration(Process):
 
     def check(self, values, name, source):
         check_application(values, name, source)
-        if source == "service" and not values.get("connections") and not values.get("remediations"):
+        if source == "service" and not values.get("connections") and not values.get("remediations") \
+                and not any((m.get("period") if isinstance(m, dict) else None) == "change"
+                            for m in values.get("measured_ii") or []):
             raise FieldInputError(name("connections"), values.get("connections"),
                                   "at least one connection or remediation (a demonstration of nothing is not one)")
 
@@ -77,6 +130,16 @@ class CapacityDemonstration(Process):
                                  else parse_connection(f"{c['node']}={float(c['gpd'])!r}", pk)
                                  for c in inputs.connections or []]
         inputs["remediations"] = list(inputs.remediations or [])
+        measured = []
+        for i, m in enumerate(inputs.measured_ii or []):
+            from capacitysim.workflows.measured_ii import parse_measured_ii
+
+            try:
+                measured.append(parse_measured_ii(m))
+            except InputError as exc:
+                raise FieldInputError(f"{name('measured_ii')}[{i}]", m, MEASURED_ALLOWED,
+                                      str(exc).split(": ", 1)[-1]) from None
+        inputs["measured_ii"] = measured
         if isinstance(inputs.committed, (str, Path)) or hasattr(inputs.committed, "__fspath__"):
             from capacitysim.workflows.committed import capacity_commitments
 
@@ -91,7 +154,8 @@ class CapacityDemonstration(Process):
         progress.stage("swmm-runs", "SWMM: the before and after scenarios, run side by side")
         d = run_demonstration(inputs.model, connections=conns, remediations=rems, storm=inputs.storm,
                               criteria=inputs.criteria, work_dir=work_dir, plant=inputs.plant, spinup_hr=inputs.spinup_hr,
-                              submittal=submittal_of(inputs), crs=inputs.crs, committed=inputs.committed)
+                              submittal=submittal_of(inputs), crs=inputs.crs, committed=inputs.committed,
+                              measured_ii=inputs.measured_ii)
         progress.stage("judged", f"before and after runs judged: verdict {d.verdict}")
         if d.verdict == "fail":
             from capacitysim.workflows.next_steps import next_steps
@@ -99,7 +163,10 @@ class CapacityDemonstration(Process):
             d.next_steps = next_steps(d.to_dict(), model=inputs.model, basins=d.basins, storm=inputs.storm,
                                       criteria=inputs.criteria, remediations=rems, plant=inputs.plant,
                                       spinup_hr=inputs.spinup_hr, peaking=inputs.peaking or "pattern",
-                                      search=inputs.next_steps is not False)
+                                      search=inputs.next_steps is not False and not inputs.measured_ii)
+            if inputs.measured_ii and inputs.next_steps is not False:
+                d.warnings.append("the next steps' headroom search is not run with measured I/I (the headroom "
+                                  "workflow does not take RTK sets yet): the plain words and the I/I offset only")
         return d
 
     def report(self, result, path, doc=None):

@@ -324,10 +324,11 @@ def prepare(process_id: str, body, uploads) -> Prepared:
         for key, part in proc.model_nodes:
             for i, item in enumerate(inputs.get(key, [])):
                 node = item[part] if part else item
-                if node not in known:
-                    field = f"inputs.{key}[{i}]" + (f".{part}" if part else "")
-                    raise ServiceInputError(field, node, f"a node of the model ({len(known)} nodes: "
-                                            f"{', '.join(sorted(known)[:8])}, ...)")
+                for j, n in ([(j, n) for j, n in enumerate(node)] if isinstance(node, list) else [(None, node)]):
+                    if n not in known:
+                        field = f"inputs.{key}[{i}]" + (f".{part}" if part else "") + ("" if j is None else f"[{j}]")
+                        raise ServiceInputError(field, n, f"a node of the model ({len(known)} nodes: "
+                                                f"{', '.join(sorted(known)[:8])}, ...)")
     sha = {k: sha256_file(v) for k, v in files.items()}
     sha["inputs"] = hashlib.sha256(canonical_json(inputs).encode()).hexdigest()
     return Prepared(process_id, inputs, files, sha)

@@ -102,7 +102,11 @@ def fields_of(process_id: str, uploads: list[dict]) -> list[FormField]:
             f.help = desc + " As JSON or TOML."
         elif s.get("type") == "array":
             f.kind = "lines"
-            if items.get("type") == "object":
+            if _spec_lines(inp):
+                f.help = (desc + f" One per line, as the command line's {inp.cli} takes it: "
+                          + ",".join(f"{k}=..." for k in items.get("required", ())) + " (a list's items split by ;); "
+                          "a file is one of your uploads (upload:<sha256>).")
+            elif items.get("type") == "object":
                 keys = tuple(items.get("properties", {}))
                 f.item_keys = keys
                 f.help = (desc + f" One per line: {keys[0].upper()}=" + ",".join(k.upper() for k in keys[1:]) + "."
@@ -114,6 +118,13 @@ def fields_of(process_id: str, uploads: list[dict]) -> list[FormField]:
             f.kind = "date"
         out.append(f)
     return out
+
+
+def _spec_lines(inp) -> bool:
+    """A list input whose items hold a list (measured I/I: ``nodes``): a form line is written as the command line
+    writes it (``analysis=upload:...,nodes=A;B``) and read by the input's own command-line parser."""
+    props = inp.schema.get("items", {}).get("properties", {})
+    return inp.text is not None and any(p.get("type") == "array" for p in props.values())
 
 
 def _number(text: str, schema: dict, where: str):
@@ -186,7 +197,9 @@ def form_inputs(process_id: str, form) -> tuple[dict, dict]:
                 if not line.strip():
                     continue
                 at = f"{label}, line {n}"
-                if schema.get("type") == "object":
+                if _spec_lines(inp):  # key=value,... as on the command line (its own parser)
+                    items.extend(inp.text((line.strip(),), at))
+                elif schema.get("type") == "object":
                     items.append(_item(line.strip(), tuple(schema.get("properties", {})), schema.get("properties", {}), at))
                 elif schema.get("type") in ("number", "integer"):
                     items.append(_number(line, schema, at))

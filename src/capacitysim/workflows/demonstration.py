@@ -60,6 +60,7 @@ from capacitysim.network.scenario import (
 )
 from capacitysim.network.model import report_start_hr
 from capacitysim.units import GPD_PER_CFS, SQFT_PER_ACRE
+from capacitysim.workflows.measured_ii import measured_ii_edits, parse_measured_ii
 # the judgement of the two runs, one for every workflow (issue 27, item 2); its names are also read from here
 from capacitysim.workflows.judgement import (  # noqa: F401
     DESIGN_STORM,
@@ -372,7 +373,7 @@ def _edits_in_words(conns, rems, storm_name, committed_conns, extra_edits) -> li
 def run_demonstration(model_path, *, connections=(), remediations=(), storm=None, criteria: Criteria | None = None,
                       work_dir=None, outlets=None, plant=None, parallel: bool = True, extra_edits=(),
                       spinup_hr: float | None = None, submittal=None, crs: str | None = None,
-                      committed: dict | None = None) -> Demonstration:
+                      committed: dict | None = None, measured_ii=()) -> Demonstration:
     """Run the before and after scenarios and judge them.
 
     Parameters
@@ -423,6 +424,12 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         document records the block as ``committed`` (null without it). The bank's commitments are of
         the model with the SHA-256 the bank registered: a model file that changes before it is run
         makes the verdict untrusted.
+    measured_ii : list of MeasuredIi, dict or str, optional
+        Measured I/I (issue 29): the fitted RTK sets of a metered-credit document in place of the RDII of the
+        sub-basin's nodes (:func:`capacitysim.workflows.measured_ii.measured_ii_edits`; strings as the CLI's
+        ``analysis=credit.json,nodes=MH3;MH4,period=post``). ``period`` post (default) puts the post set in both
+        runs, pre the pre set, change the pre set before and the post set after. The document records each under
+        ``measured_ii`` with the analysis's SHA-256.
     """
     from capacitysim.io.export.geometry import check_crs, model_geometry
 
@@ -449,9 +456,14 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         committed_conns, unplaced, committed_warnings = committed_connections(block, model)
         committed_rec = committed_record(block, unplaced)
     rems = [parse_remediation(r, basins, model) if isinstance(r, str) else r for r in remediations]
+    measured_ii = list(measured_ii or ())
+    measured = [measured_ii_edits(parse_measured_ii(m)) for m in measured_ii]
+    if rems and any(m[2]["before"] != m[2]["after"] for m in measured):
+        raise InputError("measured I/I with period=change measures a rehabilitation between the runs: a remediation "
+                         "in the same demonstration would be judged against it; demonstrate them one at a time")
     storm_edit, storm_record = _storm_edit(storm)
     storm_name = None if storm_record is None else storm_record["name"]
-    if not conns and not rems and not extra_edits:
+    if not conns and not rems and not extra_edits and not any(m[2]["before"] != m[2]["after"] for m in measured):
         raise InputError("nothing to demonstrate: give at least one connection (--connect) or remediation (--remediate)")
     if spinup_hr is None:
         spin, spin_policy = default_spinup_hr(model)
@@ -459,7 +471,7 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         spin = float(check_range("spinup_hr", spinup_hr, 0.0, unit="hr"))
         spin_policy = f"{spin:g} h spin-up prepended (--spinup-hr)"
     before_edits, after_edits = scenario_edits(model, storm_edit, conns, rems, spinup_hr=spin, extra_edits=extra_edits,
-                                               committed=committed_conns)
+                                               committed=committed_conns, measured=[m[:2] for m in measured])
     # the report's hydrographs: the connections, their basin outlets and the plant are saved in the .out
     shown = [c.node for c in conns] + [b.outlet for c in conns if (b := _basin_or_none(c.node, basins))] + ([plant_id] if plant_id else [])
     if shown:
@@ -475,6 +487,11 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
         record = write_scenario(model, after_edits, after_inp)
         split_committed(record)
         record["removed_sources"] = before_record["sources"]
+        if measured:
+            record["measured_ii"] = [{**m[2], "scenario": {"before": b, "after": a}} for m, b, a
+                                     in zip(measured, before_record["measured_ii"], record["measured_ii"])]
+            record["measured_change_nodes"] = sorted({n for m in record["measured_ii"] if m["before"] != m["after"]
+                                                      for n in m["scenario"]["after"]["nodes"]})
         record["report_start_hr"] = spin + report_start_hr(model)
         record["simulation"]["spinup_policy"] = spin_policy
 
@@ -516,7 +533,7 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
                 again = run_demonstration(model_path, connections=connections, remediations=remediations, storm=storm,
                                           criteria=criteria, work_dir=work_dir, outlets=outlets, plant=plant,
                                           parallel=parallel, extra_edits=extra_edits, spinup_hr=0.0, submittal=submittal,
-                                          crs=crs, committed=committed)
+                                          crs=crs, committed=committed, measured_ii=measured_ii)
                 again.scenario["simulation"]["spinup_policy"] = initial_state_kept(spin, held)
                 return again
             initial_state_problem_ = initial_state_problem(held)
@@ -530,12 +547,14 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
             warnings_.append(f"(and {len(lint) - 5} more such problems)")
         warnings_ += record.get("notes", [])
         warnings_ += committed_warnings
+        warnings_ += [f"measured I/I {m['analysis']}: the analysis names no PE (Table 174-19.1: prepared by a NYS licensed "
+                      "PE)" for _, _, m in measured if not (m["pe"]["name"] and m["pe"]["license"])]
         warnings_ += connection_warnings(model, before, record)
         missing = [c.node for c in conns if _basin_or_none(c.node, basins) is None]
         if missing:
             warnings_.append(f"connection node(s) {', '.join(missing)} drain to no outfall: no basin outlet check")
         scenarios = None
-        if storm_edit is not None and not before.attrs.get("n_subcatchments", 0):
+        if (storm_edit is not None and not before.attrs.get("n_subcatchments", 0)) or (measured and rems):
             scenarios = {"before": parse_inp(before_inp), "after": parse_inp(after_inp)}
         j = judge_change(model, before, after, record, criteria, judged=judged_elements(basins, conns),
                          noise=lambda: refined_runs(before_inp, wd / "refined", model), storm=storm_edit,
@@ -666,7 +685,7 @@ def _first_dataarray() -> None:
 
 
 def scenario_edits(model: SwmmInp, storm: Storm | None, connections=(), remediations=(), *,
-                   spinup_hr: float | None = None, extra_edits=(), committed=()) -> tuple[list, list]:
+                   spinup_hr: float | None = None, extra_edits=(), committed=(), measured=()) -> tuple[list, list]:
     """The edits of the BEFORE and the AFTER model of a capacity demonstration: ``(before, after)``.
 
     The one place that decides what each run gets (``capacitysim capacity`` and the SWMM scenarios
@@ -681,14 +700,17 @@ def scenario_edits(model: SwmmInp, storm: Storm | None, connections=(), remediat
       ``committed_baseline`` = ``cumulative``): the BEFORE run stays the model of record;
     * BEFORE only: the sources of every :class:`~capacitysim.network.scenario.SourceRemoval`
       (disconnected sump pumps and roof leaders discharge today, not after);
-    * AFTER only: the connections, the RDII remediations and ``extra_edits``.
+    * AFTER only: the connections, the RDII remediations and ``extra_edits``;
+    * ``measured``: ``(before, after)`` pairs of :class:`~capacitysim.network.scenario.MeasuredRdii` (measured I/I,
+      :func:`capacitysim.workflows.measured_ii.measured_ii_edits`), each into its run.
     """
     spin = default_spinup_hr(model)[0] if spinup_hr is None else float(check_range("spinup_hr", spinup_hr, 0.0, unit="hr"))
     if storm is not None:
         storm = replace(storm, start_hr=spin + report_start_hr(model) + storm.start_hr)
     both = ([Spinup(spin)] if spin > 0 else []) + ([storm] if storm is not None else [])
-    before = both + [r.sources for r in remediations if isinstance(r, SourceRemoval)]
-    after = (both + list(committed) + list(connections) + [r for r in remediations if not isinstance(r, SourceRemoval)]
+    both_b, both_a = both + [m[0] for m in measured], both + [m[1] for m in measured]
+    before = both_b + [r.sources for r in remediations if isinstance(r, SourceRemoval)]
+    after = (both_a + list(committed) + list(connections) + [r for r in remediations if not isinstance(r, SourceRemoval)]
              + list(extra_edits))
     return before, after
 
@@ -775,6 +797,8 @@ def demonstration_json(d: Demonstration) -> dict:
     storm_file = (d.storm_record or {}).get("file")
     inputs = [{"role": "model", "file": d.model.name, "sha256": None if model_file is None else model_file.get("sha256")}]
     inputs += [{"role": "storm", "file": storm_file, "sha256": d.storm_record.get("sha256")}] if storm_file else []
+    inputs += [{"role": "measured I/I analysis", "file": m["analysis"], "sha256": m["sha256"]}
+               for m in d.scenario.get("measured_ii") or []]
     inputs += [{"role": f"model {f['kind']}", "file": f["name"], "sha256": f["sha256"]}
                for f in d.scenario.get("external_files", []) if f.get("verb") not in ("MODEL", "SAVE")]
     policies = ([DESIGN_STORM] if d.storm_record is not None else []) + [NOISE_FLOOR, INITIAL_STATE]

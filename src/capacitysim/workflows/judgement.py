@@ -166,7 +166,7 @@ def judge_change(model: SwmmInp, before: xr.Dataset, after: xr.Dataset, record: 
     """
     c = criteria
     warnings_ = list(warnings)
-    injections = injection_checks(model, before, after, record, c)
+    injections = injection_checks(model, before, after, record, c, rdii_model=(scenarios or {}).get("before"))
     # a connection whose lowest hourly flow is below SWMM's FLOW_TOL and that the engine received short of:
     # the engine dropped it (a fact of the engine, not noise)
     short = {i["element"] for i in injections if i["what"] == "connection" and i["passed"] is False
@@ -458,7 +458,8 @@ def _noise_record(reach, link_to: dict, within) -> dict:
     return out
 
 
-def injection_checks(model: SwmmInp, before: xr.Dataset, after: xr.Dataset, record: dict, c: Criteria) -> list[dict]:
+def injection_checks(model: SwmmInp, before: xr.Dataset, after: xr.Dataset, record: dict, c: Criteria, *,
+                     rdii_model: SwmmInp | None = None) -> list[dict]:
     """Intended vs received volumes of every injection, from the engine's own mass balance.
 
     * each connection node (not also remediated or given removed sources): the intended volume
@@ -479,6 +480,7 @@ def injection_checks(model: SwmmInp, before: xr.Dataset, after: xr.Dataset, reco
     cf = CFS_PER_FLOW_UNIT[model.flow_units]
     out = []
     remediated = {n for r in record.get("remediations", []) for n in r.get("nodes", [])}
+    remediated |= set(record.get("measured_change_nodes", []))  # measured I/I, pre set before and post set after
     sourced = {n for s in record.get("removed_sources", []) for n in s.get("nodes", [])}
 
     def row(what, element, intended, received, basis):
@@ -528,7 +530,7 @@ def injection_checks(model: SwmmInp, before: xr.Dataset, after: xr.Dataset, reco
         row("external inflows (all)", "system", intended_ex, got, "routing continuity External Inflow, whole run")
     rems = record.get("remediations", [])
     if rems and "routing_iiInflow_cf" in before.attrs:
-        weights = rdii_weights(model)
+        weights = rdii_weights(rdii_model or model)  # the BEFORE scenario's [RDII] when it differs (measured I/I)
         if weights is not None:
             total_w = sum(weights.values())
             share = 0.0

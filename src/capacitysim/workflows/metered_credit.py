@@ -227,3 +227,4 @@ def metered_credit(pre_flow, pre_rain, post_flow, post_rain, *, area_ac: float, 
 
     policies = [p.to_dict() for p in catalogue().values() if p.scope == "measured I/I credits"]
     return MeteredCredit(float(area_ac), periods, credit, pe, policies, warnings)
+

@@ -134,6 +134,14 @@ def _measured() -> list[Policy]:
                "the events; fewer is flagged too short or too dry; program choice",
                ({"value": 10, "text": "10 events (a longer post-rehabilitation monitoring)"},),
                scope=scope, where=where + ".MIN_QUALIFYING_EVENTS"),
+        Policy("measured_ii_period", "post",
+               "measured I/I in a capacity demonstration (--measured-ii) puts the POST-rehabilitation RTK set in both "
+               "runs: a connection joins the system as it is after the work, and the meter saw the whole sub-basin, "
+               "so the set replaces the nodes' own [RDII]; program choice",
+               ({"value": "change", "text": "the pre set before and the post set after: the rehabilitation itself, "
+                 "judged element by element"}, {"value": "pre", "text": "the pre set in both runs (the system before "
+                                                                         "the work)"}),
+               scope="capacity demonstration", where="capacitysim.workflows.measured_ii.MEASURED_PERIODS"),
     ]
     return out
 
