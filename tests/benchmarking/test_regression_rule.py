@@ -69,7 +69,7 @@ def test_a_loaded_machine_is_inconclusive_not_a_regression():
 
 
 def test_a_loaded_machine_says_how_noisy_and_suggests_repeats():
-    base = fake_doc(1, **FAST)
+    base = fake_doc(1, **FAST, load=3.8)  # the same regime: the noise rule decides
     cur = fake_doc(2, **FAST, noise=LOADED_NOISE, inflation=1.25, load=3.8)
     res = compare(base, cur)
     (f,) = res.findings
@@ -77,6 +77,32 @@ def test_a_loaded_machine_says_how_noisy_and_suggests_repeats():
     assert "too noisy to decide" in f.message and "--repeats" in f.message
     assert "1-min load 3.8-3.8 on 2 cores" in f.message
     assert f.detail["spread_rel_current"] > 2 * f.detail["spread_rel_baseline"]
+
+
+def test_runs_of_different_load_regimes_are_never_a_regression():
+    """Issue 30: a baseline stored at load 4.8 on 2 cores and a run on a quiet machine (load 0.3), no code change,
+    measured +130 % on hydrology.runoff_depth.1e6: with that shift and the measured noise, 100 of 100 seeded
+    comparisons across regimes are inconclusive, and the same shift within one regime is a regression in all."""
+    across, within = Counter(), Counter()
+    for seed in range(TRIALS):
+        base = fake_doc(1_000 + seed, **FAST, load=4.8)
+        across[compare(base, fake_doc(50_000 + seed, **FAST, inflation=2.3, load=0.3)).outcome] += 1
+        within[compare(base, fake_doc(50_000 + seed, **FAST, inflation=2.3, load=4.8)).outcome] += 1
+    assert across == {"inconclusive": TRIALS}, across
+    assert within == {"regression": TRIALS}, within
+    f = compare(fake_doc(1, **FAST, load=4.8), fake_doc(2, **FAST, inflation=2.3, load=0.3)).findings[0]
+    assert "different load regimes" in f.message and "oversubscribed (1-min load 4.8 on 2 cores)" in f.message
+    assert "quiet (1-min load 0.3 on 2 cores)" in f.message and "+130" in f.message
+    assert [r["regime"] for r in f.detail["load_regimes"]] == ["oversubscribed", "quiet"]
+
+
+@pytest.mark.parametrize("bad", [{"regime": "quiet", "load1_median": "x", "cores": 2}, {"regime": "calm"}, "quiet",
+                                 {"regime": "quiet", "load1_median": 0.1, "cores": True}])
+def test_a_recorded_regime_that_does_not_hold_is_computed_again_from_the_samples(bad):
+    base = fake_doc(1, **FAST, load=4.8)
+    base["speed"]["fake.case"]["load_regime"] = bad
+    f = compare(base, fake_doc(2, **FAST, load=0.3)).findings[0]
+    assert f.outcome == "inconclusive" and f.detail["load_regimes"][0]["regime"] == "oversubscribed"
 
 
 def test_a_regression_names_the_case_the_change_and_its_interval():

@@ -10,6 +10,10 @@ interval from the Mann-Whitney statistic (:func:`~capacitysim.benchmarking.stats
 give the change of the ratio, ``c`` (+10 %: 10 % slower), and its interval ``[lo, hi]``. With the
 threshold ``t`` (``--threshold``, default :data:`DEFAULT_THRESHOLD` = 5 %):
 
+0. When the two runs were made in different **load regimes** (:func:`~capacitysim.benchmarking.stats.load_regime`:
+   quiet, shared or oversubscribed, by the median 1-minute load per core of the case's samples): **inconclusive**,
+   never a regression -- a load moves a ratio (a kernel that streams memory and the ``np.sort`` reference do not
+   slow alike when another process shares the machine), so only runs of one regime are compared.
 1. ``hi <= t``: **no regression** -- at 99 % confidence the case is at most ``t`` slower.
 2. Else, when the current run is *too noisy* -- the robust spread of its ratios is above both
    :data:`NOISE_FLOOR` and :data:`NOISE_MULTIPLE` x the baseline's -- **inconclusive**: the machine
@@ -43,6 +47,8 @@ import numpy as np
 
 from capacitysim.benchmarking.registry import BASES
 from capacitysim.benchmarking.stats import (
+    LOAD_REGIMES,
+    load_regime,
     median_interval,
     robust_spread,
     shift_interval,
@@ -57,6 +63,11 @@ CONFIDENCE = 0.99
 NOISE_FLOOR = 0.08
 #: ...and this many times the baseline's spread.
 NOISE_MULTIPLE = 2.0
+#: The largest change of a speed ratio measured between two load regimes with no code change [%], shown in the
+#: message of a comparison across regimes: +30 % (hydrology.runoff_depth.1e6 against np.sort, quiet then three
+#: busy processes, tests/data/bench/pair-old-*.json; docs/workflows/bench.md, "Load regimes"). Issue 30 reported
+#: +130 % for a baseline stored at load 4.5-7.7 and a run at load 0.3.
+MEASURED_REGIME_SHIFT_PCT = 30
 #: Exit codes of ``bench compare``: nothing regressed; a regression; an error; too noisy to decide.
 EXIT_OK, EXIT_REGRESSION, EXIT_ERROR, EXIT_INCONCLUSIVE = 0, 1, 2, 4
 #: Outcomes of a finding.
@@ -128,7 +139,8 @@ class Comparison:
 def rule_text(threshold: float = DEFAULT_THRESHOLD, confidence: float = CONFIDENCE) -> str:
     """The decision rule for speed cases, in words."""
     t, c = f"{100 * threshold:g} %", f"{100 * confidence:g} %"
-    return (f"change of the ratio = Hodges-Lehmann estimate on the logs of the two runs' samples, with its {c} "
+    return (f"runs made in different load regimes (quiet, shared, oversubscribed: median 1-min load per core) are "
+            f"inconclusive; else change of the ratio = Hodges-Lehmann estimate on the logs of the two runs' samples, with its {c} "
             f"Mann-Whitney interval; no regression when the interval's top is <= +{t}; inconclusive when this run's "
             f"ratios spread more than {100 * NOISE_FLOOR:g} % and {NOISE_MULTIPLE:g}x the baseline's; regression when "
             f"the interval's bottom is > 0 and the estimate > +{t}; otherwise inconclusive")
@@ -328,12 +340,28 @@ def _load_text(doc: dict, case: dict) -> str:
     return f"1-min load {min(loads):.1f}-{max(loads):.1f}{on}"
 
 
+def case_regime(doc: dict | None, case: dict) -> dict:
+    """The load regime of one run's speed case (:func:`~capacitysim.benchmarking.stats.load_regime`): the one the
+    run recorded, else computed from its samples' ``load1`` and the run's ``environment.cpu_count``."""
+    rec = case.get("load_regime")
+    if (isinstance(rec, dict) and rec.get("regime") in {n for n, _ in LOAD_REGIMES} and _is_number(rec.get("load1_median"))
+            and isinstance(rec.get("cores"), int) and not isinstance(rec.get("cores"), bool) and rec["cores"] > 0):
+        return rec
+    return load_regime(case.get("samples", {}).get("load1"), (doc or {}).get("environment", {}).get("cpu_count"))
+
+
+def _regime_text(r: dict) -> str:
+    return f"{r['regime']} (1-min load {r['load1_median']:.1f} on {r['cores']} cores)"
+
+
 def judge_speed(name: str, base: dict, cur: dict, threshold: float = DEFAULT_THRESHOLD,
-                confidence: float = CONFIDENCE, current_doc: dict | None = None) -> Finding:
+                confidence: float = CONFIDENCE, current_doc: dict | None = None,
+                baseline_doc: dict | None = None) -> Finding:
     """The outcome of one speed case by the rule of this module (see its docstring).
 
     ``base`` and ``cur`` are the two runs' speed entries; ``base`` may be in the former format
-    (a ``ratio``, no ``samples``).
+    (a ``ratio``, no ``samples``). ``baseline_doc`` and ``current_doc`` are the runs' documents (their
+    ``environment``: the cores the load regime divides by).
     """
     t = math.log1p(threshold)
     cur_samples = cur.get("samples", {}).get("ratio")
@@ -369,6 +397,15 @@ def judge_speed(name: str, base: dict, cur: dict, threshold: float = DEFAULT_THR
     noise_limit = max(NOISE_FLOOR, NOISE_MULTIPLE * spread_base)
     n_now = len(y)
     more = max(2 * n_now, 20)
+    regimes = (case_regime(baseline_doc, base), case_regime(current_doc, cur))
+    detail["load_regimes"] = list(regimes)
+    if "unknown" not in (regimes[0]["regime"], regimes[1]["regime"]) and regimes[0]["regime"] != regimes[1]["regime"]:
+        return Finding("speed", name,
+                       f"not judged: the runs were made in different load regimes, the baseline {_regime_text(regimes[0])} "
+                       f"and this run {_regime_text(regimes[1])}, and a load moves a ratio by more than any threshold "
+                       f"(measured up to {MEASURED_REGIME_SHIFT_PCT:g} % on this project's cases); {change}; compare runs "
+                       f"of the same regime (store the baseline on a quiet machine, and run there){old}",
+                       "inconclusive", detail)
     if ci.high <= t:
         word = "faster" if ci.high < 0 else "no regression"
         return Finding("speed", name, f"{word}: {change}{old}", "ok", detail)
@@ -472,5 +509,5 @@ def compare(baseline: dict, current: dict, threshold: float = DEFAULT_THRESHOLD,
             findings.append(Finding("version", name, f"definition changed (v{base.get('version')}/{base.get('basis', 'wall')} -> "
                                     f"v{cur.get('version')}/{cur.get('basis', 'wall')}); not compared", "note"))
         else:
-            findings.append(judge_speed(name, base, cur, threshold, confidence, current))
+            findings.append(judge_speed(name, base, cur, threshold, confidence, current, baseline))
     return Comparison(findings, threshold, confidence)

@@ -42,7 +42,7 @@ from capacitysim.benchmarking.registry import (
     SkipCase,
     SpeedCase,
 )
-from capacitysim.benchmarking.stats import median_interval, robust_spread
+from capacitysim.benchmarking.stats import load_regime, median_interval, robust_spread
 from capacitysim.version import __version__
 
 #: The fixed reference kernel: sorting 10^6 float64 values (seeded), a CPU-bound numpy call on one
@@ -87,6 +87,39 @@ class SystemTimer:
 
     def load(self) -> float:
         return os.getloadavg()[0]
+
+
+#: glibc's mallopt parameters (malloc.h): allocations up to M_MMAP_THRESHOLD come from the heap, and freed heap
+#: memory above M_TRIM_THRESHOLD is given back to the system.
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+#: Allocations served from the heap (and kept for reuse) while speed cases run [bytes], the first glibc accepts:
+#: 1 GiB (the unit hydrograph case's arrays are 80 MB), else 32 MiB (older glibc's ceiling on 64-bit builds).
+KEEP_FREED_BYTES = (2**30, 32 * 2**20)
+
+
+def keep_freed_memory() -> str:
+    """Make freed memory reused by later allocations of this process (glibc ``mallopt``), and say what was set.
+
+    By default glibc maps every array of 128 KiB or more afresh (``mmap``) and unmaps it when freed, so each call
+    of a numpy kernel pays the kernel's page faults on its output and temporaries: on the 2-core development
+    machine 40 % of the pure-numpy runoff kernel's time on 10^6 cells (20 ms against 12 ms with memory reused),
+    and a cost that varies with the machine's memory state from one process to the next (issue 30: the ratio of
+    ``hydrology.runoff_depth.1e6`` moved 11 % between two quiet runs). A speed case times its work, not the
+    operating system's page faults. Elsewhere than glibc nothing is changed and the text says so.
+    """
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        kept = next((n for n in KEEP_FREED_BYTES if libc.mallopt(_M_MMAP_THRESHOLD, n) == 1), None)
+        ok = kept is not None and libc.mallopt(_M_TRIM_THRESHOLD, 2**31 - 1) == 1
+    except (OSError, AttributeError):
+        ok = False
+    if not ok:
+        return "system default (no glibc mallopt): each large array is mapped and unmapped by the system"
+    return (f"glibc heap kept for reuse (mallopt M_MMAP_THRESHOLD {kept // 2**20:,} MiB, M_TRIM_THRESHOLD "
+            "2 GiB): a kernel's arrays do not pay page faults on every call")
 
 
 def _reference_kernel() -> Callable[[], object]:
@@ -235,7 +268,8 @@ def _speed(case: SpeedCase, kernel, repeats: int | None, budget_s: float | None,
     lo = max(repeats or case.min_samples, 3)
     timing = measure(case_fn, ref_fn, basis=case.basis, min_samples=lo, max_samples=max(lo, case.max_samples),
                      budget_s=case.budget_s if budget_s is None else budget_s, timer=timer)
-    return {"version": case.version, "description": case.description, "reference": ref_what, **timing}
+    return {"version": case.version, "description": case.description, "reference": ref_what, **timing,
+            "load_regime": load_regime(timing["samples"]["load1"], os.cpu_count())}
 
 
 def run_cases(
@@ -260,6 +294,8 @@ def run_cases(
     timer = timer or SystemTimer()
     counts = counts or {}
     doc = {"schema": SCHEMA, "environment": environment(), "reference": {}, "count": {}, "speed": {}}
+    if speed:
+        doc["environment"]["allocator"] = keep_freed_memory()
     items = ([("reference", c) for c in reference.values()] + [("count", c) for c in counts.values()]
              + [("speed", c) for c in speed.values()])
     bar = tqdm(items, disable=not progress, unit="case", desc="benchmarks")
@@ -283,4 +319,6 @@ def run_cases(
             doc[kind][case.name] = {"version": case.version, "description": getattr(case, "description", ""),
                                     "skipped": str(why)}
     doc["environment"]["loadavg_end"] = list(os.getloadavg())
+    loads = [v for c in doc["speed"].values() for v in c.get("samples", {}).get("load1", [])]
+    doc["environment"]["load_regime"] = load_regime(loads, os.cpu_count())
     return doc

@@ -139,3 +139,35 @@ def shift_interval(baseline_logs, current_logs, confidence: float = 0.99) -> Int
     if k < 1:
         return Interval(est, -math.inf, math.inf, confidence)
     return Interval(est, float(d[k - 1]), float(d[m * n - k]), confidence)
+
+
+#: The load regimes of a benchmark run, by its median 1-minute load average per core [-] (upper bounds): the
+#: benchmark itself keeps one core busy, so a quiet 2-core machine reads about 0.5 per core; "shared" is another
+#: process or two beside it; "oversubscribed" more runnable processes than cores. Program choice, set from the
+#: pairs measured on the 2-core development machine (docs/workflows/bench.md, "Load regimes").
+LOAD_REGIMES = (("quiet", 0.75), ("shared", 1.5), ("oversubscribed", math.inf))
+
+
+def load_regime(loads, cores) -> dict:
+    """The load regime of a run's samples: ``{"load1_median", "cores", "per_core", "regime"}``.
+
+    Parameters
+    ----------
+    loads : sequence of float
+        The 1-minute load average at each sample [-] (``os.getloadavg()[0]``).
+    cores : int or None
+        The machine's logical cores (``os.cpu_count()``); None or absent: 1 (the regime is then an upper bound).
+
+    Returns
+    -------
+    dict
+        ``regime`` one of the names of :data:`LOAD_REGIMES`, or ``"unknown"`` without loads.
+    """
+    values = [float(v) for v in loads or () if isinstance(v, (int, float)) and math.isfinite(v)]
+    n = int(cores) if isinstance(cores, int) and cores > 0 else 1
+    if not values:
+        return {"load1_median": None, "cores": n, "per_core": None, "regime": "unknown"}
+    med = float(np.median(values))
+    per_core = med / n
+    name = next(name for name, top in LOAD_REGIMES if per_core <= top)
+    return {"load1_median": med, "cores": n, "per_core": per_core, "regime": name}
