@@ -53,11 +53,34 @@ def _swmm_run():
     return one
 
 
-@speed_case("bank.withdrawals.100", description="100 withdrawals (one transaction each, WAL, synchronous=FULL) on a fresh ledger", basis="wall")
+#: The bundled project whose real quantification (`capacitysim credits quantify`) the bank case deposits, under
+#: four project ids: 4 x 80,508 gpd, enough for 100 withdrawals of 3,000 gpd (each above the 2,500 gpd below which
+#: a connection needs no offset).
+BANK_PROJECT = "oak-street-sump-and-manholes"
+BANK_DEPOSITS = 4
+BANK_WITHDRAWAL_GPD = 3_000
+
+
+@speed_case("bank.withdrawals.100", description="4 deposits citing real quantifications, signed off, then 100 "
+            "withdrawals (one transaction each, WAL, synchronous=FULL) on a fresh ledger", basis="wall", version=2)
 def _ledger():
+    import json
+    import re
+
+    from capacitysim.api import quantify_credits
     from capacitysim.bank.ledger import Ledger
+    from capacitysim.processes.base import bundled
 
     folder = Path(tempfile.mkdtemp(prefix="capacitysim-bench-"))
+    text = bundled("project")[BANK_PROJECT].read_text(encoding="utf-8")
+    quants = []
+    for k in range(BANK_DEPOSITS):  # the deposit's project id is the quantification's: one document per id
+        proj = folder / f"project{k}.toml"
+        proj.write_text(re.sub(r'(?m)^id = ".*"$', f'id = "BENCH-{k}"', text), encoding="utf-8")
+        doc = quantify_credits(proj)
+        quants.append((doc["project"]["id"], doc["project"]["basin"], doc["project"]["municipal_user"],
+                       float(doc["total_gpd"]), folder / f"quantification{k}.json"))
+        quants[-1][-1].write_text(json.dumps(doc), encoding="utf-8")
     counter = itertools.count()
 
     def one():
@@ -66,15 +89,16 @@ def _ledger():
                      administrator="Bench Administrator Smith")
         try:
             led.add_administrator("Cora Checker Smith")
-            led.add_entity("City", municipal=True)
-            led.add_basin("North")
-            led.open_subaccount("North", "City")
-            dep = led.deposit("North", "City", 10_000_000, "P-1", certified_on="2025-01-01")
-            led.actor = "Cora Checker Smith"  # the administrator's sign-off (section H), not the recorder's
-            led.sign_off(dep["txn"])
-            led.actor = "Bench Administrator Smith"
+            basin, owner = quants[0][1], quants[0][2]  # one project file: one basin, one municipal user
+            led.add_entity(owner, municipal=True)
+            led.add_basin(basin)
+            for project, _, _, gpd, path in quants:
+                dep = led.deposit(basin, owner, gpd, project, quantification=str(path), certified_on="2025-01-01")
+                led.actor = "Cora Checker Smith"  # the administrator's sign-off (section H), not the recorder's
+                led.sign_off(dep["txn"])
+                led.actor = "Bench Administrator Smith"
             for i in range(100):
-                led.withdraw("North", "City", 5_000, f"A-{i}", node="MH1")
+                led.withdraw(basin, owner, BANK_WITHDRAWAL_GPD, f"A-{i}", node="MH1")
         finally:
             led.close()
 
