@@ -77,9 +77,10 @@ NAMES_SHOWN = 5
 #: Characters of a value shown in a message.
 VALUE_CHARS = 60
 #: What a ratio is, in one sentence (``bench --help``, ``bench report``).
-RATIO_SENTENCE = ("A speed case's ratio is its time divided by the time of a reference (a fixed np.sort kernel, or the "
-                  "bare engine run it wraps) measured in the same process, alternating with it, so a faster or busier "
-                  "machine moves both and the ratio compares across runs and machines; lower is faster.")
+RATIO_SENTENCE = ("A speed case's ratio is its time divided by the time of a reference (one of its own kind: the bare "
+                  "engine run it wraps, the plain-numpy form of a kernel; else a fixed np.sort kernel) measured in the "
+                  "same process, alternating with it, so a faster or busier machine moves both and the ratio compares "
+                  "across runs of one load regime; lower is faster.")
 
 
 @dataclass(frozen=True)
