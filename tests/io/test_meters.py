@@ -89,6 +89,24 @@ def test_separate_date_and_time_columns_tab_separated_with_metadata(tmp_path):
     np.testing.assert_allclose(rec.flow_gpd, np.array([0.10, 0.11, 0.12]) * 646316.88311688, rtol=1e-9)
 
 
+def test_timestamp_in_year_month_day_hour_minute_columns(tmp_path):
+    """SSOAP-style exports (a real record of this layout, 15-min Flow_mgd with Velocity_fps and Depth_in, was read
+    with it): the parts composed in order, whatever the columns' order; the hour and minute are no values."""
+    text = ("Month,Day,Year,Hour,Minute,Flow_mgd,Velocity_fps,Depth_in\n"
+            "2,16,2008,0,0,1.259,2.33,7.11\n2,16,2008,0,15,1.105,2.08,7.04\n2,16,2008,0,30,1.078,2.05,6.98\n")
+    rec = read_flow_record(write(tmp_path, text), tz="UTC")
+    rd = rec.quality["flow"]["reading"]
+    assert rd["time_columns"] == ["Year", "Month", "Day", "Hour", "Minute"]
+    assert rd["columns"] == {"flow": "Flow_mgd", "depth": "Depth_in", "velocity": "Velocity_fps"}
+    np.testing.assert_array_equal(rec.time_utc, utc("2008-02-16T00:00", "2008-02-16T00:15", "2008-02-16T00:30"))
+    np.testing.assert_allclose(rec.flow_gpd, [1_259_000.0, 1_105_000.0, 1_078_000.0])
+    rain = read_rain_record(write(tmp_path, "Month,Day,Year,Hour,Minute,Rain (inch)\n2,16,2008,21,15,0\n"
+                                            "2,16,2008,21,30,0.02\n", "rain.csv"), tz="America/New_York")
+    np.testing.assert_array_equal(rain.time_utc, utc("2008-02-17T02:15", "2008-02-17T02:30"))
+    with pytest.raises(DataFileError, match="line 3.*not a timestamp"):
+        read_flow_record(write(tmp_path, text.replace("2,16,2008,0,15,", "2,16,2008,0,x,"), "bad.csv"), tz="UTC")
+
+
 def test_ads_style_export_with_header_lines_and_units_row(tmp_path):
     text = ('"Site: MH-101 (Main St)"\n"Exported",2024-02-01 10:00\n"Channel: 1"\n'
             "Date/Time,DFINAL,VFINAL,QFINAL\n,in,ft/s,MGD\n"

@@ -9,7 +9,8 @@ them and hands the decomposition and the RTK fitting plain numpy arrays:
   and the header row is found; a units row under the header (``,in,ft/s,MGD``) is read for units.
   Timestamps: ISO 8601 with or without a UTC offset, ``MM/DD/YYYY HH:MM[:SS]`` with optional AM/PM
   (two- or four-digit year), ``YYYY/MM/DD HH:MM[:SS]``, ``DD.MM.YYYY HH:MM[:SS]``, in one column or
-  in separate Date and Time columns. A file written newest first is read in reverse (and said so).
+  in separate Date and Time columns, or in separate Year, Month, Day[, Hour, Minute, Second] columns (SSOAP-style
+  exports). A file written newest first is read in reverse (and said so).
 * **Units**: flow in gpd, MGD, gpm, cfs or L/s (:data:`capacitysim.checks.FLOW_UNITS_GPD`), rain in
   in or mm, depth in in, ft, mm, cm or m, velocity in ft/s or m/s; from the argument, the column's
   name (``flow_mgd``, ``Flow (MGD)``) or the units row. A flow or rain column whose unit is found
@@ -272,6 +273,37 @@ def _is_time_name(name: str) -> bool:
     return bool(toks & {"date", "time", "timestamp", "datetime", "dttm", "dt", "stamp"})
 
 
+#: The parts of a timestamp written in columns of their own, in the order they are composed.
+_PARTS = ("year", "month", "day", "hour", "minute", "second")
+_PART_ALIASES = {"yr": "year", "yyyy": "year", "mo": "month", "mm": "month", "dd": "day", "hr": "hour", "hh": "hour",
+                 "min": "minute", "mn": "minute", "sec": "second", "ss": "second"}
+
+
+def _part_columns(columns: list[str]) -> dict[str, int] | None:
+    """Columns that each hold one part of the timestamp (``Month, Day, Year, Hour, Minute``): part -> column; None
+    unless year, month and day are all there."""
+    found: dict[str, int] = {}
+    for i, name in enumerate(columns):
+        key = name.strip().lower()
+        key = _PART_ALIASES.get(key, key)
+        if key in _PARTS and key not in found:
+            found[key] = i
+    return {p: found[p] for p in _PARTS if p in found} if {"year", "month", "day"} <= set(found) else None
+
+
+def _composed(row: list[str], parts: dict[str, int]) -> str:
+    """The ISO text of a row's timestamp from its part columns; the parts as written when one is not a whole
+    number (the parser then refuses it naming the row)."""
+    vals = {}
+    for part, i in parts.items():
+        text = row[i].strip()
+        if not re.fullmatch(r"\d{1,4}(?:\.0+)?", text):
+            return " ".join(row[j] for j in parts.values())
+        vals[part] = int(float(text))
+    return (f"{vals['year']:04d}-{vals['month']:02d}-{vals['day']:02d} {vals.get('hour', 0):02d}:"
+            f"{vals.get('minute', 0):02d}:{vals.get('second', 0):02d}")
+
+
 @dataclass
 class _Table:
     where: str
@@ -282,6 +314,7 @@ class _Table:
     rows: list[list[str]]
     lines: np.ndarray  # 1-based file line of each row
     notes: list[str]
+    parts: dict | None = None  # the timestamp written in part columns (year, month, day...): part -> column
 
 
 def _read_table(path, time_column) -> tuple[_Table, str]:
@@ -338,7 +371,7 @@ def _read_table(path, time_column) -> tuple[_Table, str]:
             if wanted is not None:
                 if not wanted <= names:
                     continue
-            elif not any(_is_time_name(c) for c in cells):
+            elif not any(_is_time_name(c) for c in cells) and _part_columns(cells) is None:
                 continue
             if not data_like(i, delim, len(cells)):
                 continue
@@ -485,6 +518,10 @@ def _time_columns(table: _Table, time_column) -> list[int]:
         return [dates[0], times[0]]
     if len(dates) + len(times) == 1:
         return dates + times
+    parts = _part_columns(cols)
+    if parts is not None and not dates and not times:
+        table.parts = parts
+        return list(parts.values())
     raise DataFileError(
         f"{table.where}: no timestamp column recognised (columns: {', '.join(map(repr, cols))}); give time_column= "
         "(one column, or a date column and a time column)"
@@ -613,7 +650,10 @@ def _parse_times(table: _Table, tcols: list[int], zone, tz: str | None, reading:
     """File rows -> (UTC seconds int64, keep mask); notes written into ``reading``."""
     where = table.where
     names = [table.columns[i] for i in tcols]
-    raw = pd.Series([" ".join(row[i] for i in tcols).strip() for row in table.rows])
+    if table.parts:
+        raw = pd.Series([_composed(row, table.parts) for row in table.rows])
+    else:
+        raw = pd.Series([" ".join(row[i] for i in tcols).strip() for row in table.rows])
     raw = raw.str.replace(r"\s+", " ", regex=True)
     empty = raw == ""
     if empty.any():
