@@ -69,6 +69,26 @@ def test_the_scenario_carries_the_sets_and_comments_out_the_nodes_own_rdii(tmp_p
     assert [r["node"] for r in m["replaced_rdii"]] == ["MH0003", "MH0004"]
 
 
+@pytest.mark.swmm  # load_model opens the model with the engine first
+def test_an_si_model_gets_hectares_and_millimetres(tmp_path):
+    """SWMM 5.2 User's Manual, Appendix D: in an SI model [RDII] sewer areas are in hectares and [HYDROGRAPHS]
+    initial abstraction depths in mm (Drecov in mm/day)."""
+    from capacitysim.units import ACRES_PER_HECTARE, MILLIMETERS_PER_INCH
+
+    text = model_path("synthetic-50").read_text().replace("FLOW_UNITS           CFS", "FLOW_UNITS           CMS")
+    (tmp_path / "si.inp").write_text(text)
+    model = load_model(tmp_path / "si.inp")
+    assert model.is_si
+    rows = tuple((*r, 0.5, 0.1, 0.2) for r in PRE)  # Dmax 0.5 in, Drecov 0.1 in/day, Dinit 0.2 in
+    write_scenario(model, [MeasuredRdii(("MH0003",), AREA_AC, rows)], tmp_path / "s.inp")
+    lines = (tmp_path / "s.inp").read_text().splitlines()
+    rdii = next(ln for ln in lines if ln.startswith("MH0003 CAPSIM_MEASURED_1"))
+    assert float(rdii.split()[2]) == pytest.approx(AREA_AC / ACRES_PER_HECTARE, rel=1e-9)  # 16.19 ha
+    short = next(ln for ln in lines if ln.startswith("CAPSIM_MEASURED_1 ALL SHORT")).split()
+    assert [float(x) for x in short[3:]] == pytest.approx([0.02, 1.0, 2.0, 0.5 * MILLIMETERS_PER_INCH,
+                                                           0.1 * MILLIMETERS_PER_INCH, 0.2 * MILLIMETERS_PER_INCH])
+
+
 @pytest.mark.swmm
 def test_the_engine_removes_the_measured_change_in_closed_form(tmp_path):
     """period=change: the pre set before, the post set after; nothing else differs between the runs."""
