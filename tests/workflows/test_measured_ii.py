@@ -197,11 +197,23 @@ def test_the_cli_refuses_conflicts_with_exit_2(tmp_path, run_cli, extra, words):
 
 
 @pytest.mark.swmm
-def test_a_fail_with_measured_ii_says_its_search_is_not_run(tmp_path, run_cli):
-    doc = _doc(tmp_path)
-    r = run_cli("capacity", "--model", "synthetic-50", "--connect", "MH0003=5MGD", "--measured-ii",
-                f"analysis={doc},nodes=MH0003", "--spinup-hr", "0", "--json")
+def test_a_fail_searches_its_next_step_with_the_measured_sets(tmp_path, run_cli):
+    """The next step's headroom search runs the demonstration's own scenario, measured sets included: a set ten
+    times wetter than the model's own leaves the node less room than the model does."""
+    from capacitysim.workflows.headroom import headroom
+
+    wet = [(10 * r, t, k) for r, t, k in POST]
+    doc = _doc(tmp_path, post=wet)
+    r = run_cli("capacity", "--model", "synthetic-50", "--storm", "binghamton-1yr-24h", "--connect", "MH0003=5MGD",
+                "--measured-ii", f"analysis={doc},nodes=MH0003", "--spinup-hr", "0", "--json")
     out = json.loads(r.output)
     assert (r.exit_code, out["verdict"]) == (1, "fail")
-    assert any("headroom search is not run with measured I/I" in w for w in out["warnings"])
-    assert all(c.get("largest_passing_gpd") is None for c in out["next_steps"]["connections"])
+    (step,) = out["next_steps"]["connections"]
+    measured = step["largest_passing_gpd"]
+    plain = headroom("synthetic-50", "binghamton-1yr-24h", ["MH0003"], workers=0, spinup_hr=0,
+                     max_gpd=5e6).to_dict()["nodes"][0]["max_connection_gpd"]
+    assert measured is not None and 0 < measured < plain
+    res = headroom("synthetic-50", "binghamton-1yr-24h", ["MH0003"], workers=0, spinup_hr=0, max_gpd=5e6,
+                   measured_ii=[f"analysis={doc},nodes=MH0003"]).to_dict()
+    assert res["nodes"][0]["max_connection_gpd"] == pytest.approx(measured, rel=0.1)  # both within the 5 % bracket
+    assert res["measured_ii"][0]["sha256"] == hashlib.sha256(doc.read_bytes()).hexdigest()

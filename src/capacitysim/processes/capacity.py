@@ -163,10 +163,7 @@ class CapacityDemonstration(Process):
             d.next_steps = next_steps(d.to_dict(), model=inputs.model, basins=d.basins, storm=inputs.storm,
                                       criteria=inputs.criteria, remediations=rems, plant=inputs.plant,
                                       spinup_hr=inputs.spinup_hr, peaking=inputs.peaking or "pattern",
-                                      search=inputs.next_steps is not False and not inputs.measured_ii)
-            if inputs.measured_ii and inputs.next_steps is not False:
-                d.warnings.append("the next steps' headroom search is not run with measured I/I (the headroom "
-                                  "workflow does not take RTK sets yet): the plain words and the I/I offset only")
+                                      search=inputs.next_steps is not False, measured_ii=inputs.measured_ii)
         return d
 
     def report(self, result, path, doc=None):

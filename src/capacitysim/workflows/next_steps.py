@@ -52,14 +52,14 @@ def _n(x) -> str:
 
 
 def next_steps(doc: dict, *, model, basins=(), storm=None, criteria=None, remediations=(), plant=None,
-               spinup_hr=None, peaking="pattern", search: bool = True) -> dict | None:
+               spinup_hr=None, peaking="pattern", search: bool = True, measured_ii=()) -> dict | None:
     """The next steps of a failing demonstration document (None unless its verdict is ``fail``).
 
     Parameters
     ----------
     doc : dict
         The demonstration's document (:func:`capacitysim.workflows.demonstration.demonstration_json`).
-    model, storm, criteria, remediations, plant, spinup_hr, peaking
+    model, storm, criteria, remediations, plant, spinup_hr, peaking, measured_ii
         The demonstration's own inputs: the headroom search runs the same scenario with the connection's flow
         searched.
     basins : list of Basin
@@ -89,7 +89,7 @@ def next_steps(doc: dict, *, model, basins=(), storm=None, criteria=None, remedi
                "basin": _basin_of(node, basins)}
         if search:
             row["search"] = _search(model, node, gpd, storm=storm, criteria=criteria, remediations=remediations,
-                                    plant=plant, spinup_hr=spinup_hr, peaking=peaking)
+                                    plant=plant, spinup_hr=spinup_hr, peaking=peaking, measured_ii=measured_ii)
             row["largest_passing_gpd"] = row["search"]["max_connection_gpd"]
         if row["basin"]:
             commands.append(f"--remediate basin={row['basin']},gpd={row['ii_removal_gpd']:.0f}")

@@ -153,6 +153,8 @@ class HeadroomResult:
     #: None without them
     committed: dict | None = None
     warnings: list = field(default_factory=list)
+    #: measured I/I in every run (capacitysim.workflows.measured_ii.measured_ii_edits records): [] without it
+    measured_ii: list = field(default_factory=list)
 
     @property
     def policies(self) -> list[dict]:
@@ -198,7 +200,7 @@ class HeadroomResult:
             "max_gpd": self.max_gpd, "min_gpd": self.min_gpd, "method": self.method, "plant": self.plant,
             "remediations": list(self.remediations), "peaking": self.peaking, "spinup_hr": self.spinup_hr,
             "policies": self.policies, "geometry": self.geometry or None,
-            "committed": self.committed, "warnings": list(self.warnings),
+            "committed": self.committed, "warnings": list(self.warnings), "measured_ii": list(self.measured_ii),
             "nodes": [_public(r) for r in self.nodes],
             "matrix": {"nodes": names, "storms": labels,
                        "max_connection_gpd": [[grid.get((n, s)) for s in labels] for n in names]},
@@ -375,7 +377,7 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
              max_gpd: float = DEFAULT_MAX_GPD, min_gpd: float = DEFAULT_MIN_GPD, workers: int | None = None,
              scheduler: str | None = None, out=None, resume: bool = False, method: str = "screen",
              max_nodes: int | None = None, progress=None, timeout_s: float | None = None, submittal=None,
-             criteria_file=None, committed: dict | None = None) -> HeadroomResult:
+             criteria_file=None, committed: dict | None = None, measured_ii=()) -> HeadroomResult:
     """The largest connection each node can take under each storm, bracketed by real runs.
 
     Parameters
@@ -416,6 +418,10 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
         ``committed_baseline``): each figure is the largest connection that passes together with
         every commitment against the model of record (a flow that cannot be placed is listed under
         ``committed.unplaced`` with a warning). Part of the store's identity.
+    measured_ii : list of MeasuredIi, dict or str, optional
+        Measured I/I (issue 29) in every run, as ``capacitysim capacity --measured-ii`` places it
+        (:func:`capacitysim.workflows.measured_ii.measured_ii_edits`): the fitted RTK sets of a metered-credit
+        analysis in place of the RDII of its nodes. Recorded under ``measured_ii``; part of the store's identity.
 
     Raises
     ------
@@ -473,8 +479,12 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
         block = check_commitments(committed)
         conns, unplaced, warnings_ = committed_connections(block, m)
         committed_conns, committed_rec = tuple(conns), committed_record(block, unplaced)
+    from capacitysim.workflows.measured_ii import measured_ii_edits, parse_measured_ii
+
+    measured = [measured_ii_edits(parse_measured_ii(x)) for x in measured_ii or ()]
     net = make_network(m, model_path, plant=plant, criteria=criteria, remediations=remediations, peaking=peaking,
-                       spinup_hr=spinup_hr, timeout_s=timeout_s, committed=committed_conns)
+                       spinup_hr=spinup_hr, timeout_s=timeout_s, committed=committed_conns,
+                       measured=tuple(x[:2] for x in measured))
     selected = select_nodes(m, list(net.bundle.basins), nodes, basin, all_nodes)
     model_sha = _sha256(model_path)
     rem_text = [r if isinstance(r, str) else repr(r) for r in remediations]
@@ -486,6 +496,8 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
                 "judgement": 2}
     if committed_conns:  # only then: a store written without commitments keeps its identity
         identity["committed"] = [[c.node, c.flow_gpd] for c in committed_conns]
+    if measured:  # likewise
+        identity["measured_ii"] = [[x[2]["sha256"], x[2]["nodes"], x[2]["period"]] for x in measured]
     tmp = None
     if store_dir is not None:
         store = store_dir / STORE_NAME
@@ -533,7 +545,8 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
                          scheduler=counts.scheduler, store=str(store) if store_dir is not None else None,
                          computed_now=counts.cells, runs_now=counts.runs + counts.before_runs,
                          coordinates=xy, link_lines=lines, submittal=submittal, full_run_hr=dict(counts.full_run_hr),
-                         geometry=geometry, committed=committed_rec, warnings=list(warnings_))
+                         geometry=geometry, committed=committed_rec, warnings=list(warnings_),
+                         measured_ii=[x[2] for x in measured])
     res.seconds = time.perf_counter() - t0
     if store_dir is not None:
         write_outputs(res, store_dir)

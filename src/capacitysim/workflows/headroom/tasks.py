@@ -50,6 +50,8 @@ class HeadroomNetwork:
     #: the credit bank's commitments (Connection edits, capacitysim.workflows.committed.committed_connections),
     #: placed by demonstration.scenario_edits as capacity --committed places them (program policy committed_baseline)
     committed: tuple = ()
+    #: measured I/I (issue 29): (before, after) MeasuredRdii pairs of every run, as capacity --measured-ii places them
+    measured: tuple = ()
 
     @property
     def sha(self) -> str:
@@ -58,14 +60,16 @@ class HeadroomNetwork:
 
 def make_network(model, model_path, *, plant: str | None = None, criteria: Criteria | None = None,
                  remediations=(), peaking="pattern", spinup_hr: float | None = None,
-                 timeout_s: float | None = None, committed=()) -> HeadroomNetwork:
+                 timeout_s: float | None = None, committed=(), measured=()) -> HeadroomNetwork:
     """The network of a headroom run from plain arguments (the sweep's ``make_bundle`` takes a SweepSpec).
 
     ``model`` is the model :func:`capacitysim.network.model.load_model` opened (never parsed again);
     ``remediations`` are ``--remediate`` specs (parsed as ``capacitysim capacity`` parses them) or
     parsed edits; ``committed`` the credit bank's commitments as connection edits
     (:func:`capacitysim.workflows.committed.committed_connections`), placed by
-    :func:`capacitysim.workflows.demonstration.scenario_edits` as ``capacity --committed`` places them.
+    :func:`capacitysim.workflows.demonstration.scenario_edits` as ``capacity --committed`` places them;
+    ``measured`` the (before, after) :class:`~capacitysim.network.scenario.MeasuredRdii` pairs of measured I/I
+    (:func:`capacitysim.workflows.measured_ii.measured_ii_edits`), placed the same way.
     """
     from capacitysim.network.basins import find_basins
     from capacitysim.network.inp_text import prepare_inp_text
@@ -81,7 +85,7 @@ def make_network(model, model_path, *, plant: str | None = None, criteria: Crite
         name=Path(model_path).name, inp_text=text, sha=hashlib.sha256(text.encode("latin-1")).hexdigest()[:16],
         plant=plant_id or "", basins=tuple(basins), cso_outfalls=tuple(sorted(outfalls - {plant_id})),
         storm=None, timeout_s=timeout_s, spinup_hr=spinup_hr)
-    return HeadroomNetwork(bundle, (criteria or Criteria()).to_dict(), rems, peaking, tuple(committed))
+    return HeadroomNetwork(bundle, (criteria or Criteria()).to_dict(), rems, peaking, tuple(committed), tuple(measured))
 
 
 def judged_for(net: HeadroomNetwork, node: str | None) -> dict:
@@ -101,7 +105,7 @@ def _edits(net: HeadroomNetwork, model, storm, node: str | None, gpd: float, spi
     conns = [Connection(node, float(gpd), net.peaking)] if node is not None else []
     return scenario_edits(model, storm, conns, list(net.remediations),
                           spinup_hr=net.bundle.spinup_hr if spinup_hr is None else spinup_hr,
-                          committed=list(net.committed))
+                          committed=list(net.committed), measured=list(net.measured))
 
 
 def _run(net: HeadroomNetwork, edits: list, series_nodes=(), stop_rule: dict | None = None, with_run=None):
