@@ -122,9 +122,9 @@ def test_cli_run_and_compare_end_to_end(tmp_path):
     assert r.returncode == 2 and r.stderr.strip() == "error: missing.json: file not found"
 
 
-def _docs(tmp_path, **current):
+def _docs(tmp_path, base_load: float = 0.5, **current):
     base, cur = tmp_path / "base.json", tmp_path / "cur.json"
-    base.write_text(json.dumps(fake_doc(1, case_s=0.1, ref_s=0.1)))
+    base.write_text(json.dumps(fake_doc(1, case_s=0.1, ref_s=0.1, load=base_load)))
     cur.write_text(json.dumps(fake_doc(2, case_s=0.1, ref_s=0.1, **current)))
     return str(base), str(cur)
 
@@ -137,9 +137,14 @@ def test_cli_exit_codes_0_1_4_2(tmp_path, run_cli):
     r = run_cli("bench", "compare", *_docs(tmp_path, slowdown=1.10))
     assert r.exit_code == 1 and "REGRESSION   speed     fake.case: slower by +" in r.stdout, r.output
     assert "99 % interval" in r.stdout and "outcome: REGRESSION (exit 1)" in r.stdout
-    r = run_cli("bench", "compare", *_docs(tmp_path, noise=LOADED_NOISE, inflation=1.25, load=3.8))
+    # a noisy run in the baseline's regime (oversubscribed both): too noisy
+    r = run_cli("bench", "compare", *_docs(tmp_path, base_load=3.8, noise=LOADED_NOISE, inflation=1.25, load=3.8))
     assert r.exit_code == 4 and "INCONCLUSIVE speed     fake.case: too noisy to decide" in r.stdout, r.output
     assert "--repeats" in r.stdout and "outcome: INCONCLUSIVE (exit 4)" in r.stdout
+    # the same run against a quiet baseline: another regime, never a regression (issue 30)
+    r = run_cli("bench", "compare", *_docs(tmp_path, noise=LOADED_NOISE, inflation=1.25, load=3.8))
+    assert r.exit_code == 4 and "fake.case: not judged: the runs were made in different load regimes" in r.stdout
+    assert "different load regimes" in r.stdout.splitlines()[-1]
     r = run_cli("bench", "compare", *_docs(tmp_path, slowdown=1.10), "--json")
     out = json.loads(r.stdout)
     assert r.exit_code == 1 and out["outcome"] == "regression" and out["exit_code"] == 1 and "Hodges-Lehmann" in out["rule"]

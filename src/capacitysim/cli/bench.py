@@ -241,8 +241,9 @@ def bench_compare(baseline, current, threshold, only, kind, repeats, budget_s, c
         click.echo(f"{n['regression']} regression(s), {n['inconclusive']} inconclusive, {n['ok']} ok, {n['note']} note(s)"
                    + (f"; 1-min load at the start of the current run {load[0]:.1f} on {env.get('cpu_count')} cores" if load else ""))
         click.echo({"regression": "outcome: REGRESSION (exit 1)",
-                    "inconclusive": f"outcome: INCONCLUSIVE (exit {EXIT_INCONCLUSIVE}): no regression found, but the machine was "
-                                    "too noisy or the samples too few to decide every case; rerun with more samples (--repeats)",
+                    "inconclusive": f"outcome: INCONCLUSIVE (exit {EXIT_INCONCLUSIVE}): no regression found, but the runs were "
+                                    "made in different load regimes, the machine was too noisy or the samples too few to "
+                                    "decide every case; compare runs of one regime, or rerun with more samples (--repeats)",
                     "ok": "outcome: no regression (exit 0)"}[result.outcome])
     if result.exit_code:
         sys.exit(result.exit_code)
