@@ -723,7 +723,7 @@ def write_scenario(model: SwmmInp, edits, out_path: str | Path, *, rain: tuple[n
 
 def _apply(ed: _Editor, model: SwmmInp, edits: list, rain, out_path: Path) -> dict:
     fu = model.flow_units
-    record: dict = {"connections": [], "remediations": [], "measured_ii": [], "storm": None, "inflows": [], "sources": [],
+    record: dict = {"connections": [], "remediations": [], "storm": None, "inflows": [], "sources": [],
                     "spinup_hr": 0.0, "fixes": [], "notes": []}
     storm = next((e for e in edits if isinstance(e, Storm)), None)
     spin_edit = next((e for e in edits if isinstance(e, Spinup)), None)
@@ -1050,7 +1050,7 @@ def _write_storm(ed: _Editor, model: SwmmInp, storm: "Storm", tl: dict, ts_rows:
     if not gauges:
         raise InputError(f"{model.path.name} has no [RAINGAGES] to carry the design storm (--storm needs a rain gauge "
                          "used by subcatchments or [RDII] unit hydrographs)")
-    if not model.rows("SUBCATCHMENTS") and not model.rows("RDII") and not record["measured_ii"]:
+    if not model.rows("SUBCATCHMENTS") and not model.rows("RDII") and not record.get("measured_ii"):
         raise InputError(f"--storm: {model.path.name} has no subcatchments and no [RDII]: no rainfall reaches its network, "
                          "so the design storm cannot be simulated")
     depth = np.asarray(storm.depth_in) * (MILLIMETERS_PER_INCH if model.is_si else 1.0)
@@ -1127,7 +1127,7 @@ def _write_measured(ed: _Editor, model: SwmmInp, measured: list, record: dict, n
         area_each = e.area_ac / len(nodes) / (ACRES_PER_HECTARE if model.is_si else 1.0)
         for n in nodes:
             ed.add("RDII", f"{_q(n)} {name} {_num_text(area_each)}")
-        record["measured_ii"].append({"hydrograph": name, "nodes": nodes, "gauge": gauge, "area_ac": e.area_ac,
+        record.setdefault("measured_ii", []).append({"hydrograph": name, "nodes": nodes, "gauge": gauge, "area_ac": e.area_ac,
                                       "rtk": [list(r) for r in e.rows], "source": e.source, "period": e.period,
                                       "replaced_rdii": [{"node": r.tokens[0], "hydrograph": r.tokens[1],
                                                          "area": r.tokens[2] if len(r.tokens) > 2 else None} for r in own]})

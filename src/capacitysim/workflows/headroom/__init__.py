@@ -200,7 +200,9 @@ class HeadroomResult:
             "max_gpd": self.max_gpd, "min_gpd": self.min_gpd, "method": self.method, "plant": self.plant,
             "remediations": list(self.remediations), "peaking": self.peaking, "spinup_hr": self.spinup_hr,
             "policies": self.policies, "geometry": self.geometry or None,
-            "committed": self.committed, "warnings": list(self.warnings), "measured_ii": list(self.measured_ii),
+            "committed": self.committed, "warnings": list(self.warnings),
+            # measured I/I only when given: a document without it keeps its form (tests/test_golden_documents.py)
+            **({"measured_ii": list(self.measured_ii)} if self.measured_ii else {}),
             "nodes": [_public(r) for r in self.nodes],
             "matrix": {"nodes": names, "storms": labels,
                        "max_connection_gpd": [[grid.get((n, s)) for s in labels] for n in names]},
