@@ -162,11 +162,22 @@ def test_a_bad_spec_is_refused_saying_what_is_allowed(spec, words):
     ({"credit": None, "warnings": ["post period: 3 qualifying events"]}, "gives no fitted RTK sets"),
     ({"area_ac": -3}, "gives no sewer area"),
     ({"credit": {"pre_rtk": {"R1": 0.1}, "post_rtk": {}}}, "credit.pre_rtk: R2 must be a finite number"),
+    ({"area_ac": 1e12}, r"sewer area must be a number in \(0, 6,400,000\] ac"),
+    ({"credit": {"pre_rtk": _rtk([(0.9, 1, 2), (0.2, 2, 2), (0.1, 3, 2)]), "post_rtk": _rtk(POST)}},
+     r"R1 \+ R2 \+ R3 at most 1"),
 ])
 def test_a_document_that_cannot_give_sets_is_refused_naming_it(tmp_path, over, words):
     doc = _doc(tmp_path, **over)
     with pytest.raises(InputError, match=words):
         measured_ii_edits(parse_measured_ii(f"analysis={doc},nodes=MH0003"))
+
+
+def test_a_document_nested_past_the_parser_is_not_json(tmp_path):
+    """An uploaded analysis of 100,000 nested brackets: refused as not JSON, never a RecursionError."""
+    p = tmp_path / "deep.json"
+    p.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(InputError, match="is not JSON"):
+        measured_ii_edits(parse_measured_ii(f"analysis={p},nodes=MH0003"))
 
 
 @pytest.mark.swmm

@@ -102,7 +102,7 @@ def read_metered_document(path, where: str) -> tuple[dict, str]:
         doc = json.loads(data)
     except OSError as exc:
         raise DataFileError(f"{where}: cannot be read ({exc.strerror or exc})") from None
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: brackets nested past the parser's depth
         raise DataFileError(f"{where} is not JSON (capacitysim credits meter --json writes it)") from None
     if not isinstance(doc, dict) or doc.get("kind") != METERED_KIND:
         raise DataFileError(f"{where} is not a {METERED_KIND} document (kind "

@@ -58,9 +58,11 @@ from capacitysim.network.model import (
     sim_end,
     sim_start,
 )
+from capacitysim.hydrology._inputs import MAX_AREA_MI2
 from capacitysim.rules.ii_offset import SUMP_PUMP_GPM
 from capacitysim.units import (
     ACRES_PER_HECTARE,
+    ACRES_PER_SQMI,
     CFS_PER_FLOW_UNIT,
     GPD_PER_CFS,
     MILLIMETERS_PER_INCH,
@@ -164,12 +166,17 @@ class MeasuredRdii:
     def __post_init__(self):
         if not self.nodes:
             raise InputError("measured I/I: no nodes given (the nodes the metered sub-basin drains to)")
-        if not (isinstance(self.area_ac, (int, float)) and math.isfinite(self.area_ac) and self.area_ac > 0):
-            raise InputError(f"measured I/I: the sewer area must be a number > 0 ac; got {self.area_ac!r}")
+        top = MAX_AREA_MI2 * ACRES_PER_SQMI
+        if not (isinstance(self.area_ac, (int, float)) and math.isfinite(self.area_ac) and 0 < self.area_ac <= top):
+            raise InputError(f"measured I/I: the sewer area must be a number in (0, {top:,.0f}] ac; got {self.area_ac!r}")
         rows = tuple(tuple(float(x) for x in r) for r in self.rows)
         if len(rows) != 3 or any(len(r) != 6 or not all(math.isfinite(x) and x >= 0 for x in r) for r in rows):
             raise InputError("measured I/I: three (R, T, K, Dmax, Drecov, Dinit) rows of finite values >= 0 needed; "
                              f"got {self.rows!r}")
+        if any(r[1] <= 0 for r in rows) or sum(r[0] for r in rows) > 1.0:
+            # the RTK volume is R x rain x area [2]_: more than the rain that fell cannot enter the sewer
+            raise InputError(f"measured I/I: each T must be > 0 h and R1 + R2 + R3 at most 1 (no more RDII than rain); "
+                             f"got R {[r[0] for r in rows]}, T {[r[1] for r in rows]}")
         object.__setattr__(self, "rows", rows)
 
 

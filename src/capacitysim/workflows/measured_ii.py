@@ -102,6 +102,10 @@ def measured_ii_edits(m: MeasuredIi, field: str = "measured_ii") -> tuple[object
     if isinstance(area, bool) or not isinstance(area, (int, float)) or not np.isfinite(area) or area <= 0:
         raise InputError(f"{field}: analysis {name!r} gives no sewer area (area_ac {area!r})")
     sets = {p: RTKSet.from_dict(credit.get(f"{p}_rtk"), f"{field}: analysis {name!r} credit.{p}_rtk") for p in PERIODS}
+    for p, rtk in sets.items():  # both sets, whichever the period uses: a document is sound whole or refused
+        if sum(rtk.R) > 1.0:
+            raise InputError(f"{field}: analysis {name!r} credit.{p}_rtk: R1 + R2 + R3 at most 1 (the RTK volume is R "
+                             f"x rain x area: no more RDII than rain); got {sum(rtk.R):g}")
     pe = doc.get("pe") or {}
     edits = tuple(MeasuredRdii(m.nodes, float(area), tuple(sets[p].rows()), m.gauge, source=name, period=p)
                   for p in MEASURED_PERIODS[m.period])
