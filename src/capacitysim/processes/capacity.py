@@ -22,19 +22,24 @@ def _typed_connections(value) -> bool:
     return isinstance(value, (list, tuple)) and all(isinstance(c, (str, Connection)) for c in value)
 
 
-def _measured_text(values, field):
-    """``--measured-ii analysis=FILE,nodes=A;B[,period=post][,gauge=G]`` (repeatable) as the JSON items."""
+def _measured_items(values, field_of) -> list:
+    """Each measured I/I item parsed (:func:`capacitysim.workflows.measured_ii.parse_measured_ii`); a refusal names
+    the field ``field_of(i)`` and what is allowed."""
     from capacitysim.workflows.measured_ii import parse_measured_ii
 
     out = []
     for i, v in enumerate(values):
         try:
-            m = parse_measured_ii(v, f"{field}[{i}]" if len(values) > 1 else field)
+            out.append(parse_measured_ii(v))
         except InputError as exc:
-            raise FieldInputError(field, v, MEASURED_ALLOWED, str(exc).split(": ", 1)[-1]) from None
-        out.append({"analysis": str(m.analysis), "nodes": list(m.nodes), "period": m.period,
-                    **({"gauge": m.gauge} if m.gauge else {})})
+            raise FieldInputError(field_of(i), v, MEASURED_ALLOWED, str(exc).split(": ", 1)[-1]) from None
     return out
+
+
+def _measured_text(values, field):
+    """``--measured-ii analysis=FILE,nodes=A;B[,period=post][,gauge=G]`` (repeatable) as the JSON items."""
+    return [{"analysis": str(m.analysis), "nodes": list(m.nodes), "period": m.period,
+             **({"gauge": m.gauge} if m.gauge else {})} for m in _measured_items(values, lambda i: field)]
 
 
 def _typed_measured(value) -> bool:
@@ -130,16 +135,7 @@ class CapacityDemonstration(Process):
                                  else parse_connection(f"{c['node']}={float(c['gpd'])!r}", pk)
                                  for c in inputs.connections or []]
         inputs["remediations"] = list(inputs.remediations or [])
-        measured = []
-        for i, m in enumerate(inputs.measured_ii or []):
-            from capacitysim.workflows.measured_ii import parse_measured_ii
-
-            try:
-                measured.append(parse_measured_ii(m))
-            except InputError as exc:
-                raise FieldInputError(f"{name('measured_ii')}[{i}]", m, MEASURED_ALLOWED,
-                                      str(exc).split(": ", 1)[-1]) from None
-        inputs["measured_ii"] = measured
+        inputs["measured_ii"] = _measured_items(inputs.measured_ii or [], lambda i: f"{name('measured_ii')}[{i}]")
         if isinstance(inputs.committed, (str, Path)) or hasattr(inputs.committed, "__fspath__"):
             from capacitysim.workflows.committed import capacity_commitments
 

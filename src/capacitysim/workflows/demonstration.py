@@ -458,12 +458,13 @@ def run_demonstration(model_path, *, connections=(), remediations=(), storm=None
     rems = [parse_remediation(r, basins, model) if isinstance(r, str) else r for r in remediations]
     measured_ii = list(measured_ii or ())
     measured = [measured_ii_edits(parse_measured_ii(m)) for m in measured_ii]
-    if rems and any(m[2]["before"] != m[2]["after"] for m in measured):
+    measured_change = any(m[2]["before"] != m[2]["after"] for m in measured)  # period=change: a change of its own
+    if rems and measured_change:
         raise InputError("measured I/I with period=change measures a rehabilitation between the runs: a remediation "
                          "in the same demonstration would be judged against it; demonstrate them one at a time")
     storm_edit, storm_record = _storm_edit(storm)
     storm_name = None if storm_record is None else storm_record["name"]
-    if not conns and not rems and not extra_edits and not any(m[2]["before"] != m[2]["after"] for m in measured):
+    if not conns and not rems and not extra_edits and not measured_change:
         raise InputError("nothing to demonstrate: give at least one connection (--connect) or remediation (--remediate)")
     if spinup_hr is None:
         spin, spin_policy = default_spinup_hr(model)

@@ -17,7 +17,7 @@ import numpy as np
 
 from capacitysim.errors import InputError
 
-#: The periods of a metered analysis whose sets a document carries.
+#: The periods of a metered analysis (before and after the rehabilitation), whose sets a document carries.
 PERIODS = ("pre", "post")
 
 

@@ -31,8 +31,6 @@ KIND = "metered-credit"
 #: Rain taken before an event's window into its RTK convolution [hr]: rain that fell shortly before still drains
 #: into the window (the slow response's base is T (1 + K), up to about 3 days). Program choice.
 LEAD_RAIN_HR = 72.0
-#: The periods of a metered analysis.
-PERIODS = ("pre", "post")
 
 
 @dataclass
