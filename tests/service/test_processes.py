@@ -145,6 +145,25 @@ def test_measured_ii_names_only_uploads_and_nodes_of_the_model():
                                                                               "nodes": ["MH0003"], "period": "later"}]}},
                 lambda sha: __file__)
     assert err.value.field == "inputs.measured_ii[0].period"
+    for gauge in ("RG1\n[FILES]\nUSE RAINFALL /etc/passwd", "RG9", "MH0003"):  # text, another gauge, a node
+        with pytest.raises(ServiceInputError) as err:
+            prepare("capacity-demonstration", {"inputs": base | {"measured_ii": [{"analysis": "upload:" + "a" * 64,
+                                                                                  "nodes": ["MH0003"], "gauge": gauge}]}},
+                    lambda sha: __file__)
+        assert err.value.field == "inputs.measured_ii[0].gauge" and "a rain gauge of the model (1 rain gauges: RG1)" \
+            in str(err.value), gauge
+
+
+def test_model_elements_are_read_by_the_engines_section_rule(tmp_path):
+    """A gauge or node is a first token of a row of its section, the header abbreviated as the engine allows
+    (``[RAINGAGE]``, ``[JUNCTION]``); comments, and rows of other sections, name nothing."""
+    from capacitysim.service.processes import _element_ids, _node_ids
+
+    inp = tmp_path / "m.inp"
+    inp.write_text("[RAINGAGE]\n;RGX comment\nRG1 INTENSITY 0:15 1.0 TIMESERIES TS1\n[JUNCTION]\nJ1 0 5\n"
+                   "[TIMESERIES]\nTS1 0:00 0.1\n[OUTFALL]\nO1 0 FREE\n", encoding="utf-8")
+    assert _element_ids(inp, ("RAINGAGES",)) == {"RG1"}
+    assert _node_ids(inp) == {"J1", "O1"}
 
 
 @pytest.mark.server

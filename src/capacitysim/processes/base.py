@@ -326,6 +326,8 @@ class Process:
     #: Inputs naming nodes of the input ``model`` (checked against the model before a service job is created):
     #: ``(input, key of each item or None)``.
     model_nodes: tuple[tuple[str, str | None], ...] = ()
+    #: Inputs naming rain gauges of the input ``model``, checked as :attr:`model_nodes` are.
+    model_gauges: tuple[tuple[str, str | None], ...] = ()
     #: What a shared credit bank's commitments are included by (the service includes its own bank's): ``"model"``
     #: (the flows committed on the model's basins), ``"plant"`` (committed to the plant), or None.
     shared_commitments: str | None = None

@@ -64,6 +64,7 @@ class CapacityDemonstration(Process):
     kind = "capacity-demonstration"
     companion_input = "model_files"
     model_nodes = (("connections", "node"), ("measured_ii", "nodes"))
+    model_gauges = (("measured_ii", "gauge"),)
     item_files = {"measured_ii": (("analysis", None),)}
     shared_commitments = "model"
     stages = (("started", 0), ("inputs-checked", 10), ("swmm-runs", 20), ("judged", 80), ("report-written", 95))

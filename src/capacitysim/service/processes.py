@@ -239,9 +239,9 @@ def check_sweep_files(sweep: Path, companions: dict[str, Path]) -> None:
                                 f"{key} = {_show(value)} names a file that is neither bundled nor uploaded with the sweep")
 
 
-def _node_ids(inp: Path) -> set[str]:
-    """The node names of a SWMM .inp (first token of each node section's rows); read as text, no engine."""
-    from capacitysim.io.bundled import NODE_SECTIONS
+def _element_ids(inp: Path, sections) -> set[str]:
+    """The names of a SWMM .inp's elements in ``sections`` (first token of each row, the section headers read by
+    the engine's own abbreviation rule: ``[RAINGAGE]`` is ``[RAINGAGES]``); read as text, no engine."""
     from capacitysim.network.inp_text import engine_tokens, section_of
 
     ids, section = set(), None
@@ -252,9 +252,39 @@ def _node_ids(inp: Path) -> set[str]:
             if first and first[0].startswith("["):
                 section = section_of(first[0])
                 continue
-            if s and not s.startswith(";") and section in NODE_SECTIONS:
+            if s and not s.startswith(";") and section in sections:
                 ids.add(s.split()[0])
     return ids
+
+
+def _node_ids(inp: Path) -> set[str]:
+    """The node names of a SWMM .inp (:data:`capacitysim.io.bundled.NODE_SECTIONS`)."""
+    from capacitysim.io.bundled import NODE_SECTIONS
+
+    return _element_ids(inp, NODE_SECTIONS)
+
+
+def _check_model_elements(proc, inputs: dict, model: Path) -> None:
+    """Every node (:attr:`~capacitysim.processes.base.Process.model_nodes`) and rain gauge
+    (:attr:`~capacitysim.processes.base.Process.model_gauges`) a request names must be one of the model's, checked
+    before the job exists: a name is a token of the model's own sections, never text the scenario writes."""
+    for attr, what, ids in (("model_nodes", "node", lambda: _node_ids(model)),
+                            ("model_gauges", "rain gauge", lambda: _element_ids(model, ("RAINGAGES",)))):
+        spec = getattr(proc, attr)
+        if not spec:
+            continue
+        known = ids()
+        for key, part in spec:
+            for i, item in enumerate(inputs.get(key, [])):
+                value = item.get(part) if part and isinstance(item, dict) else item if not part else None
+                if value is None:  # an optional key not given
+                    continue
+                for j, n in ([(j, n) for j, n in enumerate(value)] if isinstance(value, list) else [(None, value)]):
+                    if n not in known:
+                        field = f"inputs.{key}[{i}]" + (f".{part}" if part else "") + ("" if j is None else f"[{j}]")
+                        listed = ", ".join(sorted(known)[:8]) + (", ..." if len(known) > 8 else "")
+                        raise ServiceInputError(field, n, f"a {what} of the model ({len(known)} {what}s: "
+                                                f"{listed or 'none'})")
 
 
 def _resolve_files(proc, inputs: dict, uploads) -> dict[str, str]:
@@ -319,16 +349,8 @@ def prepare(process_id: str, body, uploads) -> Prepared:
         check_simulation_size(Path(files["model"]), inputs.get("spinup_hr"), "inputs.model")
     # the process's own validator: the rules between inputs and their conversions (criteria, submittal)
     proc.check_values(inputs, source="service", resolve_files=False)
-    if proc.model_nodes and "model" in files:
-        known = _node_ids(Path(files["model"]))
-        for key, part in proc.model_nodes:
-            for i, item in enumerate(inputs.get(key, [])):
-                node = item[part] if part else item
-                for j, n in ([(j, n) for j, n in enumerate(node)] if isinstance(node, list) else [(None, node)]):
-                    if n not in known:
-                        field = f"inputs.{key}[{i}]" + (f".{part}" if part else "") + ("" if j is None else f"[{j}]")
-                        raise ServiceInputError(field, n, f"a node of the model ({len(known)} nodes: "
-                                                f"{', '.join(sorted(known)[:8])}, ...)")
+    if "model" in files:
+        _check_model_elements(proc, inputs, Path(files["model"]))
     sha = {k: sha256_file(v) for k, v in files.items()}
     sha["inputs"] = hashlib.sha256(canonical_json(inputs).encode()).hexdigest()
     return Prepared(process_id, inputs, files, sha)
