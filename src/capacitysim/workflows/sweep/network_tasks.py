@@ -6,9 +6,10 @@ state, its OpenMP threads and the file descriptor that ``[RDII]`` runs leak all 
 ../shared/reference/swmm-notes.md). A run *before* (the model under the scenario's storm after the
 6 h spin-up, no connection, no remediation: the edits of
 :func:`capacitysim.workflows.demonstration.scenario_edits`, as ``capacitysim capacity``) is one task
-per distinct storm depth (:func:`run_baseline_task`, :func:`baseline_key`); every scenario task
-(:func:`run_scenario_task`) depends on its baseline and computes the verdict after vs before with
-the capacity demonstration's own rules (:func:`summarize_swmm`).
+per distinct storm depth (:func:`run_baseline_task`, :func:`baseline_key`); each scenario's run after
+(:func:`run_after_task`) starts without waiting for it, and its verdict (:func:`run_scenario_task`), which
+depends on both, compares after with before by the capacity demonstration's own rules
+(:func:`summarize_swmm`).
 
 The network (the ``.inp`` text, its basins and the storm: a :class:`NetworkBundle`) is shipped to
 the workers **once**; each worker writes it to its own temporary folder the first time a task
@@ -388,17 +389,58 @@ def run_baseline_task(bundle: NetworkBundle, params: dict, criteria: dict | None
     return shared_before(run, model, _criteria(criteria), spinup_hr=bundle.spinup_hr, timeout_s=bundle.timeout_s)
 
 
-def run_scenario_task(bundle: NetworkBundle, index: int, params: dict, before: dict, criteria: dict | None) -> tuple[int, dict]:
-    """Dask task: one scenario; a scenario that raises returns a failed record (the sweep goes on)."""
+def expected_spinup_hr(bundle: NetworkBundle) -> float:
+    """The spin-up [h] the shared run before keeps unless program policy ``initial_state`` moves it to 0
+    (:func:`capacitysim.workflows.judgement.shared_before`): the bundle's, else the demonstration's default
+    (:func:`capacitysim.network.scenario.default_spinup_hr`)."""
+    from capacitysim.network.scenario import default_spinup_hr
+
+    return default_spinup_hr(_local_model(bundle))[0] if bundle.spinup_hr is None else float(bundle.spinup_hr)
+
+
+def _after_run(bundle: NetworkBundle, params: dict, spinup_hr: float) -> dict:
+    """The engine run after of one scenario with a spin-up of ``spinup_hr`` [h]: ``{"spinup_hr", "ds", "record",
+    "scenario"}`` (``scenario``: the input the engine ran, parsed, for a model without subcatchments, whose
+    storm check reads the RDII rain from it, as the run before keeps its own)."""
     from capacitysim.network.model import parse_inp
 
-    def keep(ds, run, inp, folder):  # the scenario the engine ran, for the RDII rain of a model without catchments
-        return parse_inp(inp) if before.get("scenario") is not None else None
+    def keep(ds, run, inp, folder):
+        return None if ds.attrs.get("n_subcatchments", 0) else parse_inp(inp)
 
+    _, edits = scenario_edits(bundle, _local_model(bundle), params, spinup_hr=spinup_hr)
+    after, record, scn = _run_scenario(bundle, edits, with_run=keep)
+    return {"spinup_hr": spinup_hr, "ds": after, "record": record, "scenario": scn}
+
+
+def run_after_task(bundle: NetworkBundle, params: dict) -> dict:
+    """Dask task: the run after of one scenario, started without waiting for its run before.
+
+    The run after needs only the spin-up of the run before, known beforehand (:func:`expected_spinup_hr`) except
+    where program policy ``initial_state`` moves it to 0; :func:`run_scenario_task` then runs it again with the
+    spin-up the run before kept, so a verdict never pairs two spin-ups. Independent of the baseline (whose task
+    also makes the noise measure's refined runs), the runs after fill the workers while it runs: on 2 workers the
+    8-scenario Hartfordville sweep had one worker idle for the baseline's whole time. An exception is returned
+    (``{"error": exc}``), judged as a failed scenario by :func:`run_scenario_task`.
+    """
     try:
-        _, edits = scenario_edits(bundle, _local_model(bundle), params, spinup_hr=before["spinup_hr"])
-        after, record, scn = _run_scenario(bundle, edits, with_run=keep)
-        record = dict(record or {}, _scenario=scn)
-        return index, summarize_swmm(bundle, params, before, after, record, criteria)
+        return _after_run(bundle, params, expected_spinup_hr(bundle))
+    except Exception as exc:  # noqa: BLE001 - recorded, never lost: the sweep goes on
+        return {"error": exc}
+
+
+def run_scenario_task(bundle: NetworkBundle, index: int, params: dict, before: dict, criteria: dict | None,
+                      ran: dict | None = None) -> tuple[int, dict]:
+    """Dask task: one scenario's verdict; a scenario that raises returns a failed record (the sweep goes on).
+
+    ``ran`` is its run after made beforehand (:func:`run_after_task`); without it, or when the run before kept
+    another spin-up (program policy ``initial_state``), the run after is made here.
+    """
+    try:
+        if ran is not None and "error" in ran:
+            raise ran["error"]
+        if ran is None or ran["spinup_hr"] != before["spinup_hr"]:
+            ran = _after_run(bundle, params, before["spinup_hr"])
+        record = dict(ran["record"] or {}, _scenario=ran["scenario"] if before.get("scenario") is not None else None)
+        return index, summarize_swmm(bundle, params, before, ran["ds"], record, criteria)
     except Exception as exc:  # noqa: BLE001 - recorded, never lost: the sweep goes on
         return index, failed_record(exc)

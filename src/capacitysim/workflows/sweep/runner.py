@@ -46,6 +46,7 @@ from capacitysim.workflows.sweep.network_tasks import (
     NetworkBundle,
     baseline_key,
     make_bundle,
+    run_after_task,
     run_baseline_task,
     run_scenario_task,
 )
@@ -341,7 +342,8 @@ def _run_distributed(client, spec, bundle, payload, todo, record, n_workers):
             key = baseline_key(params)
             if key not in base_futs:
                 base_futs[key] = client.submit(run_baseline_task, shipped, params, spec.criteria, pure=False, key=f"baseline-{len(base_futs)}-{bundle.sha}")
-            f = client.submit(run_scenario_task, shipped, i, params, base_futs[key], spec.criteria, pure=False)
+            ran = client.submit(run_after_task, shipped, params, pure=False)  # beside the baseline, not after it
+            f = client.submit(run_scenario_task, shipped, i, params, base_futs[key], spec.criteria, ran, pure=False)
             meta[f.key] = i
             return f
 
