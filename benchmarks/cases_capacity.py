@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from capacitysim.benchmarking import count_case, speed_case
+from capacitysim.benchmarking.bare import bare_runs
 from capacitysim.benchmarking.registry import Paired, SkipCase
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,25 +29,10 @@ MODELS = ROOT / "models"
 PUBLIC_MODELS = ROOT.parent / "shared" / "models" / "public"
 #: Overridden by $CAPACITYSIM_PUBLIC_MODELS (a folder searched for *.inp).
 PUBLIC_MODELS_ENV = "CAPACITYSIM_PUBLIC_MODELS"
-_BARE = "import sys; from swmm.toolkit import solver; solver.swmm_run(sys.argv[1], sys.argv[2], sys.argv[3])"
-_ENV = dict(os.environ, OMP_NUM_THREADS="1")
 
 #: The demonstration of `make demo` (synthetic-500: 100,000 gpd at MH0020 offset by 250,000 gpd of RDII
 #: removal in the CSO basin of MH0012, Binghamton 1-yr 24-h storm).
 DEMO = {"connections": ["MH0020=100000"], "remediations": ["basin=MH0012,gpd=250000"], "storm": "binghamton-1yr-24h"}
-
-
-def bare_runs(inputs: list[Path], folder: Path) -> None:
-    """The bare engine on every input at once (one child process each, as a demonstration runs its two)."""
-    procs = []
-    for k, inp in enumerate(inputs):
-        procs.append(subprocess.Popen([sys.executable, "-c", _BARE, str(inp), str(folder / f"bare{k}.rpt"),
-                                       str(folder / f"bare{k}.out")], env=_ENV, cwd=folder,  # scratch files there
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
-    errors = [p.communicate()[1] for p in procs]
-    for p, err in zip(procs, errors):
-        if p.returncode != 0:
-            raise RuntimeError(f"bare engine run failed (exit {p.returncode}): {err.decode(errors='replace')[-300:]}")
 
 
 @speed_case("capacity.overhead.synthetic_500", basis="cpu", repeats=6, max_samples=10, budget_s=120.0,

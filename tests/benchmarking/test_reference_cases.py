@@ -43,7 +43,7 @@ def test_reference_case_passes_and_matches_the_baseline(name):
 
 #: What each speed case starts (the test tier markers): the engine, a server; the rest runs in the fast tier.
 _SPEED_MARKS = {"capacity.": pytest.mark.swmm, "corpus.": pytest.mark.swmm, "network.": pytest.mark.swmm,
-                "service.": pytest.mark.server, "sweep.": pytest.mark.slow}
+                "service.": pytest.mark.server, "sweep.": pytest.mark.slow, "scaling.": pytest.mark.dask}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[m for p, m in _SPEED_MARKS.items() if n.startswith(p)])
