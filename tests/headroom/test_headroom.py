@@ -122,6 +122,12 @@ def test_bounded_at_max_gpd(run_cli):
         assert n["bounded"] is True and n["status"] == "bounded"
         assert n["max_connection_gpd"] == n["passing_gpd"] == 1000.0 and n["failing_gpd"] is None
         assert n["governing_check"] is None and n["runs"] == 1
+    doc = json.loads(r.stdout)
+    assert doc["full_run_equivalents_per_node"] == pytest.approx(1.0)  # one complete run per cell: the floor
+    text = run_cli("headroom", "--model", str(TINY), "--storm", STORM, "--nodes", "MH0001,MH0009", "--max-gpd", "1000",
+                   "--workers", "0", "--no-progress")
+    assert text.exit_code == 0, text.stderr
+    assert "1.00 complete runs per cell (the floor: 1.00" in text.stdout, text.stdout  # issue 30: beside its floor
 
 
 def _figures(records):

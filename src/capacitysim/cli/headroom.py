@@ -98,6 +98,9 @@ def _print(doc: dict, report_path) -> None:
                       f"{c['untrusted']:,} untrusted, {c['error']:,} error)"),
             ("SWMM runs", f"{doc['runs_total']:,}" + (f" ({doc['runs_per_node']:.2f} per cell)" if doc["runs_per_node"] is not None else "")),
             ("time", f"{doc['seconds']:.1f} s ({doc['scheduler'] or '-'}, {doc['workers']} workers)")]
+    if doc.get("full_run_equivalents_per_node") is not None:  # issue 30: the figure beside its floor
+        rows.insert(-1, ("cost", f"{doc['full_run_equivalents_per_node']:.2f} complete runs per cell (the floor: 1.00, "
+                                 "one complete run confirming each figure; the runs before excluded)"))
     if doc.get("store"):
         rows.append(("results", os.path.dirname(doc["store"])))
     if report_path:
