@@ -144,20 +144,20 @@ def _sweep_hartfordville():
     return Paired(on(2), on(1), "the same sweep on a local cluster of 1 worker")
 
 
-@speed_case("scaling.headroom.synthetic_50.workers_2_vs_1", basis="wall", repeats=3, max_samples=6, budget_s=240.0,
-            description="headroom of 12 junctions of synthetic-50 (Binghamton storm) on a local cluster of 2 workers "
-                        "/ the same on 1 worker (linear: 0.5)")
-def _headroom_2():
-    address = _clusters(1, 2)
-    return Paired(_headroom(address[2]), _headroom(address[1]), "the same headroom on a local cluster of 1 worker")
+def _workers_case(n: int, ref: int, goal: str):
+    """The case of headroom on a local cluster of ``n`` workers against one of ``ref`` workers."""
+    def setup():
+        address = _clusters(ref, n)
+        return Paired(_headroom(address[n]), _headroom(address[ref]),
+                      f"the same headroom on a local cluster of {ref} worker{'s' if ref > 1 else ''}")
+
+    speed_case(f"scaling.headroom.synthetic_50.workers_{n}_vs_{ref}", basis="wall", repeats=3, max_samples=6,
+               budget_s=240.0, description=f"headroom of 12 junctions of synthetic-50 (Binghamton storm) on a local "
+                                           f"cluster of {n} workers / the same on {ref} ({goal})")(setup)
 
 
-@speed_case("scaling.headroom.synthetic_50.workers_4_vs_2", basis="wall", repeats=3, max_samples=6, budget_s=240.0,
-            description="headroom of 12 junctions of synthetic-50 on a local cluster of 4 workers / on 2 workers "
-                        "(on 2 cores, 1.0 is the best there is: the cores, not the workers, run the engines)")
-def _headroom_4():
-    address = _clusters(2, 4)
-    return Paired(_headroom(address[4]), _headroom(address[2]), "the same headroom on a local cluster of 2 workers")
+_workers_case(2, 1, "linear: 0.5")
+_workers_case(4, 2, "on 2 cores, 1.0 is the best there is: the cores, not the workers, run the engines")
 
 
 @speed_case("scaling.headroom.synthetic_50.external_vs_local", basis="wall", repeats=3, max_samples=6, budget_s=240.0,
