@@ -150,7 +150,7 @@ def test_measured_ii_names_only_uploads_and_nodes_of_the_model():
             prepare("capacity-demonstration", {"inputs": base | {"measured_ii": [{"analysis": "upload:" + "a" * 64,
                                                                                   "nodes": ["MH0003"], "gauge": gauge}]}},
                     lambda sha: __file__)
-        assert err.value.field == "inputs.measured_ii[0].gauge" and "a rain gauge of the model (1 rain gauges: RG1)" \
+        assert err.value.field == "inputs.measured_ii[0].gauge" and "a rain gauge of the model (1 rain gauge: RG1)" \
             in str(err.value), gauge
 
 

@@ -283,7 +283,7 @@ def _check_model_elements(proc, inputs: dict, model: Path) -> None:
                     if n not in known:
                         field = f"inputs.{key}[{i}]" + (f".{part}" if part else "") + ("" if j is None else f"[{j}]")
                         listed = ", ".join(sorted(known)[:8]) + (", ..." if len(known) > 8 else "")
-                        raise ServiceInputError(field, n, f"a {what} of the model ({len(known)} {what}s: "
+                        raise ServiceInputError(field, n, f"a {what} of the model ({len(known)} {what}{'' if len(known) == 1 else 's'}: "
                                                 f"{listed or 'none'})")
 
 
