@@ -185,4 +185,4 @@ def _service_job_overhead():
         run_demonstration("synthetic-50", storm=SERVICE_INPUTS["storm"], connections=["MH0003=5000"]).close()
 
     job()  # warm-up: the worker's imports
-    return Paired(job, direct, "the same capacity demonstration called in this process (run_demonstration)")
+    return Paired(job, direct, "the same capacity demonstration called in this process (run_demonstration)", stop)

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from capacitysim.benchmarking import speed_case
@@ -52,22 +53,28 @@ HEADROOM_STORM = "binghamton-1yr-24h"
 CLUSTER_START_WAIT_S = 120
 
 
-def _clusters(*sizes: int) -> dict:
-    """Local clusters of ``sizes`` workers, started now and closed at exit: ``{n: scheduler address}``."""
+def _clusters(*sizes: int) -> tuple[dict, Callable[[], None]]:
+    """Local clusters of ``sizes`` workers, started now: ``({n: scheduler address}, close)``; ``close`` stops them
+    (:attr:`Paired.close`, once the case is measured; at exit too, if a sample raised first)."""
     from capacitysim.workflows.sweep import local_cluster
 
     os.environ["OMP_NUM_THREADS"] = "1"
-    out = {}
+    out, clusters = {}, []
     for n in sizes:
-        cluster = local_cluster(n)
-        atexit.register(cluster.close)
-        out[n] = cluster.scheduler_address
-    return out
+        clusters.append(local_cluster(n))
+        out[n] = clusters[-1].scheduler_address
+
+    def close():
+        for c in clusters:
+            c.close()
+
+    atexit.register(close)
+    return out, close
 
 
-def _external_cluster(n_workers: int) -> str:
-    """An external ``dask scheduler`` and ``n_workers`` ``dask worker`` processes (one thread each) on 127.0.0.1,
-    stopped at exit; its address once every worker has joined."""
+def _external_cluster(n_workers: int) -> tuple[str, Callable[[], None]]:
+    """An external ``dask scheduler`` and ``n_workers`` ``dask worker`` processes (one thread each) on 127.0.0.1:
+    ``(its address once every worker has joined, stop)``; stopped at exit too."""
     from distributed import Client
 
     folder = Path(tempfile.mkdtemp(prefix="capacitysim-bench-dask-"))
@@ -101,7 +108,7 @@ def _external_cluster(n_workers: int) -> str:
                                   stderr=subprocess.DEVNULL, start_new_session=True))
     with Client(scheduler_file=str(sched_file), timeout=CLUSTER_START_WAIT_S) as client:
         client.wait_for_workers(n_workers, timeout=CLUSTER_START_WAIT_S)
-        return client.scheduler.address
+        return client.scheduler.address, stop
 
 
 def _headroom(address: str):
@@ -131,7 +138,7 @@ def _sweep_hartfordville():
     (folder / "hartfordville-8.toml").write_text(HARTFORDVILLE_SWEEP.format(model=model.resolve().as_posix()),
                                                  encoding="utf-8")
     spec = load_sweep(folder / "hartfordville-8.toml")
-    address = _clusters(1, 2)
+    address, close = _clusters(1, 2)
     counter = itertools.count()
 
     def on(n):
@@ -141,15 +148,15 @@ def _sweep_hartfordville():
                 raise RuntimeError(f"sweep on {n} workers: {r.to_dict()}")
         return run
 
-    return Paired(on(2), on(1), "the same sweep on a local cluster of 1 worker")
+    return Paired(on(2), on(1), "the same sweep on a local cluster of 1 worker", close)
 
 
 def _workers_case(n: int, ref: int, goal: str):
     """The case of headroom on a local cluster of ``n`` workers against one of ``ref`` workers."""
     def setup():
-        address = _clusters(ref, n)
+        address, close = _clusters(ref, n)
         return Paired(_headroom(address[n]), _headroom(address[ref]),
-                      f"the same headroom on a local cluster of {ref} worker{'s' if ref > 1 else ''}")
+                      f"the same headroom on a local cluster of {ref} worker{'s' if ref > 1 else ''}", close)
 
     speed_case(f"scaling.headroom.synthetic_50.workers_{n}_vs_{ref}", basis="wall", repeats=3, max_samples=6,
                budget_s=240.0, description=f"headroom of 12 junctions of synthetic-50 (Binghamton storm) on a local "
@@ -164,8 +171,14 @@ _workers_case(4, 2, "on 2 cores, 1.0 is the best there is: the cores, not the wo
             description="headroom of 12 junctions of synthetic-50 on an external `dask scheduler` with 2 `dask "
                         "worker` processes (the --scheduler path) / on a local cluster of 2 workers (1.0: no cost)")
 def _headroom_external():
-    local = _clusters(2)[2]
-    return Paired(_headroom(_external_cluster(2)), _headroom(local), "the same headroom on a local cluster of 2 workers")
+    local, close_local = _clusters(2)
+    external, close_external = _external_cluster(2)
+
+    def close():
+        close_external()
+        close_local()
+
+    return Paired(_headroom(external), _headroom(local[2]), "the same headroom on a local cluster of 2 workers", close)
 
 
 @speed_case("scaling.headroom.synthetic_50.floor", basis="wall", repeats=3, max_samples=6, budget_s=240.0,
@@ -176,7 +189,7 @@ def _headroom_floor():
     from capacitysim.benchmarking.bare import bare_runs
     from capacitysim.workflows.demonstration import run_demonstration
 
-    address = _clusters(2)
+    address, close = _clusters(2)
     folder = Path(tempfile.mkdtemp(prefix="capacitysim-bench-"))
     inputs = []
     for node in HEADROOM_NODES:  # each junction's confirming run: the scenario after, as capacity writes it
@@ -190,4 +203,4 @@ def _headroom_floor():
             bare_runs(inputs[k:k + 2], folder)
 
     return Paired(_headroom(address[2]), floor, f"the bare engine on {len(inputs)} junctions' scenarios after, two at "
-                  "a time")
+                  "a time", close)

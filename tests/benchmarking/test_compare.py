@@ -178,3 +178,23 @@ def test_history_report(tmp_path, run_cli):
     html = (tmp_path / "h.html").read_text()
     assert "fake.case" in html and "data:image/png;base64" in html
     assert "ratio is its time divided by the time of a reference" in html and "95 % interval" in html
+
+
+def test_a_paired_case_is_closed_once_measured_even_when_it_raises():
+    """What a case's setup starts (a dask cluster, a server) is stopped once the case is measured, never left running
+    beside the cases after it (issue 30's scaling cases start clusters of 1-4 workers)."""
+    from capacitysim.benchmarking.registry import Paired, SpeedCase
+
+    clock = FakeClock(seed=7)
+    closed = []
+
+    def setup(fail):
+        def boom():
+            raise RuntimeError("the case crashed")
+        return Paired(boom if fail else clock.call(0.3, 0.01), clock.call(0.3, 0.01), "fake", lambda: closed.append(fail))
+
+    doc = run_cases({}, {"fake.ok": SpeedCase("fake.ok", lambda: setup(False), "fake", min_samples=3)}, timer=clock)
+    assert doc["speed"]["fake.ok"]["n_samples"] >= 3 and closed == [False]
+    with pytest.raises(RuntimeError, match="crashed"):
+        run_cases({}, {"fake.bad": SpeedCase("fake.bad", lambda: setup(True), "fake", min_samples=3)}, timer=clock)
+    assert closed == [False, True]

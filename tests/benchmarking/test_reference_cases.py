@@ -61,8 +61,12 @@ def test_every_speed_case_sets_up_and_runs_once(name):
     except SkipCase as why:
         pytest.skip(str(why))
     calls = (made.case, made.reference) if isinstance(made, Paired) else (made,)
-    for call in calls:
-        call()
+    try:
+        for call in calls:
+            call()
+    finally:
+        if isinstance(made, Paired) and made.close is not None:
+            made.close()
 
 
 @pytest.mark.swmm

@@ -53,11 +53,14 @@ class SkipCase(Exception):
 @dataclass(frozen=True)
 class Paired:
     """What a speed case's ``setup()`` returns when its ratio is not to the reference kernel: the
-    timed call, its own reference call (timed interleaved with it) and what the reference is."""
+    timed call, its own reference call (timed interleaved with it) and what the reference is; ``close`` (if any)
+    stops what the setup started (a dask cluster, a server) once the case is measured, so it never runs beside the
+    cases after it."""
 
     case: Callable[[], object]
     reference: Callable[[], object]
     reference_description: str
+    close: Callable[[], object] | None = None
 
 
 #: Bases of a speed ratio: ``"cpu"`` (CPU time of this process and of its finished children, for

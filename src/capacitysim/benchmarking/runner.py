@@ -266,8 +266,12 @@ def _speed(case: SpeedCase, kernel, repeats: int | None, budget_s: float | None,
             kernel["fn"] = _reference_kernel()
         case_fn, ref_fn, ref_what = made, kernel["fn"], REFERENCE_KERNEL_DESCRIPTION
     lo = max(repeats or case.min_samples, 3)
-    timing = measure(case_fn, ref_fn, basis=case.basis, min_samples=lo, max_samples=max(lo, case.max_samples),
-                     budget_s=case.budget_s if budget_s is None else budget_s, timer=timer)
+    try:
+        timing = measure(case_fn, ref_fn, basis=case.basis, min_samples=lo, max_samples=max(lo, case.max_samples),
+                         budget_s=case.budget_s if budget_s is None else budget_s, timer=timer)
+    finally:
+        if isinstance(made, Paired) and made.close is not None:
+            made.close()
     return {"version": case.version, "description": case.description, "reference": ref_what, **timing,
             "load_regime": load_regime(timing["samples"]["load1"], os.cpu_count())}
 
