@@ -19,7 +19,22 @@ pytestmark = [pytest.mark.server]
 EXAMPLES = 25
 
 
-def test_no_server_error_and_json_errors(server):
+@pytest.fixture(scope="module")
+def fuzz_server(tmp_path_factory):
+    """A server of its own: the generated requests are valid often enough to move credits (seven transfers out of
+    the demo subaccount in one CI run), which drained the bank the session's other tests share."""
+    from support import Server, free_port, seeded  # tests/service/conftest.py puts support on the path
+
+    data = tmp_path_factory.mktemp("fuzz")
+    out = seeded(data)
+    srv = Server(data, free_port(), workers=2, tokens=dict(out["tokens"]), names=out["names"], flows=out["flows"])
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+def test_no_server_error_and_json_errors(fuzz_server):
+    server = fuzz_server
     headers = {"Authorization": f"Bearer {server.tokens['administrator']}"}
     schema = schemathesis.openapi.from_url(f"{server.url}/openapi.json", headers=headers)  # the document needs a token
     seen = []
