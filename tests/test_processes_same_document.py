@@ -145,11 +145,7 @@ def test_the_three_faces_return_one_document(server, process, tmp_path):
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from support import Server, free_port, seeded
+    from support import seeded_server
 
-    data = tmp_path_factory.mktemp("service")
-    out = seeded(data)
-    srv = Server(data, free_port(), workers=1, tokens=dict(out["tokens"]), names=out["names"], flows=out["flows"])
-    srv.start()
-    yield srv
-    srv.stop()
+    with seeded_server(tmp_path_factory.mktemp("service"), workers=1) as srv:
+        yield srv

@@ -7,6 +7,7 @@ credentials on purpose uses an address of its own and never locks out the others
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -153,3 +154,16 @@ def problem_ok(r, status: int) -> dict:
     return body
 
 
+
+
+@contextlib.contextmanager
+def seeded_server(data: Path, *, workers: int = 2):
+    """A server of its own on 127.0.0.1, seeded with the demo (:func:`seeded`) in ``data``: for a test whose requests
+    must not move the credits of the session's shared server (tests/service/conftest.py)."""
+    out = seeded(data)
+    srv = Server(data, free_port(), workers=workers, tokens=dict(out["tokens"]), names=out["names"], flows=out["flows"])
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()

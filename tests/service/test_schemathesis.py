@@ -23,14 +23,10 @@ EXAMPLES = 25
 def fuzz_server(tmp_path_factory):
     """A server of its own: the generated requests are valid often enough to move credits (seven transfers out of
     the demo subaccount in one CI run), which drained the bank the session's other tests share."""
-    from support import Server, free_port, seeded  # tests/service/conftest.py puts support on the path
+    from support import seeded_server
 
-    data = tmp_path_factory.mktemp("fuzz")
-    out = seeded(data)
-    srv = Server(data, free_port(), workers=2, tokens=dict(out["tokens"]), names=out["names"], flows=out["flows"])
-    srv.start()
-    yield srv
-    srv.stop()
+    with seeded_server(tmp_path_factory.mktemp("fuzz"), workers=2) as srv:
+        yield srv
 
 
 def test_no_server_error_and_json_errors(fuzz_server):
