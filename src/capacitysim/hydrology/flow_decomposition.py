@@ -70,10 +70,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import xarray as xr
 
 from capacitysim.errors import InputError
 from capacitysim.units import HOURS_PER_DAY, SECONDS_PER_DAY, SECONDS_PER_HOUR
+from capacitysim.xarray_setup import xr
 
 # --- named policies (values; texts and citations in POLICIES) ----------------------------------------
 #: Largest rain on a day [in] for it and the :data:`DRY_ANTECEDENT_DAYS` days after it to stay dry

@@ -11,13 +11,13 @@ References
 from __future__ import annotations
 
 import numpy as np
-import xarray as xr
 
 from capacitysim.checks import check_range, check_steps
 from capacitysim.errors import InputError
 from capacitysim.hydrology import tables
 from capacitysim.hydrology._inputs import MAX_PRECIP_IN
 from capacitysim.units import MINUTES_PER_HOUR
+from capacitysim.xarray_setup import xr
 
 #: The NRCS synthetic distributions are defined over 24 hours [h] (NEH 630 ch. 4).
 NRCS_DURATION_HR = 24.0

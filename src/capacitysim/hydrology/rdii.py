@@ -358,7 +358,7 @@ def inflow_sources_cfs(sump_pumps: float, sump_pump_gpm: float, roof_area_sqft: 
         rec.update({"sump_flow_cfs": q, "sump_on_hr": on, "sump_off_hr": end_hr,
                     "sump_volume_cf": q * (end_hr - on - SUMP_RAMP_HR / 2) * SECONDS_PER_HOUR})
     if roof_area_sqft > 0:
-        import xarray as xr
+        from capacitysim.xarray_setup import xr
 
         from capacitysim.hydrology.runoff import runoff_depth
         from capacitysim.hydrology.unit_hydrograph import unit_hydrograph_runoff

@@ -20,7 +20,6 @@ import numpy as np
 import scipy.fft
 import scipy.optimize
 import scipy.special
-import xarray as xr
 
 from capacitysim.checks import MAX_BATCH_VALUES, check_finite_result, check_range, check_steps
 from capacitysim.errors import InputError
@@ -29,6 +28,7 @@ from capacitysim.hydrology._inputs import MAX_AREA_MI2, MAX_PRECIP_IN, MAX_TC_HR
 from capacitysim.hydrology.rainfall import storm_step_hr
 from capacitysim.hydrology.runoff import PERCENT, runoff_depth
 from capacitysim.units import CUBIC_FEET_PER_SQMI_INCH, MINUTES_PER_HOUR, SECONDS_PER_HOUR
+from capacitysim.xarray_setup import xr
 
 #: NEH 630 ch. 15: lag L = 0.6 Tc.
 LAG_OVER_TC = 0.6

@@ -17,13 +17,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import xarray as xr
-
 from capacitysim.errors import DataFileError, InputError
 from capacitysim.hydrology._inputs import MAX_PRECIP_IN
 from capacitysim.hydrology.rainfall import design_storm
 from capacitysim.hydrology.rainfall import NRCS_DURATION_HR, design_storm_depths
 from capacitysim.io.files import bundled_dir, check_keys, path_exists, quoted, read_toml, require_text
+from capacitysim.xarray_setup import xr
 
 _REQUIRED = {"depth_in", "distribution", "source"}
 #: Default time step of a storm file [min] (the 0.1-h step of the NRCS tabulations).

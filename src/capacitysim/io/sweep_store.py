@@ -205,7 +205,7 @@ def open_results(path: str | os.PathLike):
     """The sweep's results as an xarray.Dataset with one dimension per swept parameter (product
     grids) or ``scenario`` (zip), ``verdict`` as text ("pass", "fail", "untrusted", "" when failed
     or missing) and ``status`` as text ("done", "failed", "missing")."""
-    import xarray as xr
+    from capacitysim.xarray_setup import xr
 
     p = Path(path)
     flat = load_store(p, "sweep", "sweep results")

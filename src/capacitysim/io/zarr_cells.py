@@ -44,7 +44,7 @@ def create_empty_store(path: str | os.PathLike, data_vars: dict, coords: dict, a
         As :class:`xarray.Dataset` takes them.
     """
     import dask.array as da
-    import xarray as xr
+    from capacitysim.xarray_setup import xr
 
     arrays, encoding = {}, {}
     for name, (dims, shape, dtype, fill, chunks, var_attrs) in data_vars.items():
@@ -136,7 +136,7 @@ def load_store(path: str | os.PathLike, attr: str, what: str):
     """
     from pathlib import Path
 
-    import xarray as xr
+    from capacitysim.xarray_setup import xr
 
     from capacitysim.errors import DataFileError
 

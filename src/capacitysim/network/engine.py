@@ -59,7 +59,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import xarray as xr
 
 from capacitysim.errors import CapacitysimError, EngineError, InputError
 from capacitysim.network.inp_text import prepare_inp_text, quoted_tokens, section_lines
@@ -74,6 +73,7 @@ from capacitysim.units import (
     SECONDS_PER_HOUR,
     US_FLOW_UNITS,
 )
+from capacitysim.xarray_setup import xr
 
 _CHILD = Path(__file__).with_name("_child.py")
 #: SWMM's FLOW_TOL [cfs]: an external inflow smaller than this at a routing step is set to zero (EPA SWMM 5.2

@@ -166,7 +166,7 @@ def _verdict_grid(s: dict):
     m = s.get("verdict_map")
     if m is None:
         return None
-    import xarray as xr
+    from capacitysim.xarray_setup import xr
 
     return xr.Dataset({"verdict": (m["dims"], np.asarray(m["verdict"], dtype=object))},
                       coords={d: v for d, v in m["coords"].items()})

@@ -14,11 +14,11 @@ import math
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
-import xarray as xr
 
 from capacitysim.checks import check_range
 from capacitysim.errors import DataFileError, InputError
 from capacitysim.rules.verdict import Check, verdict_from_checks
+from capacitysim.xarray_setup import xr
 
 #: Citation of the capacity checks.
 CAPACITY_CITATION = "BJC I/I offset program H(1); 15 RCNY § 18-36; limits: capacitysim criteria (program policy)"

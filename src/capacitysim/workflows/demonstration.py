@@ -30,7 +30,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
-import xarray as xr
 
 from capacitysim.checks import check_range, flow_gpd
 from capacitysim.io.bundled import model_path as bundled_model_path
@@ -61,6 +60,7 @@ from capacitysim.network.scenario import (
 from capacitysim.network.model import report_start_hr
 from capacitysim.units import GPD_PER_CFS, SQFT_PER_ACRE
 from capacitysim.workflows.measured_ii import measured_ii_edits, parse_measured_ii
+from capacitysim.xarray_setup import xr
 # the judgement of the two runs, one for every workflow (issue 27, item 2); its names are also read from here
 from capacitysim.workflows.judgement import (  # noqa: F401
     DESIGN_STORM,
@@ -668,7 +668,8 @@ def model_files(model: SwmmInp) -> list[dict]:
 
 
 def _first_dataarray() -> None:
-    """Build one DataArray: xarray imports its duck-array modules (dask, about 0.9 s) at the first one."""
+    """Build one DataArray while the engines run: xarray's one-off checks at the first one (``import dask``, about
+    0.15 s; ``dask.array`` is no longer among them, :mod:`capacitysim.xarray_setup`)."""
     xr.DataArray(np.zeros(1))
 
 

@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import xarray as xr
 
 from capacitysim.errors import EngineError, InputError
 from capacitysim.network.basins import Basin, basin_of
@@ -63,6 +62,7 @@ from capacitysim.rules.capacity import (
 from capacitysim.rules.policy import Policy
 from capacitysim.rules.verdict import Check
 from capacitysim.units import CFS_PER_FLOW_UNIT, GPD_PER_CFS, MILLIMETERS_PER_INCH
+from capacitysim.xarray_setup import xr
 
 
 #: The design storm of a capacity demonstration (program policy ``design_storm``).

@@ -110,7 +110,7 @@ def network_dataset(before, after=None, *, checks: Sequence[Mapping] = (), geome
         Element names as a person reads them (``display_name``); run attributes that are numbers
         (continuity errors, routing totals) become variables along ``scenario``.
     """
-    import xarray as xr
+    from capacitysim.xarray_setup import xr
 
     runs = [("before", before)] + ([("after", after)] if after is not None else [])
     names = [k for k, _ in runs]
@@ -262,7 +262,7 @@ def export_node_table(out_dir: str | Path, rows: Sequence[Mapping], *, id_key: s
     geometry : ModelGeometry, optional
         :func:`model_geometry` of the model.
     """
-    import xarray as xr
+    from capacitysim.xarray_setup import xr
 
     flat = _flat_rows(rows)
     keys = list(dict.fromkeys(k for r in flat for k in r))
@@ -302,7 +302,7 @@ def export_node_table(out_dir: str | Path, rows: Sequence[Mapping], *, id_key: s
 
 def _doc_dataset(doc: Mapping):
     """A Dataset of a capacity document's ``nodes`` and ``links`` rows (a stored document, no runs at hand)."""
-    import xarray as xr
+    from capacitysim.xarray_setup import xr
 
     out = xr.Dataset(coords={"scenario": np.array(["before", "after"], dtype=object)})
     for dim in ELEMENT_DIMS:
@@ -370,7 +370,7 @@ def export_detention(out_dir: str | Path, doc: Mapping, series: Mapping, steps: 
 
     There is no network: no ``nodes.csv``, ``links.csv`` or GeoJSON.
     """
-    import xarray as xr
+    from capacitysim.xarray_setup import xr
 
     numbers = [(k, v) for k, v in doc.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
     design = [{"quantity": k, "label": human_label(k), "value": v, "unit": unit_of(k) or ""} for k, v in numbers]
