@@ -53,6 +53,32 @@ def _capacity_overhead():
                   "demonstration's two edited inputs at once")
 
 
+@speed_case("capacity.process.synthetic_500", basis="cpu", repeats=6, max_samples=10, budget_s=150.0,
+            description="`capacitysim capacity` as a whole process on `make demo`'s demonstration (the interpreter, "
+                        "its imports, the command line, scenario writing, two engine runs, results, judging, the JSON "
+                        "document) / the bare engine on its two edited inputs, each in a fresh interpreter")
+def _capacity_process():
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    folder = Path(tempfile.mkdtemp(prefix="capacitysim-bench-"))
+    args = ["--model", str(MODELS / "synthetic-500.inp"), "--storm", DEMO["storm"],
+            *itertools.chain.from_iterable(("--connect", c) for c in DEMO["connections"]),
+            *itertools.chain.from_iterable(("--remediate", r) for r in DEMO["remediations"]), "--json"]
+
+    def command(work: Path | None = None) -> None:  # without --work-dir the run folder goes when the command ends
+        keep = ["--work-dir", str(work)] if work is not None else []
+        proc = subprocess.run([sys.executable, "-m", "capacitysim", "capacity", *args, *keep], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if proc.returncode != 0:
+            raise RuntimeError(f"capacitysim capacity exited {proc.returncode}: "
+                               f"{proc.stderr.decode(errors='replace')[-300:]}")
+
+    command(folder / "ref")
+    inputs = [folder / "ref" / f"{k}_input.inp" for k in ("before", "after")]
+    return Paired(command, lambda: bare_runs(inputs, folder),
+                  "the bare engine (swmm_run, as pyswmm's execute) on the demonstration's two edited inputs at once, "
+                  "each in a fresh interpreter")
+
+
 def public_models() -> list[Path]:
     """The public corpus's .inp files (empty when the folder is absent)."""
     folder = Path(os.environ.get(PUBLIC_MODELS_ENV) or PUBLIC_MODELS)
