@@ -37,20 +37,25 @@ from capacitysim.cli.common import (ProgressBar, check_export_dir, emit_json, em
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write the HTML report here.")
 @click.option("--method", metavar="[screen|bisection]", default="screen", show_default=True,
               help="screen: estimates from the run before, then few runs; bisection: brute force (for comparison).")
+@click.option("--screen-only", is_flag=True,
+              help="Screening: the run before and the screen only (three runs per storm, whatever the number of nodes); "
+                   "every node gets the screen's estimate, none a confirmed figure. The same --out with --resume and "
+                   "without --screen-only confirms them.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @export_option
 @submittal_options
 @json_option
 def headroom(model_path, storms, nodes, basin, all_nodes, criteria_file, remediates, plant, peaking, spinup_hr,
-             tolerance_pct, max_gpd, min_gpd, workers, scheduler, out_dir, resume, report_path, method, no_progress,
-             as_json, export_dir, **submittal):
+             tolerance_pct, max_gpd, min_gpd, workers, scheduler, out_dir, resume, report_path, method, screen_only,
+             no_progress, as_json, export_dir, **submittal):
     """Capacity headroom: the largest connection each node can take, bracketed by SWMM runs.
 
     For each node (and storm): max_connection_gpd, the bracket [passing_gpd, failing_gpd] (both real
     runs, within --tolerance-pct), the governing check at the failing flow, and bounded when even
     --max-gpd passes; a node failing at --min-gpd reports 0. Each figure is what `capacitysim capacity
     --connect NODE=GPD` (same --storm, --remediate, --criteria) gives. Exit code 0 when every cell has
-    a figure, 1 when any is untrusted or in error (one line on stderr), 2 for bad input.
+    a figure, 1 when any is untrusted or in error (one line on stderr), 2 for bad input. With
+    --screen-only a cell with the screen's estimate counts as done.
     """
     from capacitysim.cli.common import check_output, run_process, submittal_values
 
@@ -63,7 +68,7 @@ def headroom(model_path, storms, nodes, basin, all_nodes, criteria_file, remedia
     values = dict(model=model_path, storms=storms, nodes=nodes, basin=basin, all_nodes=all_nodes, criteria=criteria_file,
                   criteria_file=criteria_file, remediations=remediates, plant=plant, peaking=peaking, spinup_hr=spinup_hr,
                   tolerance_pct=tolerance_pct, max_gpd=max_gpd, min_gpd=min_gpd, workers=workers, scheduler=scheduler,
-                  out=out_dir, resume=resume, method=method, submittal=submittal_values(submittal))
+                  out=out_dir, resume=resume, method=method, screen_only=screen_only, submittal=submittal_values(submittal))
     with ProgressBar("node", "headroom") as bar:
         proc, inputs, res = run_process("headroom", values, progress=None if no_progress else bar, before=outputs)
     doc = proc.document(res)
@@ -81,7 +86,8 @@ def headroom(model_path, storms, nodes, basin, all_nodes, criteria_file, remedia
         emit_json(doc)
     else:
         _print(doc, report_path)
-    c = doc["counts"]
+    c = dict(doc["counts"])
+    c["missing"] -= doc.get("nodes_screened") or 0  # screening asked for: a screened cell is what was asked
     bad = c["untrusted"] + c["error"] + c["missing"]
     if bad:
         parts = [f"{c[k]:,} {k}" for k in ("untrusted", "error", "missing") if c[k]]
@@ -90,12 +96,13 @@ def headroom(model_path, storms, nodes, basin, all_nodes, criteria_file, remedia
 
 
 def _print(doc: dict, report_path) -> None:
-    from capacitysim.report.headroom import _sort_key, governing_text, headroom_text
+    from capacitysim.report.headroom import _sort_key, governing_text, headroom_text, screen_text
 
     c = doc["counts"]
     rows = [("model", doc["model_file"]), ("storms", ", ".join(s["label"] for s in doc["storms"])),
             ("cells", f"{len(doc['nodes']):,} ({c['ok']:,} bracketed, {c['bounded']:,} bounded, {c['zero']:,} zero, "
-                      f"{c['untrusted']:,} untrusted, {c['error']:,} error)"),
+                      f"{c['untrusted']:,} untrusted, {c['error']:,} error"
+                      + (f", {doc['nodes_screened']:,} screened only" if doc.get("screen_only") else "") + ")"),
             ("SWMM runs", f"{doc['runs_total']:,}" + (f" ({doc['runs_per_node']:.2f} per cell)" if doc["runs_per_node"] is not None else "")),
             ("time", f"{doc['seconds']:.1f} s ({doc['scheduler'] or '-'}, {doc['workers']} workers)")]
     if doc.get("full_run_equivalents_per_node") is not None:  # issue 30: the figure beside its floor
@@ -110,4 +117,5 @@ def _print(doc: dict, report_path) -> None:
     for r in sorted(doc["nodes"], key=_sort_key):
         br = "-" if r.get("passing_gpd") is None else f"{r['passing_gpd']:,.0f}-" + ("" if r.get("failing_gpd") is None else f"{r['failing_gpd']:,.0f}")
         click.echo(f"{r['node']:<14} {r['storm'][:22]:<22} {headroom_text(r):>21} {br:>23} {r.get('runs') or 0:>4}  "
-                   f"{governing_text(r) if r['status'] in ('ok', 'zero') else (r.get('message') or '')}")
+                   f"{governing_text(r) if r['status'] in ('ok', 'zero') else (r.get('message') or screen_text(r))}")
+

@@ -35,6 +35,7 @@ from capacitysim.files import atomic_write_text
 from capacitysim.io.zarr_cells import (
     StatusLastWriter,
     create_empty_store,
+    fill_value,
     load_store,
     open_identified,
 )
@@ -101,6 +102,22 @@ class StoreWriter(StatusLastWriter):
     def write(self, i: int, j: int, cell: dict) -> None:
         super().write((i, j), cell)
 
+    def write_screen(self, j: int, rows, gpd, elements) -> None:
+        """The screen's estimates of storm ``j`` at node indices ``rows`` (one column read and written once; the
+        cells' status is left as it is: a screened cell is still missing, its figure unconfirmed)."""
+        rows = np.asarray(list(rows), dtype=int)
+        if rows.size == 0:
+            return
+        for name, values in (("screen_gpd", gpd), ("screen_element", elements)):
+            arr = self.arrays.get(name)
+            if arr is None:
+                continue
+            col = np.asarray(arr[:, j])
+            vals = [fill_value(arr.dtype) if v is None else (v[: arr.dtype.itemsize // 4] if isinstance(v, str) else v)
+                    for v in values]
+            col[rows] = np.asarray(vals, dtype=arr.dtype)
+            arr[:, j] = col
+
 
 def cell_of(rec: dict) -> dict:
     """A node result (``NodeSearch.record``) as a store cell."""
@@ -123,7 +140,8 @@ def _num(x):
 
 def read_cells(path: str | os.PathLike) -> list[dict]:
     """Every cell of a store as a node result (``node``, ``storm``, the figures, ``governing_check``...),
-    node-major; missing cells have ``status`` "missing" and no figures."""
+    node-major; missing cells have ``status`` "missing" and no figures (a screened one ``screened``, its
+    ``screen_gpd``, None when no element limits the node, and ``screen_element``)."""
     import zarr
 
     g = zarr.open_group(str(path), mode="r")
@@ -135,6 +153,9 @@ def read_cells(path: str | os.PathLike) -> list[dict]:
         for j, s in enumerate(storms):
             st = int(a["status"][i, j])
             rec = {"node": n, "storm": s, "status": "missing" if st == MISSING else str(a["result"][i, j])}
+            if st == MISSING and "screen_gpd" in a and not np.isnan(a["screen_gpd"][i, j]):  # screened only
+                rec.update({"screen_gpd": _num(a["screen_gpd"][i, j]), "screen_element": str(a["screen_element"][i, j]),
+                            "screened": True})  # screen_gpd None: the screen found no element that limits the node
             if st != MISSING:
                 crit = str(a["governing_criterion"][i, j])
                 rec.update({

@@ -56,6 +56,9 @@ class Headroom(Process):
         Input("max_gpd", gpd("Largest connection searched") | {"default": 10000000}, cli="--max-gpd"),
         Input("min_gpd", gpd("Smallest connection searched") | {"default": 100}, cli="--min-gpd"),
         Input("method", {"type": "string", "enum": ["screen", "bisection"], "default": "screen"}, cli="--method"),
+        Input("screen_only", {"type": "boolean", "default": False,
+                              "description": "Screening: the run before and the screen only; every node gets the screen's "
+                                             "estimate (screen_gpd), none a confirmed figure."}, cli="--screen-only"),
         criteria_input(),
         submittal_input(),
         Input("all_nodes", {"type": "boolean", "description": "Search every junction (the default)."}, cli="--all",
@@ -96,6 +99,7 @@ class Headroom(Process):
                        tolerance_pct=float(inputs.get("tolerance_pct", 5)), max_gpd=float(inputs.get("max_gpd", 10_000_000)),
                        min_gpd=float(inputs.get("min_gpd", 100)), workers=inputs.workers, scheduler=inputs.scheduler,
                        out=inputs.out, resume=bool(inputs.resume), method=inputs.get("method", "screen"), progress=cb,
+                       screen_only=bool(inputs.get("screen_only", False)),
                        submittal=submittal_of(inputs), criteria_file=inputs.criteria_file)
         progress.stage("searched", "headroom searched")
         return res

@@ -73,6 +73,15 @@ def _with_unit(value, unit) -> str:
     return text if not unit or unit == "-" or text == "-" else f"{text} {unit}"
 
 
+def screen_text(r: dict) -> str:
+    """A screened cell's estimate as text (``--screen-only``), "" for any other cell: never a figure."""
+    if r.get("status") != "missing" or not r.get("screened"):
+        return ""
+    if r.get("screen_gpd") is None:
+        return "the screen found no element that limits it, not confirmed"
+    return f"screen estimate {r['screen_gpd']:,.0f} gpd ({r.get('screen_element') or '-'}), not confirmed"
+
+
 def governing_text(rec: dict) -> str:
     """``criterion at element: value (limit L unit)`` of a node's governing check, or ``-``."""
     g = rec.get("governing_check")
@@ -392,6 +401,7 @@ def _header(rep: HtmlReport, doc: dict) -> None:
         ("cells (node x storm)", len(doc["nodes"])),
         *((w, c.get(k, 0)) for k, w in (("ok", "bracketed"), ("bounded", "bounded"), ("zero", "zero"),
                                          ("untrusted", "untrusted"), ("error", "error"), ("missing", "not computed"))),
+        ("screened only (an estimate from the run before, not a figure)", doc.get("nodes_screened")),
         ("figures confirmed by real runs", doc.get("nodes_confirmed")),
         ("SWMM runs", doc["runs_total"]),
         ("runs before (one per storm and its two finer-step runs for the noise, shared by every node)", doc.get("runs_before")),
@@ -433,7 +443,11 @@ def write_report(doc: dict, path, coordinates: dict | None = None, link_lines: l
                   "that used the most of its margin. Reproduce any of them with "
                   "`capacitysim capacity --model M --storm S --connect NODE=GPD`.")
     c = doc["counts"]
-    if c.get("untrusted") or c.get("error") or c.get("missing"):
+    if doc.get("screen_only"):
+        rep.paragraph("This run is a screening (`--screen-only`): the run before and the screen only. Each node's "
+                      "estimate (its note below) chooses where to look and is no figure; the same store resumed without "
+                      "`--screen-only` confirms the figures with runs.", "untrusted")
+    elif c.get("untrusted") or c.get("error") or c.get("missing"):
         rep.paragraph("Some cells have no figure: an untrusted run (a mass balance or an injected volume off) is no "
                       "capacity failure and is reported as such; errors and cells not computed are listed below.", "untrusted")
     labels = [s["label"] for s in doc["storms"]]
@@ -458,7 +472,7 @@ def write_report(doc: dict, path, coordinates: dict | None = None, link_lines: l
     for r in sorted(doc["nodes"], key=_sort_key):
         g = r.get("governing_check") or {}
         value, limit = _check_values(g) if g else ("-", "-")
-        note = r.get("message") or ""
+        note = r.get("message") or screen_text(r)
         if g.get("stopped_hr") is not None:
             note = (note + "; " if note else "") + f"failing run stopped at {_with_unit(g['stopped_hr'], 'h')} (FAIL_WHEN_CERTAIN)"
         if r.get("status") == "bounded" and not note:

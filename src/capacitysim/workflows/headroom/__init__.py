@@ -155,6 +155,8 @@ class HeadroomResult:
     warnings: list = field(default_factory=list)
     #: measured I/I in every run (capacitysim.workflows.measured_ii.measured_ii_edits records): [] without it
     measured_ii: list = field(default_factory=list)
+    #: only the runs before and the screen were asked for: the missing cells carry the screen's estimate
+    screen_only: bool = False
 
     @property
     def policies(self) -> list[dict]:
@@ -213,6 +215,9 @@ class HeadroomResult:
             "full_run_hr": dict(self.full_run_hr), "full_run_equivalents": equiv,
             "full_run_equivalents_per_node": equiv / len(done) if (equiv is not None and done) else None,
             "nodes_confirmed": sum(r["status"] in ("ok", "bounded", "zero") for r in done),
+            # only when asked for: a document without it keeps its form (tests/test_golden_documents.py)
+            **({"screen_only": True, "nodes_screened": sum(r["status"] == "missing" and bool(r.get("screened"))
+                                                           for r in self.nodes)} if self.screen_only else {}),
             "seconds": self.seconds, "computed_now": self.computed_now, "runs_now": self.runs_now,
             "workers": self.workers, "scheduler": self.scheduler, "store": self.store, "outputs": dict(self.outputs),
             "definitions": {
@@ -225,6 +230,9 @@ class HeadroomResult:
                 "runs": "SWMM runs of the cell (the run before, one per storm with its two finer-step runs that measure the "
                         "model's noise, is counted once in runs_total)",
                 "screen_gpd": "the estimate from the run before alone",
+                **({"nodes_screened": "cells that carry only the screen's estimate: never a figure, they stay missing "
+                                      "until runs confirm a bracket (the same --out without --screen-only)"}
+                   if self.screen_only else {}),
                 "runs_stopped": "runs that stopped once their failure was certain (policy FAIL_WHEN_CERTAIN)",
                 "full_run_equivalents": "the cells' simulated hours over one complete run's (what the runs cost)",
                 "nodes_confirmed": "cells whose figure stands on real runs (ok: both ends; bounded: max_gpd passed; zero: min_gpd failed)",
@@ -240,6 +248,8 @@ _PUBLIC_KEYS = ("node", "storm", "max_connection_gpd", "passing_gpd", "failing_g
 
 def _public(r: dict) -> dict:
     out = {k: r.get(k) for k in _PUBLIC_KEYS}
+    if r.get("screened"):  # a missing cell with the screen's estimate only (screen_only)
+        out["screened"] = True
     if r.get("status") not in (None, "missing"):
         out["bracket"] = [r.get("passing_gpd"), r.get("failing_gpd")]
     return out
@@ -379,7 +389,7 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
              max_gpd: float = DEFAULT_MAX_GPD, min_gpd: float = DEFAULT_MIN_GPD, workers: int | None = None,
              scheduler: str | None = None, out=None, resume: bool = False, method: str = "screen",
              max_nodes: int | None = None, progress=None, timeout_s: float | None = None, submittal=None,
-             criteria_file=None, committed: dict | None = None, measured_ii=()) -> HeadroomResult:
+             criteria_file=None, committed: dict | None = None, measured_ii=(), screen_only: bool = False) -> HeadroomResult:
     """The largest connection each node can take under each storm, bracketed by real runs.
 
     Parameters
@@ -411,6 +421,10 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
     method : "screen" or "bisection"
     max_nodes : int, optional
         Start at most this many new cells (tests of interrupted runs).
+    screen_only : bool
+        Screening: the runs before and the screen only (one run per storm, and the noise measure's two). Each
+        missing cell gets the screen's estimate (``screen_gpd``, ``screen_element``) and stays missing: no figure
+        is confirmed. The same ``out`` with ``resume=True`` and without it confirms them.
     progress : callable(done, total, runs), optional
     committed : dict, optional
         The credit bank's commitments on this model
@@ -528,7 +542,7 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
                 nw = len(client.scheduler_info()["workers"])
             counts = run_cells(ex, net, m, [(lab, st) for lab, st, _ in storm_items], selected, status, store,
                                tolerance=tol / 100.0, min_gpd=min_gpd, max_gpd=max_gpd, method=method, criteria=criteria,
-                               max_nodes=max_nodes, progress=progress, workers=nw)
+                               max_nodes=max_nodes, progress=progress, workers=nw, screen_only=bool(screen_only))
             counts.scheduler = client.scheduler.address if client is not None else "in-process"
         records = read_cells(store)
     finally:
@@ -548,7 +562,7 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
                          computed_now=counts.cells, runs_now=counts.runs + counts.before_runs,
                          coordinates=xy, link_lines=lines, submittal=submittal, full_run_hr=dict(counts.full_run_hr),
                          geometry=geometry, committed=committed_rec, warnings=list(warnings_),
-                         measured_ii=[x[2] for x in measured])
+                         measured_ii=[x[2] for x in measured], screen_only=bool(screen_only))
     res.seconds = time.perf_counter() - t0
     if store_dir is not None:
         write_outputs(res, store_dir)

@@ -41,6 +41,7 @@ class RunCounts:
     cells: int = 0  # cells computed now
     runs: int = 0  # SWMM runs of the cells computed now
     before_runs: int = 0
+    screened: int = 0  # cells given the screen's estimate only (screen_only)
     workers: int = 0
     scheduler: str = ""
     #: storm label -> hours one complete run simulates (from the run before)
@@ -126,10 +127,13 @@ def _factor(rec: dict) -> float:
 
 
 def run_cells(executor, net, model, storms, nodes, status, store_path, *, tolerance, min_gpd, max_gpd, method,
-              criteria, max_nodes=None, progress=None, workers: int = 0, early_stop: bool = True) -> RunCounts:
+              criteria, max_nodes=None, progress=None, workers: int = 0, early_stop: bool = True,
+              screen_only: bool = False) -> RunCounts:
     """Compute every missing cell of the store (``status`` node x storm == 0); the counts of this invocation.
 
-    ``storms``: list of (label, Storm or None); ``nodes``: the node ids (store order).
+    ``storms``: list of (label, Storm or None); ``nodes``: the node ids (store order). ``screen_only``: the runs
+    before and the screen only; each missing cell gets the screen's estimate and stays missing (no figure is
+    confirmed; a later call without it confirms them).
     """
     from capacitysim.rules.capacity import continuity_error
     from capacitysim.workflows.headroom.screen import screen
@@ -216,6 +220,14 @@ def run_cells(executor, net, model, storms, nodes, status, store_path, *, tolera
                 finish(s, j)
                 continue
             searches.append(s)
+        if screen_only:
+            writer.write_screen(j, [node_index[s.node] for s in searches],
+                                [s.screen_gpd for s in searches],  # inf: no element limits the node
+                                [s.screen_key for s in searches])
+            counts.screened += len(searches)
+            if progress is not None:
+                progress(done + len(searches), total, counts.runs)
+            return
         by_node = {s.node: s for s in searches}
         for k in order:
             lead = leaders[k]

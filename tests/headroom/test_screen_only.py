@@ -1,0 +1,83 @@
+"""Screening (issue 30): ``headroom(screen_only=True)`` / ``capacitysim headroom --screen-only`` makes the runs before
+and the screen only, whatever the number of nodes; every cell carries the screen's estimate and stays missing (no
+figure is claimed); the same store resumed without it confirms the figures, equal to a search from scratch."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import zarr
+
+from capacitysim.io.headroom_store import StoreWriter, create_store, read_cells
+from capacitysim.workflows.headroom import headroom
+
+from .conftest import STORM, TINY
+
+pytestmark = [pytest.mark.swmm]
+
+FIGURES = ("max_connection_gpd", "passing_gpd", "failing_gpd", "bounded", "governing_check", "runs", "status")
+
+
+@pytest.fixture(scope="module")
+def searched(tmp_path_factory):
+    """Every junction of tiny.inp searched from scratch (in this process)."""
+    return headroom(TINY, STORM, workers=0, out=tmp_path_factory.mktemp("searched") / "out")
+
+
+def test_screening_runs_only_the_runs_before_and_claims_no_figure(searched, tmp_path):
+    res = headroom(TINY, STORM, workers=0, out=tmp_path / "out", screen_only=True)
+    doc = res.to_dict()
+    assert res.runs_total == res.before_runs_total == 3  # the run before and the noise measure's two
+    assert doc["counts"]["missing"] == len(res.nodes) == 11 and doc["nodes_confirmed"] == 0
+    assert doc["screen_only"] is True and doc["nodes_screened"] == 11 and all(r["screened"] for r in doc["nodes"])
+    assert all(r["max_connection_gpd"] is None and r["passing_gpd"] is None and "bracket" not in r for r in doc["nodes"])
+    # the estimate is the one the search starts from, to the last digit
+    full = {r["node"]: r for r in searched.nodes}
+    for r in res.nodes:
+        s = full[r["node"]]
+        assert r.get("screen_gpd") == s.get("screen_gpd") and (r.get("screen_element") or "") == (s.get("screen_element") or "")
+
+
+def test_a_screened_store_resumed_without_it_confirms_the_same_figures(searched, tmp_path):
+    out = tmp_path / "out"
+    headroom(TINY, STORM, workers=0, out=out, screen_only=True)
+    again = headroom(TINY, STORM, workers=0, out=out, resume=True)
+    assert again.computed_now == 11 and again.counts()["missing"] == 0
+    assert {r["node"]: tuple(r.get(k) for k in FIGURES) for r in again.nodes} == \
+        {r["node"]: tuple(r.get(k) for k in FIGURES) for r in searched.nodes}
+    assert "screen_only" not in again.to_dict()  # a search's document keeps its form
+
+
+def test_the_command_exits_0_and_prints_each_estimate_as_not_confirmed(run_cli, tmp_path):
+    text = run_cli("headroom", "--model", str(TINY), "--storm", STORM, "--workers", "0", "--no-progress",
+                   "--screen-only", "--report", tmp_path / "screen.html")
+    assert text.exit_code == 0, text.stderr
+    assert "11 screened only" in text.stdout and text.stdout.count("not confirmed") == 11, text.stdout
+    page = (tmp_path / "screen.html").read_text()
+    assert page.count("not confirmed") == 11 and "This run is a screening" in page
+    js = run_cli("headroom", "--model", str(TINY), "--storm", STORM, "--workers", "0", "--no-progress",
+                 "--screen-only", "--nodes", "MH0002", "--json")
+    assert js.exit_code == 0, js.stderr
+    doc = json.loads(js.stdout)
+    assert doc["nodes_screened"] == 1 and doc["nodes"][0]["status"] == "missing" and doc["runs_total"] == 3
+
+
+def test_the_screen_is_written_into_missing_cells_only_and_leaves_their_status(tmp_path):
+    store = tmp_path / "s.zarr"
+    create_store(store, ["A", "B", "C"], ["s1", "s2"], {"t": 1})
+    w = StoreWriter(store)
+    w.write_screen(1, [0, 2], [1500.0, math.inf], ["cso|CSO1", ""])
+    g = zarr.open_group(str(store), mode="r")
+    assert np.asarray(g["status"][:]).tolist() == [[0, 0], [0, 0], [0, 0]]
+    gpd = np.asarray(g["screen_gpd"][:])
+    assert gpd[0, 1] == 1500.0 and gpd[2, 1] == math.inf and all(math.isnan(x) for x in (gpd[0, 0], gpd[1, 1]))
+    cells = {(r["node"], r["storm"]): r for r in read_cells(store)}
+    assert cells[("A", "s2")] == {"node": "A", "storm": "s2", "status": "missing", "screen_gpd": 1500.0,
+                                  "screen_element": "cso|CSO1", "screened": True}
+    # screened, and no element limits it: no number is claimed
+    assert cells[("C", "s2")] == {"node": "C", "storm": "s2", "status": "missing", "screen_gpd": None,
+                                  "screen_element": "", "screened": True}
+    assert cells[("B", "s2")] == {"node": "B", "storm": "s2", "status": "missing"}  # not screened
