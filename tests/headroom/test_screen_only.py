@@ -30,7 +30,7 @@ def searched(tmp_path_factory):
 def test_screening_runs_only_the_runs_before_and_claims_no_figure(searched, tmp_path):
     res = headroom(TINY, STORM, workers=0, out=tmp_path / "out", screen_only=True)
     doc = res.to_dict()
-    assert res.runs_total == res.before_runs_total == 3  # the run before and the noise measure's two
+    assert res.runs_total == res.before_runs_total == res.runs_now == 1  # the run before: no noise measure to judge by
     assert doc["counts"]["missing"] == len(res.nodes) == 11 and doc["nodes_confirmed"] == 0
     assert doc["screen_only"] is True and doc["nodes_screened"] == 11 and all(r["screened"] for r in doc["nodes"])
     assert all(r["max_connection_gpd"] is None and r["passing_gpd"] is None and "bracket" not in r for r in doc["nodes"])
@@ -62,7 +62,7 @@ def test_the_command_exits_0_and_prints_each_estimate_as_not_confirmed(run_cli, 
                  "--screen-only", "--nodes", "MH0002", "--json")
     assert js.exit_code == 0, js.stderr
     doc = json.loads(js.stdout)
-    assert doc["nodes_screened"] == 1 and doc["nodes"][0]["status"] == "missing" and doc["runs_total"] == 3
+    assert doc["nodes_screened"] == 1 and doc["nodes"][0]["status"] == "missing" and doc["runs_total"] == 1
 
 
 def test_the_screen_is_written_into_missing_cells_only_and_leaves_their_status(tmp_path):

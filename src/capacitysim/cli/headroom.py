@@ -38,7 +38,7 @@ from capacitysim.cli.common import (ProgressBar, check_export_dir, emit_json, em
 @click.option("--method", metavar="[screen|bisection]", default="screen", show_default=True,
               help="screen: estimates from the run before, then few runs; bisection: brute force (for comparison).")
 @click.option("--screen-only", is_flag=True,
-              help="Screening: the run before and the screen only (three runs per storm, whatever the number of nodes); "
+              help="Screening: the run before and the screen only (one run per storm, whatever the number of nodes); "
                    "every node gets the screen's estimate, none a confirmed figure. The same --out with --resume and "
                    "without --screen-only confirms them.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")

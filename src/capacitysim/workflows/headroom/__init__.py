@@ -169,7 +169,8 @@ class HeadroomResult:
         (program policy ``noise_floor``, :func:`capacitysim.workflows.judgement.shared_before`)."""
         from capacitysim.network.refine import STEP_RATIOS
 
-        return len(self.storms) * (1 + (len(STEP_RATIOS) if self.criteria.noise_factor > 0 else 0))
+        noise = self.criteria.noise_factor > 0 and not self.screen_only  # a screening judges no run: no noise measure
+        return len(self.storms) * (1 + (len(STEP_RATIOS) if noise else 0))
 
     @property
     def runs_total(self) -> int:
@@ -422,7 +423,8 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
     max_nodes : int, optional
         Start at most this many new cells (tests of interrupted runs).
     screen_only : bool
-        Screening: the runs before and the screen only (one run per storm, and the noise measure's two). Each
+        Screening: the runs before and the screen only (one run per storm: the noise measure is left to the runs
+        that judge, as the screen judges none). Each
         missing cell gets the screen's estimate (``screen_gpd``, ``screen_element``) and stays missing: no figure
         is confirmed. The same ``out`` with ``resume=True`` and without it confirms them.
     progress : callable(done, total, runs), optional

@@ -185,7 +185,7 @@ def run_cells(executor, net, model, storms, nodes, status, store_path, *, tolera
 
     for j, (label, storm) in enumerate(storms):
         if todo[j]:
-            h = executor.submit(before_task, net_ref, storm, series_nodes())
+            h = executor.submit(before_task, net_ref, storm, series_nodes(), not screen_only)  # a screening judges no run
             meta[h] = ("before", j)
 
     def start_storm(j: int, before: dict):

@@ -25,7 +25,7 @@ import math
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -171,14 +171,15 @@ def read_series(run, nodes) -> dict:
             "node_inflow_cfs": nf * f, "out_start": start.isoformat(), "step_s": float(step_s)}
 
 
-def before_task(net: HeadroomNetwork, storm, series_nodes=()) -> dict:
+def before_task(net: HeadroomNetwork, storm, series_nodes=(), noise: bool = True) -> dict:
     """Dask task: the run before of one storm (no connection), with what every run after is judged against.
 
     Returns the Dataset, its scenario record, its series, the spin-up the runs use (program policy
     ``initial_state``, :func:`capacitysim.workflows.judgement.initial_state`: with the default spin-up, a
     model whose event is its initial state runs from its own start, as ``capacitysim capacity`` runs it),
     the noise measure (:func:`capacitysim.workflows.judgement.refined_runs`, made once here for every
-    connection's run) and, for a model without subcatchments, the scenario the engine ran (its RDII rain).
+    connection's run; not with ``noise=False``, a screening, which judges no run) and, for a model without
+    subcatchments, the scenario the engine ran (its RDII rain).
     """
     from capacitysim.workflows.judgement import shared_before
 
@@ -190,7 +191,8 @@ def before_task(net: HeadroomNetwork, storm, series_nodes=()) -> dict:
         ds, record, series, _, kept = _run(net, before_edits, series_nodes, with_run=with_run)
         return ds, record, series, kept
 
-    out = shared_before(run, model, Criteria.from_dict(net.criteria), spinup_hr=net.bundle.spinup_hr,
+    c = Criteria.from_dict(net.criteria)
+    out = shared_before(run, model, c if noise else replace(c, noise_factor=0.0), spinup_hr=net.bundle.spinup_hr,
                         timeout_s=net.bundle.timeout_s)
     out["series"] = series = out.pop("extra")
     if storm is not None:  # the rain is the same in every run of the storm: judged once here (the runner distrusts
