@@ -48,6 +48,22 @@ def test_headroom_is_the_cli_document(server):
 
 
 @pytest.mark.server
+def test_a_headroom_screening_is_the_cli_document_and_claims_no_figure(server):
+    inputs = {"model": "synthetic-50", "storms": ["binghamton-1yr-24h"], "nodes": ["MH0003", "MH0010"]}
+    with server.client("engineer") as c:
+        st, res = _result(c, "headroom", {**inputs, "screen_only": True})
+        cli = json.loads(cli_json("headroom", "--model", "synthetic-50", "--storm", "binghamton-1yr-24h", "--nodes",
+                                  "MH0003,MH0010", "--screen-only", "--workers", "0", "--no-progress"))
+        doc = res.json()
+        assert _without(doc, "seconds") == _without(cli, "seconds")
+        assert doc["screen_only"] is True and doc["nodes_screened"] == 2 and doc["runs_total"] == 1
+        assert [n["max_connection_gpd"] for n in doc["nodes"]] == [None, None]
+        for bad in ("yes", 1, None, ["true"]):  # a boolean, nothing else
+            r = c.post("/processes/headroom/execution", json={"inputs": {**inputs, "screen_only": bad}}, headers=ASYNC)
+            assert r.status_code == 400 and "screen_only" in r.text, (bad, r.status_code, r.text)
+
+
+@pytest.mark.server
 def test_sweep_is_the_cli_document(server, tmp_path):
     sweep = bundled_dir("models") / "sweeps" / "detention-family.toml"
     with server.client("engineer") as c:
