@@ -81,3 +81,30 @@ def test_the_screen_is_written_into_missing_cells_only_and_leaves_their_status(t
     assert cells[("C", "s2")] == {"node": "C", "storm": "s2", "status": "missing", "screen_gpd": None,
                                   "screen_element": "", "screened": True}
     assert cells[("B", "s2")] == {"node": "B", "storm": "s2", "status": "missing"}  # not screened
+
+
+def test_a_large_map_draws_one_mark_per_node_in_one_artist_per_kind(searched, tmp_path, monkeypatch):
+    """Above MAP_NODE_IDS_MAX nodes the map groups its marks (a 10,000-node screening's map took 40 s and 8 MB with one
+    artist per node); every node is still drawn, once."""
+    import re
+
+    import capacitysim.report.headroom as rh
+
+    res = headroom(TINY, STORM, workers=0, nodes=["MH0002", "MH0003", "MH0004", "MH0005"], screen_only=True)
+    pages = {}
+    for cap in (500, 3):
+        monkeypatch.setattr(rh, "MAP_NODE_IDS_MAX", cap)
+        pages[cap] = rh.write_report(res.to_dict(), tmp_path / f"map{cap}.html").read_text(encoding="utf-8")
+    assert len(re.findall(r'id="[^"]*node-MH000[2-5]"', pages[500])) == 4 and "nodes-other" not in pages[500]
+    assert not re.findall(r'id="[^"]*node-MH', pages[3])
+    groups = re.findall(r'<g id="[^"]*nodes-other-\d+">(.*?)</g>\s*</g>', pages[3], re.DOTALL)
+    assert len(groups) == 1 and len(re.findall(r"<use ", groups[0])) == 4, groups
+    # figures: one artist per kind and colour, every node once, coloured as the per-node map colours it
+    monkeypatch.setattr(rh, "MAP_NODE_IDS_MAX", 3)
+    full = rh.write_report(searched.to_dict(), tmp_path / "full.html").read_text(encoding="utf-8")
+    groups = re.findall(r'<g id="[^"]*nodes-(ok|bounded|zero|other)-\d+">(.*?)</g>\s*</g>', full, re.DOTALL)
+    assert sum(len(re.findall(r"<use ", g)) for _, g in groups) == 11 and not re.findall(r'id="[^"]*node-MH', full)
+    monkeypatch.setattr(rh, "MAP_NODE_IDS_MAX", 500)
+    one = rh.write_report(searched.to_dict(), tmp_path / "one.html").read_text(encoding="utf-8")
+    fills = lambda page: sorted(re.findall(r"<use [^>]*style=\"fill: (#[0-9a-f]{6})", page))  # noqa: E731
+    assert fills(full) == fills(one)
