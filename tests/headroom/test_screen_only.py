@@ -108,3 +108,17 @@ def test_a_large_map_draws_one_mark_per_node_in_one_artist_per_kind(searched, tm
     one = rh.write_report(searched.to_dict(), tmp_path / "one.html").read_text(encoding="utf-8")
     fills = lambda page: sorted(re.findall(r"<use [^>]*style=\"fill: (#[0-9a-f]{6})", page))  # noqa: E731
     assert fills(full) == fills(one)
+
+
+def test_a_large_table_keeps_the_tightest_rows_and_says_where_the_rest_are(tmp_path, monkeypatch):
+    import re
+
+    import capacitysim.report.headroom as rh
+
+    res = headroom(TINY, STORM, workers=0, screen_only=True)
+    monkeypatch.setattr(rh, "TABLE_ROWS_MAX", 3)
+    page = rh.write_report(res.to_dict(), tmp_path / "t.html").read_text(encoding="utf-8")
+    assert "The 3 tightest of 11 cells" in page and "headroom.csv" in page
+    shown = re.findall(r"screen estimate ([\d,]+) gpd", page)
+    lowest = sorted(r["screen_gpd"] for r in res.nodes if r.get("screen_gpd") is not None)[:3]
+    assert [float(x.replace(",", "")) for x in shown] == pytest.approx(lowest, abs=0.5)  # by the screen's estimate

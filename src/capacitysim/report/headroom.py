@@ -118,8 +118,12 @@ def _headroom_cell(rec: dict):
 
 
 def _sort_key(rec: dict):
+    """Figures first, smallest first; then cells without one, a screened cell by its estimate (``--screen-only``)."""
     v = rec.get("max_connection_gpd")
-    return (v is None, math.inf if v is None else v, rec["node"], rec["storm"])
+    if v is None:
+        est = rec.get("screen_gpd") if rec.get("screened") else None
+        return (True, math.inf if est is None else est, rec["node"], rec["storm"])
+    return (False, v, rec["node"], rec["storm"])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -180,6 +184,9 @@ def _link_mid(line) -> tuple[float, float]:
 #: Above this many nodes searched, a map draws its node marks per kind (one artist each) instead of one per node with
 #: its own id (``node-MH0001``): a 10,000-node map took 40 s and 8 MB that way.
 MAP_NODE_IDS_MAX = 500
+#: Rows of the table of nodes: the tightest cells (a 10,000-node screening's table was 110,000 cells of a page that
+#: took 11 to 14 s to open in Chromium); the CSV and the JSON hold every cell.
+TABLE_ROWS_MAX = 1000
 
 
 def headroom_map(doc: dict, storm: str, geom: ModelGeometry):
@@ -490,7 +497,11 @@ def write_report(doc: dict, path, coordinates: dict | None = None, link_lines: l
         rep.paragraph("Rows sorted by the node's lowest figure over the storms; columns in the order the storms were given.")
     rep.heading("Nodes by headroom (tightest first)")
     rows, classes = [], []
-    for r in sorted(doc["nodes"], key=_sort_key):
+    ordered = sorted(doc["nodes"], key=_sort_key)
+    if len(ordered) > TABLE_ROWS_MAX:
+        rep.paragraph(f"The {TABLE_ROWS_MAX:,} tightest of {len(ordered):,} cells; every cell is in the run's "
+                      "headroom.csv and headroom.json (`--out`) and in the JSON document (`--json`).")
+    for r in ordered[:TABLE_ROWS_MAX]:
         g = r.get("governing_check") or {}
         value, limit = _check_values(g) if g else ("-", "-")
         note = r.get("message") or screen_text(r)
