@@ -55,6 +55,10 @@ what ``capacity`` reports for that node). A *hotstart* after the spin-up is not 
 ``capacity`` makes: the connection flows during the spin-up (the state after it depends on the
 flow), and SWMM's hotstart files store single precision.
 
+Screening (``screen_only``): the run before alone and step 1, for a model too large to search every node of;
+each cell keeps the screen's estimate and stays missing (no figure is claimed), and the same store resumed
+without it runs steps 2-6.
+
 Method ``"bisection"`` is the brute force (a run at ``max_gpd``, then geometric bisection, every
 run complete) the benchmark compares with.
 
