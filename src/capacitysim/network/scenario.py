@@ -653,9 +653,27 @@ def connection_shape(model: SwmmInp, node: str, peaking) -> tuple[np.ndarray, st
     Without any HOURLY DWF pattern the connection is constant. A number: a constant flow of
     ``flow x factor`` (the design peak held for the whole run).
     """
-    pats = model.patterns()
     if peaking != "pattern":
         return np.full(24, float(peaking)), f"constant peak (average x peaking factor {float(peaking):g})"
+    own, common = _hourly_dwf_patterns(model)
+    if node in own:
+        name, f = own[node]
+        return f / f.mean(), f"HOURLY pattern {name} of the node's [DWF], normalized to mean 1"
+    if common is not None:
+        name, f = common
+        return f / f.mean(), f"HOURLY pattern {name} (the model's most used in [DWF]), normalized to mean 1"
+    return np.ones(24), "constant (the model has no HOURLY [DWF] pattern)"
+
+
+def _hourly_dwf_patterns(model: SwmmInp) -> tuple[dict, tuple | None]:
+    """The HOURLY patterns of the model's [DWF] in one pass, kept with the model (a screen asks for every node's:
+    scanning every [DWF] row per node took minutes at 10,000 nodes): ``({node: (name, 24 factors)}, (name, factors) of
+    the most used, ties to the last name, or None)``; a node's is the first of its rows that names an HOURLY pattern
+    (of mean > 0, 24 factors or more)."""
+    cached = model.__dict__.get("_hourly_dwf_patterns")
+    if cached is not None:
+        return cached
+    pats = model.patterns()
 
     def hourly(names):
         for n in names:
@@ -664,20 +682,19 @@ def connection_shape(model: SwmmInp, node: str, peaking) -> tuple[np.ndarray, st
                 return str(n), np.asarray(p[1][:24], float)
         return None
 
-    rows = model.dwf_rows()
-    own = next((hourly(pt) for nd, _, pt, _ in rows if nd == node and hourly(pt)), None)
-    if own:
-        return own[1] / own[1].mean(), f"HOURLY pattern {own[0]} of the node's [DWF], normalized to mean 1"
+    own: dict = {}
     counts: dict[str, int] = {}
-    for _, _, pt, _ in rows:
+    for nd, _, pt, _ in model.dwf_rows():
         h = hourly(pt)
         if h:
+            own.setdefault(nd, h)
             counts[h[0]] = counts.get(h[0], 0) + 1
+    common = None
     if counts:
         name = max(counts, key=lambda k: (counts[k], k))
-        f = hourly([name])[1]
-        return f / f.mean(), f"HOURLY pattern {name} (the model's most used in [DWF]), normalized to mean 1"
-    return np.ones(24), "constant (the model has no HOURLY [DWF] pattern)"
+        common = (name, hourly([name])[1])
+    model.__dict__["_hourly_dwf_patterns"] = out = (own, common)
+    return out
 
 
 def _windows(t0: _dt.datetime, t1: _dt.datetime, events) -> list[tuple[_dt.datetime, _dt.datetime]]:
