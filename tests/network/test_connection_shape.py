@@ -22,14 +22,11 @@ PATTERNS = {  # name -> (type, factors)
 
 
 def _oracle(model, node):
-    pats = model.patterns()
+    usable = {name: np.asarray(f[:24], float) for name, (kind, f) in model.patterns().items()
+              if kind == "HOURLY" and len(f) >= 24 and np.mean(f[:24]) > 0}
 
-    def hourly(names):
-        for n in names:
-            p = pats.get(str(n).upper())
-            if p and p[0] == "HOURLY" and len(p[1]) >= 24 and np.mean(p[1][:24]) > 0:
-                return str(n), np.asarray(p[1][:24], float)
-        return None
+    def hourly(names):  # the first of the row's patterns that is a usable HOURLY one
+        return next(((str(n), usable[str(n).upper()]) for n in names if str(n).upper() in usable), None)
 
     rows = model.dwf_rows()
     own = next((hourly(pt) for nd, _, pt, _ in rows if nd == node and hourly(pt)), None)
