@@ -118,4 +118,3 @@ def _print(doc: dict, report_path) -> None:
         br = "-" if r.get("passing_gpd") is None else f"{r['passing_gpd']:,.0f}-" + ("" if r.get("failing_gpd") is None else f"{r['failing_gpd']:,.0f}")
         click.echo(f"{r['node']:<14} {r['storm'][:22]:<22} {headroom_text(r):>21} {br:>23} {r.get('runs') or 0:>4}  "
                    f"{governing_text(r) if r['status'] in ('ok', 'zero') else (r.get('message') or screen_text(r))}")
-

@@ -428,9 +428,9 @@ def headroom(model, storms=None, nodes=None, *, basin: str | None = None, all_no
         Start at most this many new cells (tests of interrupted runs).
     screen_only : bool
         Screening: the runs before and the screen only (one run per storm: the noise measure is left to the runs
-        that judge, as the screen judges none). Each
-        missing cell gets the screen's estimate (``screen_gpd``, ``screen_element``) and stays missing: no figure
-        is confirmed. The same ``out`` with ``resume=True`` and without it confirms them.
+        that judge, as the screen judges none). Each missing cell gets the screen's estimate (``screen_gpd``,
+        ``screen_element``) and stays missing: no figure is confirmed. The same ``out`` with ``resume=True`` and
+        without it confirms them.
     progress : callable(done, total, runs), optional
     committed : dict, optional
         The credit bank's commitments on this model
