@@ -198,6 +198,8 @@ def headroom_map(doc: dict, storm: str, geom: ModelGeometry):
         ``info``: ``scale_length`` (the scale bar [map units], 0 for degrees), ``map_units``,
         ``labels`` (the texts drawn) and ``labels_left_out`` (would have overlapped).
     """
+    import matplotlib.colors as mcolors
+    from matplotlib.collections import LineCollection
     from matplotlib.lines import Line2D
 
     recs = [r for r in doc["nodes"] if r["storm"] == storm]
@@ -208,8 +210,6 @@ def headroom_map(doc: dict, storm: str, geom: ModelGeometry):
         return None
     scale = color_scale(doc)
     fig, ax = map_figure(geom, legend_in=1.6)
-    from matplotlib.collections import LineCollection
-
     # every link in one artist (one per link took most of a 10,000-node map's drawing)
     ax.add_collection(LineCollection([np.asarray(line, float) for line in geom.links.values()], colors="0.62",
                                      linewidths=0.9, zorder=1, capstyle="round", gid="links"))
@@ -219,8 +219,6 @@ def headroom_map(doc: dict, storm: str, geom: ModelGeometry):
     if len(rest):
         ax.plot(rest[:, 0], rest[:, 1], ls="none", marker="o", ms=2.0, color="0.55", zorder=2, gid="nodes-not-searched")
         handles.append(Line2D([], [], ls="none", marker="o", ms=2.0, color="0.55", label="node not searched"))
-    import matplotlib.colors as mcolors
-
     size = 7.5 if len(on_map) <= 100 else 4.5
     shown = set()
     by_kind: dict[tuple, list] = {}
