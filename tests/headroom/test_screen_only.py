@@ -81,6 +81,12 @@ def test_the_screen_is_written_into_missing_cells_only_and_leaves_their_status(t
     assert cells[("C", "s2")] == {"node": "C", "storm": "s2", "status": "missing", "screen_gpd": None,
                                   "screen_element": "", "screened": True}
     assert cells[("B", "s2")] == {"node": "B", "storm": "s2", "status": "missing"}  # not screened
+    # a screen that gives no number for an element (NaN) is screened, and says so without a number
+    w.write_screen(0, [1], [math.nan], ["peak|PLANT"])
+    cell = next(r for r in read_cells(store) if (r["node"], r["storm"]) == ("B", "s1"))
+    assert cell["screened"] and cell["screen_gpd"] is None
+    from capacitysim.report.headroom import screen_text
+    assert screen_text(cell) == "the screen gave no estimate (peak|PLANT), not confirmed"
 
 
 def test_a_large_map_draws_one_mark_per_node_in_one_artist_per_kind(searched, tmp_path, monkeypatch):
@@ -118,7 +124,20 @@ def test_a_large_table_keeps_the_tightest_rows_and_says_where_the_rest_are(tmp_p
     res = headroom(TINY, STORM, workers=0, screen_only=True)
     monkeypatch.setattr(rh, "TABLE_ROWS_MAX", 3)
     page = rh.write_report(res.to_dict(), tmp_path / "t.html").read_text(encoding="utf-8")
-    assert "The 3 tightest of 11 cells" in page and "headroom.csv" in page
+    assert "The 3 tightest of 11 cells, and every untrusted or erroneous one" in page and "headroom.csv" in page
     shown = re.findall(r"screen estimate ([\d,]+) gpd", page)
     lowest = sorted(r["screen_gpd"] for r in res.nodes if r.get("screen_gpd") is not None)[:3]
     assert [float(x.replace(",", "")) for x in shown] == pytest.approx(lowest, abs=0.5)  # by the screen's estimate
+    # an untrusted or erroneous cell is never cut, wherever it sorts
+    doc = res.to_dict()
+    doc["nodes"][-1] = {**doc["nodes"][-1], "status": "error", "screened": None, "message": "the run raised: boom"}
+    page = rh.write_report(doc, tmp_path / "e.html").read_text(encoding="utf-8")
+    assert "the run raised: boom" in page and len(re.findall(r"screen estimate ([\d,]+) gpd", page)) == 3
+
+
+def test_the_progress_of_a_screening_of_two_storms_reaches_every_cell():
+    seen = []
+    res = headroom(TINY, [STORM, "type2:3.2in"], workers=0, screen_only=True,
+                   progress=lambda done, total, runs: seen.append((done, total)))
+    assert res.to_dict()["nodes_screened"] == 22 and res.runs_total == 2
+    assert seen[-1] == (22, 22) and [d for d, _ in seen] == sorted(d for d, _ in seen)

@@ -153,7 +153,8 @@ def read_cells(path: str | os.PathLike) -> list[dict]:
         for j, s in enumerate(storms):
             st = int(a["status"][i, j])
             rec = {"node": n, "storm": s, "status": "missing" if st == MISSING else str(a["result"][i, j])}
-            if st == MISSING and "screen_gpd" in a and not np.isnan(a["screen_gpd"][i, j]):  # screened only
+            if st == MISSING and "screen_gpd" in a and (not np.isnan(a["screen_gpd"][i, j])
+                                                         or str(a["screen_element"][i, j])):  # screened only
                 rec.update({"screen_gpd": _num(a["screen_gpd"][i, j]), "screen_element": str(a["screen_element"][i, j]),
                             "screened": True})  # screen_gpd None: the screen found no element that limits the node
             if st != MISSING:

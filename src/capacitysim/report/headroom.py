@@ -78,6 +78,8 @@ def screen_text(r: dict) -> str:
     if r.get("status") != "missing" or not r.get("screened"):
         return ""
     if r.get("screen_gpd") is None:
+        if r.get("screen_element"):
+            return f"the screen gave no estimate ({r['screen_element']}), not confirmed"
         return "the screen found no element that limits it, not confirmed"
     return f"screen estimate {r['screen_gpd']:,.0f} gpd ({r.get('screen_element') or '-'}), not confirmed"
 
@@ -496,10 +498,13 @@ def write_report(doc: dict, path, coordinates: dict | None = None, link_lines: l
     rep.heading("Nodes by headroom (tightest first)")
     rows, classes = [], []
     ordered = sorted(doc["nodes"], key=_sort_key)
-    if len(ordered) > TABLE_ROWS_MAX:
-        rep.paragraph(f"The {TABLE_ROWS_MAX:,} tightest of {len(ordered):,} cells; every cell is in the run's "
-                      "headroom.csv and headroom.json (`--out`) and in the JSON document (`--json`).")
-    for r in ordered[:TABLE_ROWS_MAX]:
+    if len(ordered) > TABLE_ROWS_MAX:  # the tightest, and every untrusted or erroneous cell (never cut)
+        cut = [r for r in ordered[TABLE_ROWS_MAX:] if r.get("status") in ("untrusted", "error")]
+        rep.paragraph(f"The {TABLE_ROWS_MAX:,} tightest of {len(ordered):,} cells, and every untrusted or erroneous "
+                      "one; every cell is in the run's headroom.csv and headroom.json (`--out`) and in the JSON "
+                      "document (`--json`).")
+        ordered = ordered[:TABLE_ROWS_MAX] + cut
+    for r in ordered:
         g = r.get("governing_check") or {}
         value, limit = _check_values(g) if g else ("-", "-")
         note = r.get("message") or screen_text(r)

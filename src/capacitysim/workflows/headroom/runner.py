@@ -225,8 +225,8 @@ def run_cells(executor, net, model, storms, nodes, status, store_path, *, tolera
                                 [s.screen_gpd for s in searches],  # inf: no element limits the node
                                 [s.screen_key for s in searches])
             counts.screened += len(searches)
-            if progress is not None:
-                progress(done + len(searches), total, counts.runs)
+            if progress is not None:  # the cells screened so far, over every storm
+                progress(done + counts.screened, total, counts.runs)
             return
         by_node = {s.node: s for s in searches}
         for k in order:
