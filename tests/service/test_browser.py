@@ -52,6 +52,7 @@ def test_administrator_signs_off_a_withdrawal(browser, server):
         assert r.status_code == 201, r.text
     page = sign_in(browser, server, "administrator")
     page.click("nav >> text=Bank")
+    page.wait_for_url(f"{server.url}/ui/bank")  # a click does not wait for the page it opens (count() does not wait)
     row = page.locator("#queue tr", has_text="BROWSER-1")
     assert row.count() == 1
     row.locator("input[name=note]").fill("demonstration and SPDES check reviewed")
@@ -89,6 +90,7 @@ def test_administrator_approves_a_pending_deposit(browser, server):
         before = balances(eng)
     page = sign_in(browser, server, "administrator")
     page.click("nav >> text=Bank")
+    page.wait_for_url(f"{server.url}/ui/bank")
     row = page.locator("#deposit-queue tr", has_text=pid)
     assert row.count() == 1
     row.locator("input[name=note]").fill("certificate of completion seen")
